@@ -1,0 +1,76 @@
+// app: builds the Elysia app from its parts and maps every failure to the JSON error body (contract §7).
+import { Elysia } from "elysia";
+import { openapi } from "@elysiajs/openapi";
+import { AdminService } from "./admin/service.ts";
+import { Authenticator } from "./auth/authenticate.ts";
+import { ApiError } from "./errors.ts";
+import { accountRoutes } from "./http/account.ts";
+import { adminRoutes } from "./http/admin.ts";
+import { healthRoutes } from "./http/health.ts";
+import { ingestRoutes } from "./http/ingest.ts";
+import { openapiConfig } from "./http/openapi.ts";
+import { readRoutes } from "./http/read.ts";
+import { errorResponse } from "./http/respond.ts";
+import { IngestService } from "./ingest/ingest.ts";
+import type { PlanTable } from "./limits/plans.ts";
+import type { Databases } from "./storage/db.ts";
+import { EntryStore } from "./storage/entries.ts";
+import { MetaStore } from "./storage/meta.ts";
+import { UsageStore } from "./storage/usage.ts";
+
+export interface AppDeps {
+  dbs: Databases;
+  plans: PlanTable;
+  /** SLUICE_ADMIN_TOKEN, when set; otherwise the stored hash of the generated token is used */
+  adminToken: string | undefined;
+  log?: (line: Record<string, unknown>) => void;
+}
+
+/** Services are the parts the routes share; built once per data directory. */
+export function services(deps: AppDeps) {
+  const meta = new MetaStore(deps.dbs.meta);
+  const usage = new UsageStore(deps.dbs.usage);
+  const entries = new EntryStore(deps.dbs.entries, usage);
+  return {
+    meta,
+    usage,
+    entries,
+    auth: new Authenticator(meta, deps.plans),
+    ingest: new IngestService(entries),
+    admin: new AdminService(meta, deps.plans),
+  };
+}
+
+/** buildApp assembles health, admin, OpenAPI and the eight workspace endpoints. */
+export function buildApp(deps: AppDeps) {
+  const s = services(deps);
+  const log = deps.log ?? ((line) => console.error(JSON.stringify(line)));
+  return new Elysia()
+    .onRequest(({ set }) => {
+      set.headers["x-request-id"] = crypto.randomUUID();
+    })
+    .onError(({ error, code, request, set }) => {
+      const requestId = String(set.headers["x-request-id"] ?? crypto.randomUUID());
+      if (error instanceof ApiError) return errorResponse(error, requestId);
+      if (code === "NOT_FOUND") {
+        const { pathname } = new URL(request.url);
+        return errorResponse(
+          new ApiError(404, "VALIDATION_INVALID_REQUEST", `no route ${request.method} ${pathname}; the API is described at /api/v1/workspace/openapi.json`),
+          requestId,
+        );
+      }
+      if (code === "PARSE" || code === "VALIDATION") {
+        return errorResponse(new ApiError(400, "VALIDATION_FAILED", "the request could not be read; check it against /api/v1/workspace/openapi.json"), requestId);
+      }
+      // Never a stack trace to the client: the details go to the server log under the request id.
+      const cause = error instanceof Error ? (error.cause ?? error) : error;
+      log({ level: "error", request_id: requestId, method: request.method, path: new URL(request.url).pathname, error: String(cause), stack: (cause as Error)?.stack });
+      return errorResponse(new ApiError(500, "INTERNAL_SERVER_ERROR", "internal error; retry later, and report the request_id if it persists"), requestId);
+    })
+    .use(healthRoutes(deps.dbs))
+    .use(openapi(openapiConfig))
+    .use(adminRoutes(s.admin, s.meta, deps.adminToken))
+    .group("/api/v1/workspace", (ws) =>
+      ws.use(accountRoutes(s.auth, s.meta, s.usage)).use(ingestRoutes(s.auth, s.ingest)).use(readRoutes(s.auth, s.entries)),
+    );
+}

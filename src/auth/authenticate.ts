@@ -1,0 +1,64 @@
+// authenticate: API key → caller (401s), then permission and environment checks (403s), contract §3.
+import { forbidden, unauthorized } from "../errors.ts";
+import type { Plan, PlanTable } from "../limits/plans.ts";
+import type { Environment } from "../schema.ts";
+import type { KeyRecord, MetaStore, WorkspaceRecord } from "../storage/meta.ts";
+import { formatMs } from "../time.ts";
+import { grants, hashSecret, looksLikeKey, type Permission } from "./keys.ts";
+
+/** Caller is who a workspace request acts as: a key, its workspace and that workspace's plan. */
+export interface Caller {
+  key: KeyRecord;
+  workspace: WorkspaceRecord;
+  plan: Plan;
+}
+
+const TOUCH_EVERY_MS = 60_000; // last_used_at is minute-accurate; writing it per request would cost a commit each
+
+/** Authenticator resolves the key of a request; every lookup reads LMDB so revocations act at once. */
+export class Authenticator {
+  private readonly touched = new Map<string, number>();
+  constructor(private readonly meta: MetaStore, private readonly plans: PlanTable) {}
+
+  authenticate(headers: Headers, nowMs = Date.now()): Caller {
+    const secret = presentedKey(headers);
+    if (secret === undefined) {
+      throw unauthorized("AUTH_MISSING_API_KEY", "no API key: send it as the X-API-Key header or as Authorization: ApiKey <key>");
+    }
+    const key = looksLikeKey(secret) ? this.meta.keyByHash(hashSecret(secret)) : undefined;
+    const workspace = key && !key.revoked_at ? this.meta.workspace(key.workspace_id) : undefined;
+    if (!key || !workspace) {
+      throw unauthorized("AUTH_INVALID_API_KEY", "the API key is not valid: it is malformed, unknown or revoked; check it or ask an admin for a new one");
+    }
+    if (key.expires_at && Date.parse(key.expires_at) <= nowMs) {
+      throw unauthorized("AUTH_API_KEY_EXPIRED", `the API key expired at ${key.expires_at}; ask an admin to rotate it or create a new one`);
+    }
+    if ((this.touched.get(key.id) ?? 0) + TOUCH_EVERY_MS <= nowMs) {
+      this.touched.set(key.id, nowMs);
+      this.meta.touchKey(key.id, formatMs(nowMs));
+    }
+    return { key, workspace, plan: this.plans.get(workspace.plan) };
+  }
+}
+
+function presentedKey(headers: Headers): string | undefined {
+  const direct = headers.get("x-api-key");
+  if (direct !== null && direct.trim() !== "") return direct.trim();
+  const auth = headers.get("authorization");
+  const m = auth && /^ApiKey\s+(\S+)\s*$/i.exec(auth);
+  return m ? m[1] : undefined;
+}
+
+/** requirePermission throws 403 forbidden unless the caller's scopes grant p. */
+export function requirePermission(c: Caller, p: Permission): void {
+  if (!grants(c.key.scopes, p)) {
+    throw forbidden("forbidden", `this key's scopes (${c.key.scopes.join(", ")}) do not include ${p}; use a key that has it`);
+  }
+}
+
+/** requireEnvironment throws 403 environment_mismatch when env is not the caller's own environment. */
+export function requireEnvironment(c: Caller, env: Environment): void {
+  if (env !== c.key.environment) {
+    throw forbidden("environment_mismatch", `this key is bound to ${c.key.environment} and cannot use ${env}; use a ${env} key`);
+  }
+}

@@ -1,0 +1,34 @@
+// config: the environment → a typed configuration (contract §1).
+import { resolve } from "node:path";
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  /** Admin token from SLUICE_ADMIN_TOKEN; when absent one is generated on first start. */
+  adminToken: string | undefined;
+  plansFile: string | undefined;
+  trustProxyHops: number;
+}
+
+/** loadConfig reads the SLUICE_* variables, failing with a message that names the bad one. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  return {
+    port: integer(env, "SLUICE_PORT", integer(env, "PORT", 8080, 0, 65535), 0, 65535),
+    host: env.SLUICE_HOST || "0.0.0.0",
+    dataDir: resolve(env.SLUICE_DATA_DIR || "./data"),
+    adminToken: env.SLUICE_ADMIN_TOKEN || undefined,
+    plansFile: env.SLUICE_PLANS_FILE || undefined,
+    trustProxyHops: integer(env, "SLUICE_TRUST_PROXY", 0, 0, 100),
+  };
+}
+
+function integer(env: Record<string, string | undefined>, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new Error(`${name}=${JSON.stringify(raw)} is not valid: set it to a whole number from ${min} to ${max}`);
+  }
+  return n;
+}

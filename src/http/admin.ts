@@ -1,0 +1,40 @@
+// admin routes: /api/v1/admin with the admin bearer token (contract §2).
+import { timingSafeEqual } from "node:crypto";
+import { Elysia } from "elysia";
+import type { AdminService } from "../admin/service.ts";
+import { hashSecret } from "../auth/keys.ts";
+import { unauthorized } from "../errors.ts";
+import type { MetaStore } from "../storage/meta.ts";
+import { readJson } from "./body.ts";
+import { json } from "./respond.ts";
+
+const ADMIN_BODY_LIMIT = 64 * 1024;
+
+/** adminRoutes mounts the admin API; API keys never work here, only the admin token. */
+export function adminRoutes(admin: AdminService, meta: MetaStore, envToken: string | undefined) {
+  const check = (request: Request) => {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.get("authorization") ?? "");
+    if (!m) throw unauthorized("AUTH_MISSING_API_KEY", "send the admin token as Authorization: Bearer <token>");
+    const expected = envToken !== undefined ? hashSecret(envToken) : meta.adminTokenHash();
+    const given = hashSecret(m[1]);
+    if (!expected || !timingSafeEqual(Buffer.from(given), Buffer.from(expected))) {
+      throw unauthorized("AUTH_INVALID_API_KEY", "the admin token is not valid; use the one printed at first start or SLUICE_ADMIN_TOKEN");
+    }
+  };
+  const body = (request: Request) => readJson(request, ADMIN_BODY_LIMIT);
+  const hidden = { detail: { hide: true }, parse: "none" as const };
+
+  return new Elysia({ prefix: "/api/v1/admin" })
+    .onBeforeHandle(({ request }) => check(request))
+    .post("/workspaces", async ({ request }) => json(await admin.createWorkspace(await body(request)), 201), hidden)
+    .get("/workspaces", () => json(admin.listWorkspaces()), hidden)
+    .get("/workspaces/:id", ({ params }) => json(admin.getWorkspace(params.id)), hidden)
+    .patch("/workspaces/:id", async ({ request, params }) => json(await admin.updateWorkspace(params.id, await body(request))), hidden)
+    .post("/workspaces/:id/keys", async ({ request, params }) => json(await admin.createKey(params.id, await body(request)), 201), hidden)
+    .get("/workspaces/:id/keys", ({ params }) => json(admin.listKeys(params.id)), hidden)
+    .post("/keys/:keyId/rotate", async ({ params }) => json(await admin.rotateKey(params.keyId), 201), hidden)
+    .delete("/keys/:keyId", async ({ params }) => {
+      await admin.revokeKey(params.keyId);
+      return new Response(null, { status: 204 });
+    }, hidden);
+}

@@ -1,0 +1,28 @@
+// health routes: /healthz and /livez (the process answers), /readyz (storage open and writable).
+import { Elysia } from "elysia";
+import type { Databases } from "../storage/db.ts";
+import { json } from "./respond.ts";
+
+const PROBE_EVERY_MS = 1000; // a readiness probe commits a write; at most one a second
+
+/** healthRoutes mounts the unauthenticated health endpoints. */
+export function healthRoutes(dbs: Databases) {
+  let lastProbe = 0;
+  let ready = false;
+  const probe = async () => {
+    if (Date.now() - lastProbe < PROBE_EVERY_MS) return ready;
+    lastProbe = Date.now();
+    try {
+      ready = await dbs.meta.put(["readyz"], lastProbe);
+    } catch {
+      ready = false;
+    }
+    return ready;
+  };
+  const ok = () => json({ status: "ok" });
+  const hidden = { detail: { hide: true } };
+  return new Elysia()
+    .get("/healthz", ok, hidden)
+    .get("/livez", ok, hidden)
+    .get("/readyz", async () => ((await probe()) ? json({ status: "ok" }) : json({ status: "unavailable" }, 503)), hidden);
+}

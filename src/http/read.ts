@@ -1,0 +1,130 @@
+// read routes: GET /logs/{id}, GET /logs, POST /logs/query (contract §5).
+import { Elysia } from "elysia";
+import { Type as T } from "@sinclair/typebox";
+import { requireEnvironment, type Authenticator, type Caller } from "../auth/authenticate.ts";
+import { badRequest, notFound } from "../errors.ts";
+import { isUuid } from "../ids.ts";
+import { matchSimple, type SimpleFilters } from "../query/filters.ts";
+import { pageHeaders, readPage } from "../query/page.ts";
+import { parsePaging } from "../query/request.ts";
+import { ENVIRONMENTS, FindLogsQuery, LEVELS, LogEntry, SearchLogsRequest, type Environment, type Level } from "../schema.ts";
+import type { EntryStore } from "../storage/entries.ts";
+import { readJson } from "./body.ts";
+import { guarded } from "./guard.ts";
+import { operation } from "./openapi.ts";
+import { json } from "./respond.ts";
+
+const QUERY_BODY_LIMIT = 64 * 1024; // a query is at most 2,000 characters; the rest of the body is small
+const PAGE_HEADERS = {
+  "X-Next-Cursor-ID": "id of this page's last entry; present only when more entries match",
+  "X-Next-Cursor-TS": "server_timestamp of this page's last entry; present only when more entries match",
+};
+
+/** readRoutes mounts the three read endpoints under the workspace prefix. */
+export function readRoutes(auth: Authenticator, store: EntryStore) {
+  return new Elysia()
+    .get(
+      "/logs/:id",
+      guarded(auth, "logs:read", (_request, caller, params: { id: string }) => {
+        const id = params.id.toLowerCase(); // UUIDs are case-insensitive on input (RFC 9562)
+        const entry = isUuid(id) ? store.get(caller.workspace.id, caller.key.environment, id) : undefined;
+        if (!entry) throw notFound("LOG_NOT_FOUND", `no log entry ${JSON.stringify(params.id)} in this workspace and environment`);
+        return json(entry);
+      }),
+      {
+        detail: operation({
+          summary: "Get one log entry by id",
+          permission: "logs:read",
+          responses: { 200: { description: "the entry", schema: LogEntry } },
+          errors: [401, 403, 404, 429, 500],
+        }),
+      },
+    )
+    .get(
+      "/logs",
+      guarded(auth, "logs:read", (request, caller) => {
+        const q = new URL(request.url).searchParams;
+        const envs = listParam(q, "environments");
+        for (const e of envs) if (isEnvironment(e)) requireEnvironment(caller, e);
+        const badEnv = envs.find((e) => !isEnvironment(e));
+        if (badEnv !== undefined) {
+          throw badRequest("VALIDATION_INVALID_ENVIRONMENT", `${JSON.stringify(badEnv)} is not an environment; use ${ENVIRONMENTS.join(", ")}`);
+        }
+        const paging = parsePaging(
+          { from: q.get("from") ?? undefined, to: q.get("to") ?? undefined, cursorID: q.get("cursorID") ?? undefined, cursorTS: q.get("cursorTS") ?? undefined, pageSize: q.get("pageSize") ?? undefined },
+          true,
+        );
+        const levels = listParam(q, "levels");
+        const badLevel = levels.find((l) => !(LEVELS as readonly string[]).includes(l));
+        if (badLevel !== undefined) {
+          throw badRequest("VALIDATION_FAILED", `${JSON.stringify(badLevel)} is not a level; use ${LEVELS.join(", ")}`, {
+            errors: [{ field: "levels", message: `unknown level ${JSON.stringify(badLevel)}`, log_index: null }],
+          });
+        }
+        const tags = listParam(q, "tags");
+        const filters: SimpleFilters = {
+          levels: levels.length ? new Set(levels as Level[]) : undefined,
+          tags: tags.length ? new Set(tags) : undefined,
+          action: q.get("action") ? q.get("action")!.toLowerCase() : undefined,
+          message: q.get("message") ? q.get("message")!.toLowerCase() : undefined,
+        };
+        return respondPage(store, caller, { ...paging, match: matchSimple(filters) });
+      }),
+      {
+        detail: operation({
+          summary: "Find log entries by simple filters",
+          description: "Newest first (server_timestamp, then id, descending). Filters are ANDed; lists are any-of.",
+          permission: "logs:read",
+          query: FindLogsQuery,
+          responses: { 200: { description: "one page of entries", schema: T.Array(LogEntry), headers: PAGE_HEADERS } },
+          errors: [400, 401, 403, 429, 500],
+        }),
+      },
+    )
+    .post(
+      "/logs/query",
+      guarded(auth, "logs:read", async (request, caller) => {
+        const body = await readJson(request, QUERY_BODY_LIMIT);
+        if (typeof body !== "object" || body === null || Array.isArray(body)) {
+          throw badRequest("VALIDATION_INVALID_REQUEST", "the body must be a JSON object such as {\"query\": \"level=error\"}");
+        }
+        const b = body as Record<string, unknown>;
+        const opt = (k: string) => (b[k] === null ? undefined : b[k]);
+        for (const k of ["query", "action"]) {
+          if (opt(k) !== undefined && typeof opt(k) !== "string") {
+            throw badRequest("VALIDATION_FAILED", `${k} must be a string`, { errors: [{ field: k, message: `${k} must be a string`, log_index: null }] });
+          }
+        }
+        const query = (opt("query") as string | undefined) ?? "";
+        if (query.trim() !== "") {
+          throw badRequest("VALIDATION_QUERY_INVALID", "the query language is not available in this build; filter with from, to and action", { position: 0 });
+        }
+        const paging = parsePaging({ from: opt("from"), to: opt("to"), cursorID: opt("cursorID"), cursorTS: opt("cursorTS"), pageSize: opt("pageSize") }, false);
+        const action = opt("action") as string | undefined;
+        return respondPage(store, caller, { ...paging, match: matchSimple({ action: action ? action.toLowerCase() : undefined }) });
+      }),
+      {
+        parse: "none",
+        detail: operation({
+          summary: "Search log entries with the query language",
+          description: "query is ANDed with from, to and action. Newest first.",
+          permission: "logs:read",
+          body: SearchLogsRequest,
+          responses: { 200: { description: "one page of entries", schema: T.Array(LogEntry), headers: PAGE_HEADERS } },
+          errors: [400, 401, 403, 429, 500],
+        }),
+      },
+    );
+}
+
+function respondPage(store: EntryStore, caller: Caller, req: Parameters<typeof readPage>[2]): Response {
+  const page = readPage(store, caller, req);
+  return json(page.entries, 200, pageHeaders(page));
+}
+
+const isEnvironment = (v: string): v is Environment => (ENVIRONMENTS as readonly string[]).includes(v);
+
+/** listParam reads a comma-separated parameter (repeats joined); empty members are dropped. */
+function listParam(q: URLSearchParams, name: string): string[] {
+  return q.getAll(name).flatMap((v) => v.split(",")).map((v) => v.trim()).filter((v) => v !== "");
+}

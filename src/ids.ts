@@ -1,0 +1,53 @@
+// ids: UUIDv7 identifiers (RFC 9562) that increase strictly within this process.
+// The 48-bit time field is the entry's server_timestamp, so an id alone locates its block.
+
+const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** isUuid tells whether text is a canonical lowercase UUID. */
+export const isUuid = (text: string): boolean => UUID.test(text);
+
+/** uuidTimeMs reads the millisecond timestamp of a UUIDv7. */
+export const uuidTimeMs = (id: string): number => parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
+
+let lastMs = -1;
+let counter = 0; // 42-bit counter (12 bits rand_a + 30 high bits of rand_b), RFC 9562 method 1
+const COUNTER_MAX = 2 ** 42 - 1;
+
+/**
+ * Ids hands out `count` ids for one write together with their shared server timestamp.
+ * The clock never runs backwards here, so later writes always sort after earlier ones.
+ */
+export function nextIds(count: number, now = Date.now()): { ms: number; ids: string[] } {
+  let ms = Math.max(now, lastMs);
+  if (ms !== lastMs) {
+    counter = Math.floor(Math.random() * 2 ** 40); // random start, headroom of 2^41 ids in one ms
+  } else if (counter + count > COUNTER_MAX) {
+    ms += 1; // counter exhausted: borrow the next millisecond, as RFC 9562 allows
+    counter = 0;
+  }
+  lastMs = ms;
+  const ids = new Array<string>(count);
+  const random = new Uint8Array(4 * count);
+  crypto.getRandomValues(random);
+  for (let i = 0; i < count; i++) ids[i] = format(ms, ++counter, random, i * 4);
+  return { ms, ids };
+}
+
+function format(ms: number, ctr: number, random: Uint8Array, at: number): string {
+  const b = new Uint8Array(16);
+  const hi = Math.floor(ms / 2 ** 16);
+  b[0] = hi >>> 24; b[1] = hi >>> 16; b[2] = hi >>> 8; b[3] = hi;
+  b[4] = ms >>> 8; b[5] = ms;
+  const top = Math.floor(ctr / 2 ** 30); // 12 bits
+  const low = ctr % 2 ** 30; // 30 bits
+  b[6] = 0x70 | (top >>> 8); b[7] = top;
+  b[8] = 0x80 | (low >>> 24); b[9] = low >>> 16; b[10] = low >>> 8; b[11] = low;
+  b[12] = random[at]; b[13] = random[at + 1]; b[14] = random[at + 2]; b[15] = random[at + 3];
+  let s = "";
+  for (let i = 0; i < 16; i++) {
+    if (i === 4 || i === 6 || i === 8 || i === 10) s += "-";
+    s += HEX[b[i]];
+  }
+  return s;
+}

@@ -1,0 +1,105 @@
+// ingest: turns received bodies into stored entries (POST /logs, /logs/bulk) or a dry-run report (/logs/validate).
+import type { Caller } from "../auth/authenticate.ts";
+import { requireEnvironment } from "../auth/authenticate.ts";
+import { ApiError, badRequest, validationFailed, type FieldError } from "../errors.ts";
+import { nextIds } from "../ids.ts";
+import { ENVIRONMENTS, type Environment, type LogEntry } from "../schema.ts";
+import { toLogEntry, type EntryStore, type StoredEntry } from "../storage/entries.ts";
+import { checkEntry, type NewEntry } from "./rules.ts";
+
+const isEnvironment = (v: unknown): v is Environment => typeof v === "string" && (ENVIRONMENTS as readonly string[]).includes(v);
+
+/** IngestService validates and stores entries for one caller at a time. */
+export class IngestService {
+  constructor(private readonly store: EntryStore) {}
+
+  /** createOne stores a single entry and returns it as stored. */
+  async createOne(body: unknown, caller: Caller): Promise<LogEntry> {
+    if (typeof body !== "object" || body === null || Array.isArray(body)) {
+      throw badRequest("VALIDATION_INVALID_REQUEST", "POST /logs takes one JSON object; send arrays to POST /logs/bulk");
+    }
+    const [entry] = this.accept([body], null, caller);
+    const { ms, stored } = await this.write([entry], caller);
+    return toLogEntry(caller.key.environment, ms, stored[0]);
+  }
+
+  /** createMany stores a batch all or nothing and returns the new ids in input order. */
+  async createMany(body: unknown, caller: Caller): Promise<{ count: number; ids: string[] }> {
+    if (!Array.isArray(body)) {
+      throw badRequest("VALIDATION_INVALID_REQUEST", "POST /logs/bulk takes a JSON array of entries; send single objects to POST /logs");
+    }
+    if (body.length === 0) {
+      throw validationFailed([{ field: "", message: "the batch is empty; send at least one entry", log_index: null }]);
+    }
+    const max = caller.plan.max_batch_size;
+    if (body.length > max) {
+      throw badRequest("VALIDATION_BULK_LIMIT_EXCEEDED", `the batch has ${body.length} entries; the ${caller.plan.code} plan allows ${max} per request: split it`, {
+        max_batch_size: max,
+        received: body.length,
+      });
+    }
+    const entries = this.accept(body, 0, caller);
+    const { stored } = await this.write(entries, caller);
+    return { count: stored.length, ids: stored.map((e) => e[0]) };
+  }
+
+  /** validate runs every check of a write and stores nothing. */
+  validate(body: unknown, caller: Caller): { valid: boolean; warnings: string[]; errors: FieldError[] } {
+    if (typeof body !== "object" || body === null) {
+      throw badRequest("VALIDATION_INVALID_REQUEST", "send one entry object or an array of entries");
+    }
+    const batch = Array.isArray(body);
+    const raws: unknown[] = batch ? body : [body];
+    const errors: FieldError[] = [];
+    const warnings: string[] = [];
+    if (batch && raws.length === 0) errors.push({ field: "", message: "the batch is empty; send at least one entry", log_index: null });
+    else if (batch && raws.length > caller.plan.max_batch_size) {
+      errors.push({ field: "", message: `the batch has ${raws.length} entries; the ${caller.plan.code} plan allows ${caller.plan.max_batch_size}`, log_index: null });
+    } else {
+      raws.forEach((raw, i) => {
+        const index = batch ? i : null;
+        const check = checkEntry(raw, index, caller.plan);
+        errors.push(...check.errors);
+        const env = (raw as Record<string, unknown> | null)?.environment;
+        if (isEnvironment(env) && env !== caller.key.environment) {
+          errors.push({ field: "environment", message: `environment ${env} does not match this key's environment ${caller.key.environment}`, log_index: index });
+        }
+        for (const f of check.unknownFields) warnings.push(`${index === null ? "" : `entry ${index}: `}unknown field ${JSON.stringify(f)} is ignored`);
+      });
+    }
+    return { valid: errors.length === 0, warnings, errors };
+  }
+
+  /** accept checks environments first (403), then every entry rule (400 listing all problems). */
+  private accept(raws: unknown[], firstIndex: number | null, caller: Caller): NewEntry[] {
+    for (const raw of raws) {
+      const env = (raw as Record<string, unknown> | null)?.environment;
+      if (isEnvironment(env)) requireEnvironment(caller, env);
+    }
+    const entries: NewEntry[] = [];
+    const errors: FieldError[] = [];
+    raws.forEach((raw, i) => {
+      const check = checkEntry(raw, firstIndex === null ? null : i, caller.plan);
+      if (check.entry) entries.push(check.entry);
+      else errors.push(...check.errors);
+    });
+    if (errors.length > 0) {
+      const envProblem = errors.some((e) => e.field === "environment");
+      throw validationFailed(errors, envProblem ? "VALIDATION_INVALID_ENVIRONMENT" : "VALIDATION_FAILED");
+    }
+    return entries;
+  }
+
+  private async write(entries: NewEntry[], caller: Caller): Promise<{ ms: number; stored: StoredEntry[] }> {
+    const { ms, ids } = nextIds(entries.length);
+    const stored = entries.map((e, i): StoredEntry => [
+      ids[i], e.level, e.action, e.message, e.tags, e.actor, e.target, e.context, e.metadata, e.clientMs,
+    ]);
+    try {
+      await this.store.append(caller.workspace.id, caller.key.environment, ms, stored);
+    } catch (e) {
+      throw new ApiError(500, "INTERNAL_LOG_SERVICE_ERROR", "the entries could not be stored; nothing was written, retry later", undefined, undefined, e);
+    }
+    return { ms, stored };
+  }
+}

@@ -1,0 +1,123 @@
+// rules: the entry rules of contract §4, one module shared by writes and /logs/validate.
+// The compiled TypeBox schema is the first gate; the rules it cannot express follow.
+import { TypeCompiler } from "@sinclair/typebox/compiler";
+import type { FieldError } from "../errors.ts";
+import type { Plan } from "../limits/plans.ts";
+import { CreateLogRequest, ENVIRONMENTS, LEVELS, type Environment, type Level } from "../schema.ts";
+import { parseRfc3339 } from "../time.ts";
+
+/** NewEntry is a valid entry, normalised, before it gets an id and a server timestamp. */
+export interface NewEntry {
+  environment: Environment | undefined;
+  level: Level;
+  action: string;
+  message: string | null;
+  tags: string[];
+  actor: Record<string, unknown> | null;
+  target: Record<string, unknown> | null;
+  context: Record<string, unknown> | null;
+  metadata: Record<string, unknown> | null;
+  clientMs: number;
+}
+
+export interface EntryCheck {
+  entry: NewEntry | undefined; // set only when errors is empty
+  errors: FieldError[];
+  unknownFields: string[];
+}
+
+const schema = TypeCompiler.Compile(CreateLogRequest);
+const KNOWN = new Set(Object.keys(CreateLogRequest.properties));
+const OBJECT_FIELDS = ["actor", "target", "context", "metadata"] as const;
+const encoder = new TextEncoder();
+
+/** What each field must be, said so that the sender knows how to fix it. */
+const RULE: Record<string, string> = {
+  action: "action is required: a string of 1–255 characters once trimmed",
+  level: `level is required: one of ${LEVELS.join(", ")}`,
+  clientTimestamp: "clientTimestamp is required: an RFC 3339 date-time with a time zone, e.g. 2026-11-22T10:00:00.000Z",
+  environment: `environment must be one of ${ENVIRONMENTS.join(", ")} (or omitted to use the key's)`,
+  message: "message must be a string or null",
+  tags: "tags must be an array of strings of 1–64 characters",
+  actor: "actor must be a JSON object or null",
+  target: "target must be a JSON object or null",
+  context: "context must be a JSON object or null",
+  metadata: "metadata must be a JSON object or null",
+};
+
+/** checkEntry applies every entry rule to one received value and lists all its problems. */
+export function checkEntry(raw: unknown, logIndex: number | null, plan: Plan): EntryCheck {
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
+    return { entry: undefined, errors: [{ field: "", message: "each entry must be a JSON object", log_index: logIndex }], unknownFields: [] };
+  }
+  const e = raw as Record<string, unknown>;
+  const errors: FieldError[] = [];
+  const fail = (field: string, message: string) => errors.push({ field, message, log_index: logIndex });
+
+  const bad = new Set<string>();
+  if (!schema.Check(e)) {
+    for (const err of schema.Errors(e)) {
+      const parts = err.path.split("/").slice(1);
+      const top = parts[0] ?? "";
+      const field = top === "tags" && parts.length > 1 ? `tags.${parts[1]}` : top;
+      if (bad.has(field) || bad.has(top)) continue;
+      bad.add(field);
+      fail(field, field.startsWith("tags.") ? `tags[${parts[1]}] must be a string of 1–64 characters` : RULE[top] ?? err.message);
+    }
+  }
+
+  if (!bad.has("action")) {
+    const len = (e.action as string).trim().length;
+    if (len < 1 || len > 255) fail("action", `${RULE.action}; it has ${len}`);
+  }
+  let clientMs = 0;
+  if (!bad.has("clientTimestamp")) {
+    const t = parseRfc3339(e.clientTimestamp as string);
+    if (t) clientMs = t.ms;
+    else fail("clientTimestamp", `${RULE.clientTimestamp}; ${JSON.stringify(e.clientTimestamp)} is not a real date-time`);
+  }
+  let tags: string[] = [];
+  if (![...bad].some((f) => f === "tags" || f.startsWith("tags.")) && Array.isArray(e.tags)) {
+    tags = [...new Set(e.tags as string[])];
+    if (tags.length > plan.max_tags) fail("tags", `at most ${plan.max_tags} distinct tags on the ${plan.code} plan; this entry has ${tags.length}`);
+  }
+  for (const f of OBJECT_FIELDS) {
+    if (bad.has(f) || e[f] == null) continue;
+    if (deeperThan(e[f], plan.max_metadata_depth)) {
+      fail(f, `${f} nests deeper than ${plan.max_metadata_depth} levels, the ${plan.code} plan's limit (the object itself is level 1)`);
+    }
+  }
+  const size = encoder.encode(JSON.stringify(e)).length;
+  if (size > plan.max_log_size) fail("", `entry is ${size} bytes as JSON; the ${plan.code} plan allows ${plan.max_log_size}`);
+
+  const unknownFields = Object.keys(e).filter((k) => !KNOWN.has(k));
+  if (errors.length > 0) return { entry: undefined, errors, unknownFields };
+  return {
+    entry: {
+      environment: (e.environment as Environment | null | undefined) ?? undefined,
+      level: e.level as Level,
+      action: e.action as string,
+      message: (e.message as string | null | undefined) ?? null,
+      tags,
+      actor: (e.actor as NewEntry["actor"]) ?? null,
+      target: (e.target as NewEntry["target"]) ?? null,
+      context: (e.context as NewEntry["context"]) ?? null,
+      metadata: (e.metadata as NewEntry["metadata"]) ?? null,
+      clientMs,
+    },
+    errors,
+    unknownFields,
+  };
+}
+
+/** deeperThan tells whether a JSON value nests more than `limit` objects/arrays, without recursion. */
+export function deeperThan(value: unknown, limit: number): boolean {
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (depth > limit) return true;
+    const children = Array.isArray(v) ? v : Object.values(v as object);
+    for (const c of children) if (typeof c === "object" && c !== null) stack.push([c, depth + 1]);
+  }
+  return false;
+}

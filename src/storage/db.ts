@@ -1,0 +1,31 @@
+// db: opens the one LMDB environment of a data directory and its named databases.
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { open, type Database, type RootDatabase } from "lmdb";
+
+export interface Databases {
+  root: RootDatabase;
+  /** entries: block key → block of entries (see entries.ts for the layout). */
+  entries: Database;
+  /** meta: organizations, workspaces, keys, the admin token hash (see meta.ts). */
+  meta: Database;
+  /** usage: entries written per workspace and month (see usage.ts). */
+  usage: Database;
+}
+
+/** openDatabases opens (creating if needed) the LMDB environment in dataDir. */
+export function openDatabases(dataDir: string): Databases {
+  mkdirSync(dataDir, { recursive: true });
+  const root = open({
+    path: join(dataDir, "sluice.mdb"),
+    maxDbs: 16,
+    mapSize: 2 ** 40, // address space only; the file grows as data does
+    // lmdb-js default: overlappingSync. A put resolves at commit, which survives kill -9 of this process.
+  });
+  return {
+    root,
+    entries: root.openDB({ name: "entries", encoding: "msgpack" }),
+    meta: root.openDB({ name: "meta", encoding: "msgpack" }),
+    usage: root.openDB({ name: "usage", encoding: "msgpack" }),
+  };
+}

@@ -1,0 +1,99 @@
+// meta: organizations, workspaces and API keys, in the `meta` database.
+//
+// Key layout:
+//   ["org", id] → OrgRecord          ["orgname", name] → org id
+//   ["ws", id] → WorkspaceRecord
+//   ["key", id] → KeyRecord          ["hash", sha256(secret)] → key id
+//   ["admin"] → { token_hash }
+// Only hashes of secrets are stored. Every read goes to LMDB (no cache), so changes made
+// by the CLI in another process are seen by the server on its next request.
+import type { Database } from "lmdb";
+import type { Environment } from "../schema.ts";
+import type { KeyType } from "../auth/keys.ts";
+
+export interface OrgRecord { id: string; name: string; created_at: string }
+export interface WorkspaceRecord { id: string; name: string; org_id: string; plan: string; created_at: string }
+export interface KeyRecord {
+  id: string;
+  workspace_id: string;
+  name: string;
+  environment: Environment;
+  type: KeyType;
+  scopes: string[];
+  hash: string;
+  hint: string;
+  created_at: string;
+  expires_at: string | null;
+  revoked_at: string | null;
+  last_used_at: string | null;
+}
+
+/** MetaStore keeps the records that say who may do what; secrets only as hashes. */
+export class MetaStore {
+  constructor(private readonly db: Database) {}
+
+  org(id: string): OrgRecord | undefined {
+    return this.db.get(["org", id]);
+  }
+  workspace(id: string): WorkspaceRecord | undefined {
+    return this.db.get(["ws", id]);
+  }
+  workspaces(): WorkspaceRecord[] {
+    return [...this.db.getRange({ start: ["ws"], end: ["ws", "\uffff"] }).map(({ value }) => value as WorkspaceRecord)];
+  }
+  key(id: string): KeyRecord | undefined {
+    return this.db.get(["key", id]);
+  }
+  keyByHash(hash: string): KeyRecord | undefined {
+    const id = this.db.get(["hash", hash]) as string | undefined;
+    return id === undefined ? undefined : this.key(id);
+  }
+  keysOf(workspaceId: string): KeyRecord[] {
+    const all = this.db.getRange({ start: ["key"], end: ["key", "\uffff"] }).map(({ value }) => value as KeyRecord);
+    return [...all.filter((k) => k.workspace_id === workspaceId)];
+  }
+  adminTokenHash(): string | undefined {
+    return (this.db.get(["admin"]) as { token_hash: string } | undefined)?.token_hash;
+  }
+
+  /** createWorkspace stores a workspace, creating its organization by name when new. */
+  async createWorkspace(ws: Omit<WorkspaceRecord, "org_id">, orgName: string, newOrgId: string): Promise<WorkspaceRecord> {
+    let record!: WorkspaceRecord;
+    await this.db.transaction(() => {
+      let orgId = this.db.get(["orgname", orgName]) as string | undefined;
+      if (orgId === undefined) {
+        orgId = newOrgId;
+        this.db.put(["org", orgId], { id: orgId, name: orgName, created_at: ws.created_at } satisfies OrgRecord);
+        this.db.put(["orgname", orgName], orgId);
+      }
+      record = { ...ws, org_id: orgId };
+      this.db.put(["ws", ws.id], record);
+    });
+    return record;
+  }
+
+  async updateWorkspace(ws: WorkspaceRecord): Promise<void> {
+    await this.db.put(["ws", ws.id], ws);
+  }
+
+  async putKey(key: KeyRecord, replacesHash?: string): Promise<void> {
+    await this.db.transaction(() => {
+      if (replacesHash) this.db.remove(["hash", replacesHash]);
+      if (!key.revoked_at) this.db.put(["hash", key.hash], key.id);
+      else this.db.remove(["hash", key.hash]);
+      this.db.put(["key", key.id], key);
+    });
+  }
+
+  /** touchKey records a use; it is not awaited by requests (a lost update costs nothing). */
+  touchKey(id: string, at: string): void {
+    void this.db.transaction(() => {
+      const k = this.db.get(["key", id]) as KeyRecord | undefined;
+      if (k) this.db.put(["key", id], { ...k, last_used_at: at });
+    });
+  }
+
+  async setAdminTokenHash(hash: string): Promise<void> {
+    await this.db.put(["admin"], { token_hash: hash });
+  }
+}
