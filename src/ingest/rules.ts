@@ -29,7 +29,6 @@ export interface EntryCheck {
 const schema = TypeCompiler.Compile(CreateLogRequest);
 const KNOWN = new Set(Object.keys(CreateLogRequest.properties));
 const OBJECT_FIELDS = ["actor", "target", "context", "metadata"] as const;
-const encoder = new TextEncoder();
 
 /** What each field must be, said so that the sender knows how to fix it. */
 const RULE: Record<string, string> = {
@@ -87,7 +86,7 @@ export function checkEntry(raw: unknown, logIndex: number | null, plan: Plan): E
       fail(f, `${f} nests deeper than ${plan.max_metadata_depth} levels, the ${plan.code} plan's limit (the object itself is level 1)`);
     }
   }
-  const size = encoder.encode(JSON.stringify(e)).length;
+  const size = Buffer.byteLength(JSON.stringify(e), "utf8");
   if (size > plan.max_log_size) fail("", `entry is ${size} bytes as JSON; the ${plan.code} plan allows ${plan.max_log_size}`);
 
   const unknownFields = Object.keys(e).filter((k) => !KNOWN.has(k));

@@ -1,0 +1,78 @@
+// ingest bench: bulk ingest over HTTP (bodies of 1,000 entries, 4 concurrent fetch clients), Sluice beside a
+// bare Bun.serve JSON-parse baseline driven by the same client in the same run. Checks its answer via /usage.
+// BENCH_ENTRIES sets the total (default 1,000,000).
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { spawnServer } from "../test/helpers/process.ts";
+import { loghubEntries, syntheticEntry } from "./data.ts";
+
+const TOTAL = Number(process.env.BENCH_ENTRIES ?? 1_000_000);
+const BATCH = 1000;
+const CLIENTS = 4;
+
+/** bodies pre-serializes distinct 1,000-entry bodies: one in five of Loghub lines, the rest synthetic. */
+function bodies(count: number): string[] {
+  const real = loghubEntries();
+  return Array.from({ length: count }, (_, b) =>
+    JSON.stringify(Array.from({ length: BATCH }, (_, i) => (i % 5 === 0 ? real[(b * BATCH + i) % real.length] : syntheticEntry(b * BATCH + i)))),
+  );
+}
+
+/** drive sends TOTAL entries with CLIENTS concurrent loops and returns entries per second. */
+async function drive(url: string, headers: Record<string, string>, payloads: string[]): Promise<number> {
+  const requests = Math.ceil(TOTAL / BATCH);
+  let next = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: CLIENTS }, async () => {
+      while (next < requests) {
+        const i = next++;
+        const r = await fetch(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: payloads[i % payloads.length] });
+        if (r.status !== 201) throw new Error(`request ${i}: ${r.status} ${await r.text()}`);
+        await r.arrayBuffer();
+      }
+    }),
+  );
+  return (requests * BATCH) / ((performance.now() - t0) / 1000);
+}
+
+export async function benchIngest() {
+  const payloads = bodies(64);
+  const dir = mkdtempSync(join(tmpdir(), "sluice-bench-"));
+  try {
+    const baseline = Bun.spawn([process.execPath, join(import.meta.dir, "baseline-server.ts")], { stdout: "pipe" });
+    const baseUrl = /listening on (\S+)/.exec(await readLine(baseline.stdout))![1];
+    const ceiling = await drive(baseUrl, {}, payloads);
+    baseline.kill();
+
+    const sluice = await spawnServer(dir);
+    const key = /API key \(shown only now\):\s+(\S+)/.exec(sluice.banner)![1];
+    const rate = await drive(`${sluice.base}/api/v1/workspace/logs/bulk`, { "x-api-key": key }, payloads);
+    const usage = await (await fetch(`${sluice.base}/api/v1/workspace/usage`, { headers: { "x-api-key": key } })).json();
+    const expected = Math.ceil(TOTAL / BATCH) * BATCH;
+    if (usage.used !== expected) throw new Error(`BUG: stored ${usage.used} entries, expected ${expected}`);
+    const du = Bun.spawnSync(["du", "-sb", dir]).stdout.toString().split("\t")[0];
+    sluice.proc.kill("SIGTERM");
+    await sluice.exited;
+    return { entries: expected, ceiling, rate, ratio: rate / ceiling, bytesOnDisk: Number(du) };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function readLine(stream: ReadableStream<Uint8Array>): Promise<string> {
+  const reader = stream.getReader();
+  const { value } = await reader.read();
+  reader.releaseLock();
+  return new TextDecoder().decode(value);
+}
+
+if (import.meta.main) {
+  const r = await benchIngest();
+  const f = (n: number) => Math.round(n).toLocaleString("en-US");
+  console.log(`bulk ingest, ${f(r.entries)} entries, ${BATCH}/request, ${CLIENTS} clients`);
+  console.log(`  bare Bun.serve JSON parse: ${f(r.ceiling)} entries/s`);
+  console.log(`  sluice (LMDB, 201 after commit): ${f(r.rate)} entries/s`);
+  console.log(`  ratio: ${(r.ratio * 100).toFixed(1)}%   on disk: ${(r.bytesOnDisk / 2 ** 20).toFixed(1)} MiB`);
+}

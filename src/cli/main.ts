@@ -1,0 +1,92 @@
+#!/usr/bin/env bun
+// sluice: the command line. `serve` runs the server; the rest manage workspaces and keys on a data directory.
+import { resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { loadConfig } from "../config.ts";
+import { ApiError } from "../errors.ts";
+import { startServer } from "../server.ts";
+import { ADMIN_COMMANDS, UsageError, runAdminCommand, type CommandSpec } from "./admin.ts";
+
+const SERVE: Pick<CommandSpec, "usage" | "summary" | "options"> = {
+  usage: "sluice serve [--port N] [--host H]",
+  summary: "run the server (configuration from SLUICE_* variables; flags override them)",
+  options: {
+    port: { type: "string", description: "listen port (SLUICE_PORT, default 8080)" },
+    host: { type: "string", description: "listen host (SLUICE_HOST, default 0.0.0.0)" },
+  },
+};
+
+function help(): string {
+  const rows = [["serve", SERVE.summary], ...Object.entries(ADMIN_COMMANDS).map(([name, c]) => [name, c.summary])];
+  return [
+    "usage: sluice <command> [options] [--data-dir DIR]",
+    "",
+    "commands:",
+    ...rows.map(([n, s]) => `  ${n.padEnd(22)}${s}`),
+    "",
+    "--data-dir DIR   the data directory (SLUICE_DATA_DIR, default ./data); works while the server runs",
+    "--help           help for any command, e.g. sluice keys create --help",
+  ].join("\n");
+}
+
+function commandHelp(c: Pick<CommandSpec, "usage" | "summary" | "options">): string {
+  const opts = Object.entries(c.options).map(([k, o]) => `  --${k.padEnd(14)}${o.description}${o.required ? " (required)" : ""}`);
+  return [`usage: ${c.usage} [--data-dir DIR]`, "", c.summary, ...(opts.length ? ["", "options:", ...opts] : [])].join("\n");
+}
+
+/** splitGlobal takes --data-dir and --help out of the arguments, wherever they stand. */
+function splitGlobal(argv: string[]) {
+  const rest: string[] = [];
+  let dataDir: string | undefined;
+  let wantsHelp = false;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === "--help" || a === "-h") wantsHelp = true;
+    else if (a === "--data-dir") dataDir = argv[++i];
+    else if (a.startsWith("--data-dir=")) dataDir = a.slice("--data-dir=".length);
+    else rest.push(a);
+  }
+  return { rest, dataDir, wantsHelp };
+}
+
+async function main(argv: string[]): Promise<number> {
+  const { rest, dataDir, wantsHelp } = splitGlobal(argv);
+  const [first, second] = rest;
+  if (first === undefined) {
+    console.log(help());
+    return wantsHelp ? 0 : 2;
+  }
+  const env = { ...process.env, ...(dataDir ? { SLUICE_DATA_DIR: dataDir } : {}) };
+  if (first === "serve") {
+    if (wantsHelp) return console.log(commandHelp(SERVE)), 0;
+    const { values } = parseArgs({ args: rest.slice(1), options: { port: { type: "string" }, host: { type: "string" } }, strict: true });
+    await startServer(loadConfig({ ...env, ...(values.port ? { SLUICE_PORT: values.port } : {}), ...(values.host ? { SLUICE_HOST: values.host } : {}) }));
+    return -1; // keep running until a signal
+  }
+  const name = `${first} ${second ?? ""}`.trim();
+  const spec = ADMIN_COMMANDS[name];
+  if (!spec) {
+    console.error(`sluice: unknown command "${name}"\n\n${help()}`);
+    return 2;
+  }
+  if (wantsHelp) return console.log(commandHelp(spec)), 0;
+  const out = await runAdminCommand(spec, rest.slice(2), resolve(env.SLUICE_DATA_DIR || "./data"));
+  if (out !== undefined) console.log(JSON.stringify(out, null, 2));
+  return 0;
+}
+
+try {
+  const code = await main(process.argv.slice(2));
+  if (code >= 0) process.exit(code);
+} catch (e) {
+  if (e instanceof UsageError || (e as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")) {
+    console.error(`sluice: ${(e as Error).message}`);
+    process.exit(2);
+  }
+  if (e instanceof ApiError) {
+    console.error(JSON.stringify({ error_code: e.code, message: e.message, ...(e.details ? { details: e.details } : {}) }, null, 2));
+    process.exit(1);
+  }
+  console.error(`sluice: ${(e as Error).message}`);
+  process.exit(1);
+}
