@@ -56,12 +56,11 @@ export function checkEntry(raw: unknown, logIndex: number | null, plan: Plan): E
   const bad = new Set<string>();
   if (!schema.Check(e)) {
     for (const err of schema.Errors(e)) {
-      const parts = err.path.split("/").slice(1);
-      const top = parts[0] ?? "";
-      const field = top === "tags" && parts.length > 1 ? `tags.${parts[1]}` : top;
-      if (bad.has(field) || bad.has(top)) continue;
+      const field = err.path.split("/")[1] ?? "";
+      if (bad.has(field)) continue;
       bad.add(field);
-      fail(field, field.startsWith("tags.") ? `tags[${parts[1]}] must be a string of 1–64 characters` : RULE[top] ?? err.message);
+      if (field === "tags" && Array.isArray(e.tags)) badTags(e.tags, fail);
+      else fail(field, RULE[field] ?? err.message);
     }
   }
 
@@ -76,7 +75,7 @@ export function checkEntry(raw: unknown, logIndex: number | null, plan: Plan): E
     else fail("clientTimestamp", `${RULE.clientTimestamp}; ${JSON.stringify(e.clientTimestamp)} is not a real date-time`);
   }
   let tags: string[] = [];
-  if (![...bad].some((f) => f === "tags" || f.startsWith("tags.")) && Array.isArray(e.tags)) {
+  if (!bad.has("tags") && Array.isArray(e.tags)) {
     tags = [...new Set(e.tags as string[])];
     if (tags.length > plan.max_tags) fail("tags", `at most ${plan.max_tags} distinct tags on the ${plan.code} plan; this entry has ${tags.length}`);
   }
@@ -86,8 +85,9 @@ export function checkEntry(raw: unknown, logIndex: number | null, plan: Plan): E
       fail(f, `${f} nests deeper than ${plan.max_metadata_depth} levels, the ${plan.code} plan's limit (the object itself is level 1)`);
     }
   }
-  const size = Buffer.byteLength(JSON.stringify(e), "utf8");
-  if (size > plan.max_log_size) fail("", `entry is ${size} bytes as JSON; the ${plan.code} plan allows ${plan.max_log_size}`);
+  const size = byteSize(e);
+  if (size === undefined) fail("", "entry nests too deeply to be stored; flatten it");
+  else if (size > plan.max_log_size) fail("", `entry is ${size} bytes as JSON; the ${plan.code} plan allows ${plan.max_log_size}`);
 
   const unknownFields = Object.keys(e).filter((k) => !KNOWN.has(k));
   if (errors.length > 0) return { entry: undefined, errors, unknownFields };
@@ -107,6 +107,23 @@ export function checkEntry(raw: unknown, logIndex: number | null, plan: Plan): E
     errors,
     unknownFields,
   };
+}
+
+/** badTags reports each tag that is not a string of 1–64 characters, at its dotted path. */
+function badTags(tags: unknown[], fail: (field: string, message: string) => void): void {
+  tags.forEach((t, i) => {
+    if (typeof t !== "string" || t.length < 1 || t.length > 64) fail(`tags.${i}`, `tags[${i}] must be a string of 1–64 characters`);
+  });
+}
+
+/** byteSize is the UTF-8 length of the entry's JSON, or undefined when it nests too deeply to serialise. */
+function byteSize(e: unknown): number | undefined {
+  try {
+    return Buffer.byteLength(JSON.stringify(e), "utf8");
+  } catch (err) {
+    if (err instanceof RangeError) return undefined; // stack exhausted by nesting: no plan stores that
+    throw err;
+  }
 }
 
 /** deeperThan tells whether a JSON value nests more than `limit` objects/arrays, without recursion. */
