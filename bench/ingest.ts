@@ -49,7 +49,7 @@ export async function benchIngest() {
     const sluice = await spawnServer(dir);
     const key = /API key \(shown only now\):\s+(\S+)/.exec(sluice.banner)![1];
     const rate = await drive(`${sluice.base}/api/v1/workspace/logs/bulk`, { "x-api-key": key }, payloads);
-    const usage = await (await fetch(`${sluice.base}/api/v1/workspace/usage`, { headers: { "x-api-key": key } })).json();
+    const usage = (await (await fetch(`${sluice.base}/api/v1/workspace/usage`, { headers: { "x-api-key": key } })).json()) as { used: number };
     const expected = Math.ceil(TOTAL / BATCH) * BATCH;
     if (usage.used !== expected) throw new Error(`BUG: stored ${usage.used} entries, expected ${expected}`);
     const du = Bun.spawnSync(["du", "-sb", dir]).stdout.toString().split("\t")[0];

@@ -3,6 +3,8 @@ import { Elysia } from "elysia";
 import { openapi } from "@elysiajs/openapi";
 import { AdminService } from "./admin/service.ts";
 import { Authenticator } from "./auth/authenticate.ts";
+import { Gate } from "./http/guard.ts";
+import { RateLimiter } from "./limits/rate.ts";
 import { ApiError } from "./errors.ts";
 import { accountRoutes } from "./http/account.ts";
 import { adminRoutes } from "./http/admin.ts";
@@ -21,6 +23,12 @@ import { UsageStore } from "./storage/usage.ts";
 export interface AppDeps {
   dbs: Databases;
   plans: PlanTable;
+  /** epoch ms; injected by tests so that minutes and months pass without sleeping */
+  clock?: () => number;
+  /** requests per minute per client IP; -1 for none (SLUICE_IP_RATE_PER_MIN, default 6,000) */
+  ipRatePerMinute?: number;
+  /** proxies in front whose X-Forwarded-For entries are trusted (SLUICE_TRUST_PROXY) */
+  trustProxyHops?: number;
   /** SLUICE_ADMIN_TOKEN, when set; otherwise the stored hash of the generated token is used */
   adminToken: string | undefined;
   log?: (line: Record<string, unknown>) => void;
@@ -28,22 +36,24 @@ export interface AppDeps {
 
 /** Services are the parts the routes share; built once per data directory. */
 export function services(deps: AppDeps) {
+  const clock = deps.clock ?? Date.now;
   const meta = new MetaStore(deps.dbs.meta);
   const usage = new UsageStore(deps.dbs.usage);
   const entries = new EntryStore(deps.dbs.entries, usage);
+  const limiter = new RateLimiter(deps.ipRatePerMinute ?? 6000);
   return {
     meta,
     usage,
     entries,
-    auth: new Authenticator(meta, deps.plans),
-    ingest: new IngestService(entries),
+    limiter,
+    gate: new Gate(new Authenticator(meta, deps.plans), limiter, clock, deps.trustProxyHops ?? 0),
+    ingest: new IngestService(entries, clock),
     admin: new AdminService(meta, deps.plans),
   };
 }
 
 /** buildApp assembles health, admin, OpenAPI and the eight workspace endpoints. */
-export function buildApp(deps: AppDeps) {
-  const s = services(deps);
+export function buildApp(deps: AppDeps, s = services(deps)) {
   const log = deps.log ?? ((line) => console.error(JSON.stringify(line)));
   return new Elysia()
     .onRequest(({ set }) => {
@@ -71,6 +81,6 @@ export function buildApp(deps: AppDeps) {
     .use(openapi(openapiConfig))
     .use(adminRoutes(s.admin, s.meta, deps.adminToken))
     .group("/api/v1/workspace", (ws) =>
-      ws.use(accountRoutes(s.auth, s.meta, s.usage)).use(ingestRoutes(s.auth, s.ingest)).use(readRoutes(s.auth, s.entries)),
+      ws.use(accountRoutes(s.gate, s.meta, s.usage)).use(ingestRoutes(s.gate, s.ingest)).use(readRoutes(s.gate, s.entries)),
     );
 }

@@ -9,6 +9,9 @@ export interface Config {
   adminToken: string | undefined;
   plansFile: string | undefined;
   trustProxyHops: number;
+  /** requests per minute per client IP; -1 for none */
+  ipRatePerMinute: number;
+  retentionSweepSeconds: number;
 }
 
 /** loadConfig reads the SLUICE_* variables, failing with a message that names the bad one. */
@@ -20,6 +23,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     adminToken: env.SLUICE_ADMIN_TOKEN || undefined,
     plansFile: env.SLUICE_PLANS_FILE || undefined,
     trustProxyHops: integer(env, "SLUICE_TRUST_PROXY", 0, 0, 100),
+    ipRatePerMinute: integer(env, "SLUICE_IP_RATE_PER_MIN", 6000, -1, 1e9),
+    retentionSweepSeconds: integer(env, "SLUICE_RETENTION_SWEEP_SECONDS", 600, 1, 1e7),
   };
 }
 

@@ -10,29 +10,35 @@ export const isUuid = (text: string): boolean => UUID.test(text);
 /** uuidTimeMs reads the millisecond timestamp of a UUIDv7. */
 export const uuidTimeMs = (id: string): number => parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
 
-let lastMs = -1;
-let counter = 0; // 42-bit counter (12 bits rand_a + 30 high bits of rand_b), RFC 9562 method 1
-const COUNTER_MAX = 2 ** 42 - 1;
+const COUNTER_MAX = 2 ** 42 - 1; // 12 bits rand_a + 30 high bits of rand_b, RFC 9562 method 1
 
-/**
- * Ids hands out `count` ids for one write together with their shared server timestamp.
- * The clock never runs backwards here, so later writes always sort after earlier ones.
- */
-export function nextIds(count: number, now = Date.now()): { ms: number; ids: string[] } {
-  let ms = Math.max(now, lastMs);
-  if (ms !== lastMs) {
-    counter = Math.floor(Math.random() * 2 ** 40); // random start, headroom of 2^41 ids in one ms
-  } else if (counter + count > COUNTER_MAX) {
-    ms += 1; // counter exhausted: borrow the next millisecond, as RFC 9562 allows
-    counter = 0;
+/** IdGenerator hands out ids that increase strictly, with a clock that never runs backwards. */
+export class IdGenerator {
+  private lastMs = -1;
+  private counter = 0;
+
+  /** next returns `count` ids for one write together with their shared server timestamp. */
+  next(count: number, now: number): { ms: number; ids: string[] } {
+    let ms = Math.max(now, this.lastMs);
+    if (ms !== this.lastMs) {
+      this.counter = Math.floor(Math.random() * 2 ** 40); // random start, headroom of 2^41 ids in one ms
+    } else if (this.counter + count > COUNTER_MAX) {
+      ms += 1; // counter exhausted: borrow the next millisecond, as RFC 9562 allows
+      this.counter = 0;
+    }
+    this.lastMs = ms;
+    const ids = new Array<string>(count);
+    const random = new Uint8Array(4 * count);
+    crypto.getRandomValues(random);
+    for (let i = 0; i < count; i++) ids[i] = format(ms, ++this.counter, random, i * 4);
+    return { ms, ids };
   }
-  lastMs = ms;
-  const ids = new Array<string>(count);
-  const random = new Uint8Array(4 * count);
-  crypto.getRandomValues(random);
-  for (let i = 0; i < count; i++) ids[i] = format(ms, ++counter, random, i * 4);
-  return { ms, ids };
 }
+
+const shared = new IdGenerator();
+
+/** nextIds draws from the process-wide generator; see IdGenerator.next. */
+export const nextIds = (count: number, now = Date.now()) => shared.next(count, now);
 
 function format(ms: number, ctr: number, random: Uint8Array, at: number): string {
   const b = new Uint8Array(16);

@@ -1,18 +1,25 @@
-// server: opens a data directory, builds the app, listens, and shuts down cleanly on SIGTERM/SIGINT.
+// server: opens a data directory, builds the app, listens, sweeps expired entries, and shuts down cleanly on SIGTERM/SIGINT.
 import { buildApp, services } from "./app.ts";
 import { banner, bootstrap } from "./bootstrap.ts";
 import type { Config } from "./config.ts";
 import { PlanTable } from "./limits/plans.ts";
+import { loadPlans } from "./limits/plans-file.ts";
 import { openDatabases } from "./storage/db.ts";
+import { RetentionSweeper } from "./storage/retention.ts";
 
 /** startServer runs Sluice until a signal stops it; the returned stop() does the same for tests. */
 export async function startServer(config: Config, print: (text: string) => void = console.log) {
+  const plans = new PlanTable(loadPlans(config.plansFile)); // a bad plans file stops the start here
   const dbs = openDatabases(config.dataDir);
-  const plans = new PlanTable();
-  const deps = { dbs, plans, adminToken: config.adminToken };
+  const deps = { dbs, plans, adminToken: config.adminToken, ipRatePerMinute: config.ipRatePerMinute, trustProxyHops: config.trustProxyHops };
   const s = services(deps);
+  const orphans = s.meta.workspaces().filter((w) => !plans.has(w.plan));
+  if (orphans.length) {
+    await dbs.root.close();
+    throw new Error(`workspace ${orphans[0].id} has plan ${JSON.stringify(orphans[0].plan)}, which the plan table lacks; add it to SLUICE_PLANS_FILE`);
+  }
   const made = await bootstrap(s.meta, s.admin, config.adminToken);
-  const app = buildApp(deps).listen({
+  const app = buildApp(deps, s).listen({
     port: config.port,
     hostname: config.host,
     maxRequestBodySize: Number.MAX_SAFE_INTEGER, // each route enforces its own limit while the body streams in
@@ -23,10 +30,17 @@ export async function startServer(config: Config, print: (text: string) => void 
   const intro = banner(made, baseUrl);
   print(`Sluice listening on ${baseUrl} (data in ${config.dataDir})${intro ? `\n${intro}` : ""}`);
 
+  const sweeper = new RetentionSweeper(s.entries, s.meta, plans);
+  const sweepTimer = setInterval(() => {
+    sweeper.sweep().catch((e) => console.error(JSON.stringify({ level: "error", msg: "retention sweep failed", error: String(e) })));
+  }, config.retentionSweepSeconds * 1000);
+
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
+      clearInterval(sweepTimer);
       await server.stop(false); // stop accepting; let in-flight requests finish
+      await sweeper.idle(); // a sweep under way finishes its batches before storage closes
       await dbs.root.flushed;
       await dbs.root.close();
     })());

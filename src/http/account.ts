@@ -1,19 +1,18 @@
 // account routes: GET /info and GET /usage (contract §8).
 import { Elysia } from "elysia";
-import type { Authenticator, Caller } from "../auth/authenticate.ts";
+import type { Caller } from "../auth/authenticate.ts";
 import { InfoResponse, UsageResponse } from "../schema.ts";
 import type { MetaStore } from "../storage/meta.ts";
 import { monthOf, type UsageStore } from "../storage/usage.ts";
 import { formatMs } from "../time.ts";
-import { guarded } from "./guard.ts";
+import { monthBounds } from "../limits/quota.ts";
+import type { Gate } from "./guard.ts";
 import { operation } from "./openapi.ts";
 import { json } from "./respond.ts";
 
 /** usageOf reports the workspace's entries this UTC calendar month against its plan. */
-export function usageOf(usage: UsageStore, caller: Caller, nowMs = Date.now()) {
-  const now = new Date(nowMs);
-  const start = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1);
-  const end = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1);
+export function usageOf(usage: UsageStore, caller: Caller, nowMs: number) {
+  const { startMs: start, endMs: end } = monthBounds(nowMs);
   const used = usage.used(caller.workspace.id, monthOf(nowMs));
   const limit = caller.plan.logs_per_month;
   return {
@@ -28,11 +27,11 @@ export function usageOf(usage: UsageStore, caller: Caller, nowMs = Date.now()) {
 }
 
 /** accountRoutes mounts /info and /usage under the workspace prefix. */
-export function accountRoutes(auth: Authenticator, meta: MetaStore, usage: UsageStore) {
+export function accountRoutes(gate: Gate, meta: MetaStore, usage: UsageStore) {
   return new Elysia()
     .get(
       "/usage",
-      guarded(auth, "logs:read", (_request, caller) => json(usageOf(usage, caller))),
+      gate.guarded("logs:read", ({ caller, now }) => json(usageOf(usage, caller, now))),
       {
         detail: operation({
           summary: "This month's ingestion usage and limit",
@@ -44,10 +43,10 @@ export function accountRoutes(auth: Authenticator, meta: MetaStore, usage: Usage
     )
     .get(
       "/info",
-      guarded(auth, "logs:read", (_request, caller) => {
+      gate.guarded("logs:read", ({ caller, now }) => {
         const { key, workspace, plan } = caller;
         const org = meta.org(workspace.org_id);
-        const u = usageOf(usage, caller);
+        const u = usageOf(usage, caller, now);
         return json({
           organization: { id: workspace.org_id, name: org?.name ?? "" },
           project: { id: workspace.id, name: workspace.name },

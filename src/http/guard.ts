@@ -2,15 +2,43 @@
 // route (404, by the router) → authentication (401) → rate limits (429) → permission (403) → the handler's body checks.
 import { Authenticator, requirePermission, type Caller } from "../auth/authenticate.ts";
 import type { Permission } from "../auth/keys.ts";
+import { clientIp, type CallKind, type RateLimiter } from "../limits/rate.ts";
 
-export type WorkspaceHandler<P> = (request: Request, caller: Caller, params: P) => Response | Promise<Response>;
+/** Call is what a workspace handler works with once the gate has let it through. */
+export interface Call<P> {
+  request: Request;
+  caller: Caller;
+  params: P;
+  /** the clock reading of this call, in epoch ms */
+  now: number;
+}
 
-/** guarded wraps a workspace handler so that it only runs for an authenticated caller holding `permission`. */
-export function guarded<P>(auth: Authenticator, permission: Permission, handler: WorkspaceHandler<P>) {
-  return ({ request, params }: { request: Request; params: P }) => {
-    const caller = auth.authenticate(request.headers);
-    // Rate limits (429) belong exactly here, between authentication and permission: see limits/.
-    requirePermission(caller, permission);
-    return handler(request, caller, params);
-  };
+interface ElysiaContext<P> {
+  request: Request;
+  params: P;
+  set: { headers: Record<string, string | number> };
+  server: { requestIP(r: Request): { address: string } | null } | null;
+}
+
+/** Gate admits workspace calls: who is calling, whether their buckets allow it, whether they may. */
+export class Gate {
+  constructor(
+    private readonly auth: Authenticator,
+    private readonly limiter: RateLimiter,
+    readonly clock: () => number,
+    private readonly trustProxyHops: number,
+  ) {}
+
+  /** guarded wraps a handler so that it only runs for an admitted caller holding `permission`. */
+  guarded<P>(permission: Permission, handler: (call: Call<P>) => Response | Promise<Response>, kind: CallKind = "other") {
+    return ({ request, params, set, server }: ElysiaContext<P>) => {
+      const now = this.clock();
+      const caller = this.auth.authenticate(request.headers, now);
+      const ip = clientIp(server?.requestIP(request)?.address, request.headers.get("x-forwarded-for"), this.trustProxyHops);
+      // headers set here reach every later answer, errors included
+      Object.assign(set.headers, this.limiter.admit(caller, ip, kind, now));
+      requirePermission(caller, permission);
+      return handler({ request, caller, params, now });
+    };
+  }
 }

@@ -1,21 +1,20 @@
 // ingest routes: POST /logs, POST /logs/bulk, POST /logs/validate (contract §4).
 import { Elysia } from "elysia";
-import type { Authenticator } from "../auth/authenticate.ts";
 import type { IngestService } from "../ingest/ingest.ts";
 import { maxBodyBytes } from "../limits/plans.ts";
 import { BulkCreated, CreateLogRequest, LogEntry, ValidationResponse } from "../schema.ts";
 import { Type as T } from "@sinclair/typebox";
 import { readJson } from "./body.ts";
-import { guarded } from "./guard.ts";
+import type { Gate } from "./guard.ts";
 import { operation } from "./openapi.ts";
 import { json } from "./respond.ts";
 
 /** ingestRoutes mounts the three write endpoints under the workspace prefix. */
-export function ingestRoutes(auth: Authenticator, ingest: IngestService) {
+export function ingestRoutes(gate: Gate, ingest: IngestService) {
   return new Elysia()
     .post(
       "/logs",
-      guarded(auth, "logs:write", async (request, caller) => {
+      gate.guarded("logs:write", async ({ request, caller }) => {
         const body = await readJson(request, maxBodyBytes(caller.plan));
         return json(await ingest.createOne(body, caller), 201);
       }),
@@ -33,7 +32,7 @@ export function ingestRoutes(auth: Authenticator, ingest: IngestService) {
     )
     .post(
       "/logs/bulk",
-      guarded(auth, "logs:write", async (request, caller) => {
+      gate.guarded("logs:write", async ({ request, caller }) => {
         const body = await readJson(request, maxBodyBytes(caller.plan));
         return json(await ingest.createMany(body, caller), 201);
       }),
@@ -51,10 +50,10 @@ export function ingestRoutes(auth: Authenticator, ingest: IngestService) {
     )
     .post(
       "/logs/validate",
-      guarded(auth, "logs:write", async (request, caller) => {
+      gate.guarded("logs:write", async ({ request, caller }) => {
         const body = await readJson(request, maxBodyBytes(caller.plan));
         return json(ingest.validate(body, caller));
-      }),
+      }, "validate"),
       {
         parse: "none",
         detail: operation({

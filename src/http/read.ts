@@ -1,16 +1,16 @@
 // read routes: GET /logs/{id}, GET /logs, POST /logs/query (contract §5).
 import { Elysia } from "elysia";
 import { Type as T } from "@sinclair/typebox";
-import { requireEnvironment, type Authenticator, type Caller } from "../auth/authenticate.ts";
+import { requireEnvironment, type Caller } from "../auth/authenticate.ts";
 import { badRequest, notFound } from "../errors.ts";
 import { isUuid } from "../ids.ts";
 import { matchSimple, type SimpleFilters } from "../query/filters.ts";
-import { pageHeaders, readPage } from "../query/page.ts";
+import { pageHeaders, readOne, readPage } from "../query/page.ts";
 import { parsePaging } from "../query/request.ts";
 import { ENVIRONMENTS, FindLogsQuery, LEVELS, LogEntry, SearchLogsRequest, type Environment, type Level } from "../schema.ts";
 import type { EntryStore } from "../storage/entries.ts";
 import { readJson } from "./body.ts";
-import { guarded } from "./guard.ts";
+import type { Gate } from "./guard.ts";
 import { operation } from "./openapi.ts";
 import { json } from "./respond.ts";
 
@@ -21,13 +21,13 @@ const PAGE_HEADERS = {
 };
 
 /** readRoutes mounts the three read endpoints under the workspace prefix. */
-export function readRoutes(auth: Authenticator, store: EntryStore) {
+export function readRoutes(gate: Gate, store: EntryStore) {
   return new Elysia()
     .get(
       "/logs/:id",
-      guarded(auth, "logs:read", (_request, caller, params: { id: string }) => {
+      gate.guarded("logs:read", ({ caller, params, now }: { caller: Caller; params: { id: string }; now: number }) => {
         const id = params.id.toLowerCase(); // UUIDs are case-insensitive on input (RFC 9562)
-        const entry = isUuid(id) ? store.get(caller.workspace.id, caller.key.environment, id) : undefined;
+        const entry = isUuid(id) ? readOne(store, caller, id, now) : undefined;
         if (!entry) throw notFound("LOG_NOT_FOUND", `no log entry ${JSON.stringify(params.id)} in this workspace and environment`);
         return json(entry);
       }),
@@ -42,7 +42,7 @@ export function readRoutes(auth: Authenticator, store: EntryStore) {
     )
     .get(
       "/logs",
-      guarded(auth, "logs:read", (request, caller) => {
+      gate.guarded("logs:read", ({ request, caller, now }) => {
         const q = new URL(request.url).searchParams;
         const envs = listParam(q, "environments");
         for (const e of envs) if (isEnvironment(e)) requireEnvironment(caller, e);
@@ -68,7 +68,7 @@ export function readRoutes(auth: Authenticator, store: EntryStore) {
           action: q.get("action") ? q.get("action")!.toLowerCase() : undefined,
           message: q.get("message") ? q.get("message")!.toLowerCase() : undefined,
         };
-        return respondPage(store, caller, { ...paging, match: matchSimple(filters) });
+        return respondPage(store, caller, { ...paging, match: matchSimple(filters) }, now);
       }),
       {
         detail: operation({
@@ -83,7 +83,7 @@ export function readRoutes(auth: Authenticator, store: EntryStore) {
     )
     .post(
       "/logs/query",
-      guarded(auth, "logs:read", async (request, caller) => {
+      gate.guarded("logs:read", async ({ request, caller, now }) => {
         const body = await readJson(request, QUERY_BODY_LIMIT);
         if (typeof body !== "object" || body === null || Array.isArray(body)) {
           throw badRequest("VALIDATION_INVALID_REQUEST", "the body must be a JSON object such as {\"query\": \"level=error\"}");
@@ -101,7 +101,7 @@ export function readRoutes(auth: Authenticator, store: EntryStore) {
         }
         const paging = parsePaging({ from: opt("from"), to: opt("to"), cursorID: opt("cursorID"), cursorTS: opt("cursorTS"), pageSize: opt("pageSize") }, false);
         const action = opt("action") as string | undefined;
-        return respondPage(store, caller, { ...paging, match: matchSimple({ action: action ? action.toLowerCase() : undefined }) });
+        return respondPage(store, caller, { ...paging, match: matchSimple({ action: action ? action.toLowerCase() : undefined }) }, now);
       }),
       {
         parse: "none",
@@ -117,8 +117,8 @@ export function readRoutes(auth: Authenticator, store: EntryStore) {
     );
 }
 
-function respondPage(store: EntryStore, caller: Caller, req: Parameters<typeof readPage>[2]): Response {
-  const page = readPage(store, caller, req);
+function respondPage(store: EntryStore, caller: Caller, req: Parameters<typeof readPage>[2], now: number): Response {
+  const page = readPage(store, caller, req, now);
   return json(page.entries, 200, pageHeaders(page));
 }
 

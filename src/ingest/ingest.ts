@@ -2,7 +2,8 @@
 import type { Caller } from "../auth/authenticate.ts";
 import { requireEnvironment } from "../auth/authenticate.ts";
 import { ApiError, badRequest, validationFailed, type FieldError } from "../errors.ts";
-import { nextIds } from "../ids.ts";
+import { IdGenerator } from "../ids.ts";
+import { quotaExceeded } from "../limits/quota.ts";
 import { ENVIRONMENTS, type Environment, type LogEntry } from "../schema.ts";
 import { toLogEntry, type EntryStore, type StoredEntry } from "../storage/entries.ts";
 import { checkEntry, type NewEntry } from "./rules.ts";
@@ -11,7 +12,8 @@ const isEnvironment = (v: unknown): v is Environment => typeof v === "string" &&
 
 /** IngestService validates and stores entries for one caller at a time. */
 export class IngestService {
-  constructor(private readonly store: EntryStore) {}
+  private readonly ids = new IdGenerator();
+  constructor(private readonly store: EntryStore, private readonly clock: () => number = Date.now) {}
 
   /** createOne stores a single entry and returns it as stored. */
   async createOne(body: unknown, caller: Caller): Promise<LogEntry> {
@@ -90,16 +92,19 @@ export class IngestService {
     return entries;
   }
 
+  /** write commits the entries, or nothing when they would pass the monthly quota (checked in the same transaction). */
   private async write(entries: NewEntry[], caller: Caller): Promise<{ ms: number; stored: StoredEntry[] }> {
-    const { ms, ids } = nextIds(entries.length);
+    const { ms, ids } = this.ids.next(entries.length, this.clock());
     const stored = entries.map((e, i): StoredEntry => [
       ids[i], e.level, e.action, e.message, e.tags, e.actor, e.target, e.context, e.metadata, e.clientMs,
     ]);
+    let verdict: { stored: boolean; used: number };
     try {
-      await this.store.append(caller.workspace.id, caller.key.environment, ms, stored);
+      verdict = await this.store.append(caller.workspace.id, caller.key.environment, ms, stored, caller.plan.logs_per_month);
     } catch (e) {
       throw new ApiError(500, "INTERNAL_LOG_SERVICE_ERROR", "the entries could not be stored; nothing was written, retry later", undefined, undefined, e);
     }
+    if (!verdict.stored) throw quotaExceeded(caller.plan, verdict.used, entries.length, ms);
     return { ms, stored };
   }
 }

@@ -18,7 +18,7 @@ export interface Page {
 }
 
 /** readPage returns one page of the caller's own environment, never an entry past retention. */
-export function readPage(store: EntryStore, caller: Caller, req: PageRequest, nowMs = Date.now()): Page {
+export function readPage(store: EntryStore, caller: Caller, req: PageRequest, nowMs: number): Page {
   const env = caller.key.environment;
   const range = { ...req.range, fromMs: Math.max(req.range.fromMs, retentionFloorMs(caller.plan, nowMs)) };
   const entries: LogEntry[] = [];
@@ -33,6 +33,12 @@ export function readPage(store: EntryStore, caller: Caller, req: PageRequest, no
   }
   const last = entries[entries.length - 1];
   return { entries, next: more && last ? { id: last.id, ts: last.server_timestamp } : undefined };
+}
+
+/** readOne finds one entry of the caller's own environment by id, never one past retention. */
+export function readOne(store: EntryStore, caller: Caller, id: string, nowMs: number): LogEntry | undefined {
+  const entry = store.get(caller.workspace.id, caller.key.environment, id);
+  return entry && Date.parse(entry.server_timestamp) >= retentionFloorMs(caller.plan, nowMs) ? entry : undefined;
 }
 
 /** pageHeaders carries the next cursor as X-Next-Cursor-ID / X-Next-Cursor-TS. */

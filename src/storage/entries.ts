@@ -42,14 +42,37 @@ export interface ScanRange {
 export class EntryStore {
   constructor(private readonly db: Database, private readonly usage: UsageStore) {}
 
-  /** append stores one write's entries and counts them, atomically; the promise resolves once committed. */
-  append(ws: string, env: Environment, serverMs: number, entries: StoredEntry[]): Promise<unknown> {
+  /**
+   * append stores one write's entries and counts them, atomically, unless that would pass
+   * `monthlyLimit` (-1: none); then it stores nothing. Resolves once committed, with the verdict.
+   */
+  append(ws: string, env: Environment, serverMs: number, entries: StoredEntry[], monthlyLimit: number): Promise<{ stored: boolean; used: number }> {
     return this.db.transaction(() => {
+      const month = monthOf(serverMs);
+      const used = this.usage.used(ws, month);
+      if (monthlyLimit >= 0 && used + entries.length > monthlyLimit) return { stored: false, used };
       for (let i = 0; i < entries.length; i += BLOCK_MAX) {
         const block = entries.slice(i, i + BLOCK_MAX);
         this.db.put([ws, env, serverMs, block[0][0]], block);
       }
-      this.usage.addInTransaction(ws, monthOf(serverMs), entries.length);
+      return { stored: true, used: this.usage.addInTransaction(ws, month, entries.length) };
+    });
+  }
+
+  /**
+   * deleteBefore removes up to `maxBlocks` blocks older than `beforeMs` in one transaction and
+   * returns how many entries went; callers loop until it returns 0, so ingestion never waits long.
+   */
+  async deleteBefore(ws: string, env: Environment, beforeMs: number, maxBlocks: number): Promise<number> {
+    const doomed = [...this.db.getKeys({ start: [ws, env, 0], end: [ws, env, beforeMs], limit: maxBlocks, snapshot: false })];
+    if (doomed.length === 0) return 0;
+    return this.db.transaction(() => {
+      let entries = 0;
+      for (const key of doomed) {
+        const block = this.db.get(key) as StoredEntry[] | undefined;
+        if (block && this.db.removeSync(key)) entries += block.length;
+      }
+      return entries;
     });
   }
 

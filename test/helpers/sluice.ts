@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildApp, services } from "../../src/app.ts";
-import { PlanTable } from "../../src/limits/plans.ts";
+import { PlanTable, type Plan } from "../../src/limits/plans.ts";
 import { openDatabases } from "../../src/storage/db.ts";
 import type { Environment } from "../../src/schema.ts";
 import type { KeyType } from "../../src/auth/keys.ts";
@@ -21,6 +21,7 @@ export interface CallOptions {
 
 export interface TestSluice {
   dir: string;
+  dbs: ReturnType<typeof openDatabases>;
   app: ReturnType<typeof buildApp>;
   svc: ReturnType<typeof services>;
   /** call sends one request; JSON bodies get Content-Type application/json unless headers say otherwise */
@@ -32,12 +33,20 @@ export interface TestSluice {
   close(): Promise<void>;
 }
 
+export interface TestOptions {
+  /** epoch ms; a test moves time by changing what this returns */
+  clock?: () => number;
+  plans?: Plan[];
+  ipRatePerMinute?: number;
+  trustProxyHops?: number;
+}
+
 /** startTestSluice opens a fresh data directory; pass an existing dir to reopen it (restart). */
-export function startTestSluice(dir = mkdtempSync(join(tmpdir(), "sluice-test-"))): TestSluice {
+export function startTestSluice(dir = mkdtempSync(join(tmpdir(), "sluice-test-")), opts: TestOptions = {}): TestSluice {
   const dbs = openDatabases(dir);
-  const deps = { dbs, plans: new PlanTable(), adminToken: ADMIN_TOKEN, log: () => {} };
-  const app = buildApp(deps);
+  const deps = { dbs, plans: new PlanTable(opts.plans), adminToken: ADMIN_TOKEN, log: () => {}, ...opts };
   const svc = services(deps);
+  const app = buildApp(deps, svc);
   const call: TestSluice["call"] = (method, path, opts = {}) => {
     const headers: Record<string, string> = { ...opts.headers };
     if (opts.key !== undefined) headers["x-api-key"] = opts.key;
@@ -50,6 +59,7 @@ export function startTestSluice(dir = mkdtempSync(join(tmpdir(), "sluice-test-")
   };
   return {
     dir,
+    dbs,
     app,
     svc,
     call,

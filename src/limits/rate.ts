@@ -1,0 +1,66 @@
+// rate: which buckets a workspace call spends (contract §7, §8) and the headers that describe them.
+import type { Caller } from "../auth/authenticate.ts";
+import { ApiError, type ErrorCode } from "../errors.ts";
+import { Buckets, type BucketState } from "./buckets.ts";
+
+export type CallKind = "validate" | "other";
+
+/** rateHeaders renders a bucket as X-RateLimit-Limit/Remaining/Reset. */
+export function rateHeaders(s: Pick<BucketState, "limit" | "remaining" | "resetAt">): Record<string, string> {
+  return { "x-ratelimit-limit": String(s.limit), "x-ratelimit-remaining": String(s.remaining), "x-ratelimit-reset": String(s.resetAt) };
+}
+
+/**
+ * RateLimiter admits a call or throws 429. Every call spends one token of the client IP's bucket
+ * and, on a limited plan, one of the key's bucket; validate calls also one of the key's validate bucket.
+ * No bucket is spent unless all of them allow the call.
+ */
+export class RateLimiter {
+  private readonly ips = new Buckets();
+  private readonly keys = new Buckets();
+  private readonly validates = new Buckets();
+
+  constructor(private readonly ipPerMinute: number) {}
+
+  /** admit returns the headers for the bucket that applied, or throws the 429 of the first empty bucket. */
+  admit(caller: Caller, clientIp: string, kind: CallKind, nowMs: number): Record<string, string> {
+    const { plan, key } = caller;
+    const checks: [Buckets, string, number, ErrorCode][] = [];
+    if (this.ipPerMinute > 0) checks.push([this.ips, clientIp, this.ipPerMinute, "RATE_LIMIT_IP_EXCEEDED"]);
+    if (plan.requests_per_minute >= 0) checks.push([this.keys, key.id, plan.requests_per_minute, "RATE_LIMIT_PLAN_EXCEEDED"]);
+    if (kind === "validate" && plan.validate_requests_per_minute >= 0) {
+      checks.push([this.validates, key.id, plan.validate_requests_per_minute, "RATE_LIMIT_VALIDATE_EXCEEDED"]);
+    }
+    for (const [buckets, name, perMinute, code] of checks) {
+      const s = buckets.take(name, perMinute, nowMs, false);
+      if (!s.allowed) throw tooMany(code, s);
+    }
+    const states = checks.map(([buckets, name, perMinute]) => buckets.take(name, perMinute, nowMs));
+    const applied = states[states.length - 1]; // the most specific: validate, else the key's, else the IP's
+    return applied ? rateHeaders(applied) : {};
+  }
+
+  /** bucketsHeld counts buckets in memory, for tests of the memory bound. */
+  bucketsHeld(): number {
+    return this.ips.size + this.keys.size + this.validates.size;
+  }
+}
+
+const WHAT: Partial<Record<ErrorCode, string>> = {
+  RATE_LIMIT_IP_EXCEEDED: "too many requests from this client address",
+  RATE_LIMIT_PLAN_EXCEEDED: "this key has used its plan's requests per minute",
+  RATE_LIMIT_VALIDATE_EXCEEDED: "this key has used its plan's validate requests per minute",
+};
+
+function tooMany(code: ErrorCode, s: BucketState): ApiError {
+  return new ApiError(429, code, `${WHAT[code]}; retry in ${s.retryAfter} s`, { retry_after: s.retryAfter }, {
+    ...rateHeaders(s),
+    "retry-after": String(s.retryAfter),
+  });
+}
+
+/** clientIp is the socket address, or with `trustedHops` proxies the X-Forwarded-For entry that many hops back. */
+export function clientIp(socketIp: string | undefined, forwardedFor: string | null, trustedHops: number): string {
+  const chain = [socketIp ?? "unknown", ...(forwardedFor ?? "").split(",").map((s) => s.trim()).filter(Boolean).reverse()];
+  return chain[Math.min(trustedHops, chain.length - 1)];
+}

@@ -1,0 +1,44 @@
+// retention: the background sweeper that deletes entries older than each workspace plan's retention (contract §8).
+// Reads never return such entries anyway (query/page.ts); the sweep gives their space back for reuse.
+import type { PlanTable } from "../limits/plans.ts";
+import { retentionFloorMs } from "../limits/plans.ts";
+import { ENVIRONMENTS } from "../schema.ts";
+import type { EntryStore } from "./entries.ts";
+import type { MetaStore } from "./meta.ts";
+
+const BLOCKS_PER_BATCH = 64; // one short write transaction at a time, so ingestion interleaves
+
+/** RetentionSweeper runs sweeps, one at a time. */
+export class RetentionSweeper {
+  private running: Promise<number> | undefined;
+
+  constructor(
+    private readonly entries: EntryStore,
+    private readonly meta: MetaStore,
+    private readonly plans: PlanTable,
+    private readonly clock: () => number = Date.now,
+  ) {}
+
+  /** sweep deletes every expired entry of every workspace and returns how many; concurrent calls share one sweep. */
+  sweep(): Promise<number> {
+    return (this.running ??= this.sweepAll().finally(() => (this.running = undefined)));
+  }
+
+  /** idle resolves once no sweep is under way. */
+  async idle(): Promise<void> {
+    await this.running?.catch(() => 0);
+  }
+
+  private async sweepAll(): Promise<number> {
+    let deleted = 0;
+    for (const ws of this.meta.workspaces()) {
+      if (!this.plans.has(ws.plan)) continue;
+      const floor = retentionFloorMs(this.plans.get(ws.plan), this.clock());
+      if (!Number.isFinite(floor)) continue;
+      for (const env of ENVIRONMENTS) {
+        for (let n; (n = await this.entries.deleteBefore(ws.id, env, floor, BLOCKS_PER_BATCH)) > 0; ) deleted += n;
+      }
+    }
+    return deleted;
+  }
+}
