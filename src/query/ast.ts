@@ -4,14 +4,20 @@ import type { Instant } from "../time.ts";
 
 /** Operator is every comparison the lexer knows, longest first as it tries them. */
 export type Operator = "!=" | "!~" | "<=" | ">=" | "=" | "~" | "<" | ">" | "@";
+/** EqOp is equality and its complement. */
 export type EqOp = "=" | "!=";
+/** MatchOp adds substring/glob `~` and its complement `!~`. */
 export type MatchOp = "=" | "!=" | "~" | "!~";
+/** TextOp adds full-text `@` for action and message. */
 export type TextOp = MatchOp | "@";
+/** RangeOp orders numbers and instants. */
 export type RangeOp = "<" | ">" | "<=" | ">=";
+/** TimeOp is every comparison of a timestamp. */
 export type TimeOp = RangeOp | EqOp;
 
 /** ObjectFacet names the four free-form objects of an entry. */
 export type ObjectFacet = "actor" | "target" | "context" | "metadata";
+/** OBJECT_FACETS lists the object facets, the roots of field paths. */
 export const OBJECT_FACETS: readonly ObjectFacet[] = ["actor", "target", "context", "metadata"];
 
 /** StringValue is a bare or quoted value, unescaped. */
@@ -22,6 +28,7 @@ export interface NullValue { kind: "null"; pos: number }
 export interface TimeValue { kind: "time"; text: string; instant: Instant; pos: number }
 /** NumberValue is a JSON-number value as written plus its numeric value, for ranges on object fields. */
 export interface NumberValue { kind: "number"; text: string; number: number; pos: number }
+/** Value is one member of a facet term's group. */
 export type Value = StringValue | NullValue | TimeValue | NumberValue;
 
 /** IdTerm compares the entry id with UUIDs: `id=…`, `id!=…`. */

@@ -12,6 +12,7 @@ export interface RawFacetTerm { kind: "facet"; pos: number; end: number; facet: 
 /** RawFreeTerm is a free word or a quoted free phrase. */
 export interface RawFreeTerm { kind: "free"; pos: number; end: number; text: string; quoted: boolean }
 
+/** RawTerm is one space-separated term as the lexer found it. */
 export type RawTerm = RawFacetTerm | RawFreeTerm;
 
 /** lex splits a query into raw terms, or throws the first syntax fault from the left. */

@@ -11,8 +11,11 @@ import { OBJECT_FACETS } from "./ast.ts";
 import { lex, type RawFacetTerm, type RawMember } from "./lexer.ts";
 import { words } from "./words.ts";
 
+/** MAX_QUERY_LENGTH is the longest query, in UTF-16 code units. */
 export const MAX_QUERY_LENGTH = 2000;
+/** MAX_TERMS is the most terms of a query, free words included. */
 export const MAX_TERMS = 20;
+/** MAX_VALUES is the most facet values of a query, single or grouped, free words excluded. */
 export const MAX_VALUES = 100;
 
 const UUID_ANY_CASE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -1,0 +1,53 @@
+// dictionary: the distinct action values of each workspace environment, and their trigrams.
+//
+// Key layout (db `dictionary`): [workspaceId, environment, "v", action] → true (the value exists)
+// and [workspaceId, environment, "g", trigram, action] → true, trigrams of the lowercased action.
+// A substring query narrows the distinct values by trigrams, checks each value exactly, then
+// reads the postings of the values that match. Distinct actions are far fewer than entries.
+import type { Database } from "lmdb";
+import type { Environment } from "../schema.ts";
+
+/** trigrams lists the distinct 3-code-unit substrings of a (lowercased) text. */
+export function trigrams(text: string): string[] {
+  const out = new Set<string>();
+  for (let i = 0; i + 3 <= text.length; i++) out.add(text.slice(i, i + 3));
+  return [...out];
+}
+
+export class Dictionary {
+  constructor(readonly db: Database) {}
+
+  /** addInTransaction records an action value once; call it inside the entry write transaction. */
+  addInTransaction(ws: string, env: Environment, action: string): void {
+    if (this.db.get([ws, env, "v", action]) !== undefined) return;
+    this.db.put([ws, env, "v", action], true);
+    for (const t of trigrams(action.toLowerCase())) this.db.put([ws, env, "g", t, action], true);
+  }
+
+  /**
+   * actions returns the distinct action values that satisfy `test`, narrowed first by the trigrams
+   * of `literal` (a lowercased fragment every match must contain; "" when there is none).
+   */
+  actions(ws: string, env: Environment, literal: string, test: (action: string) => boolean): string[] {
+    const grams = trigrams(literal);
+    let candidates: Iterable<string>;
+    if (grams.length === 0) {
+      candidates = this.db.getKeys({ start: [ws, env, "v"], end: [ws, env, "v\u0000"], snapshot: false }).map((k) => (k as unknown[])[3] as string);
+    } else {
+      let set: Set<string> | undefined;
+      for (const g of grams) {
+        const next = new Set<string>();
+        for (const k of this.db.getKeys({ start: [ws, env, "g", g], end: [ws, env, "g", g + "\u0000"], snapshot: false })) {
+          const action = (k as unknown[])[4] as string;
+          if (!set || set.has(action)) next.add(action);
+        }
+        set = next;
+        if (set.size === 0) break;
+      }
+      candidates = set ?? [];
+    }
+    const out: string[] = [];
+    for (const a of candidates) if (test(a)) out.push(a);
+    return out;
+  }
+}

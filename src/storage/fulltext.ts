@@ -1,0 +1,187 @@
+// fulltext: FlexSearch over the words of action and message, one document per block, in time segments.
+//
+// Each workspace environment has sealed segments, persisted in LMDB and loaded on demand (at most
+// MAX_LOADED in memory), and one active segment in memory, rebuilt at start from the blocks written
+// after the last sealed one. A block joins the active segment right after its commit, before the
+// write is acknowledged, so an acknowledged entry is at once findable.
+// A document holds every word of its block, so a search yields a superset of the matching blocks;
+// the query engine checks each entry exactly.
+//
+// Key layout (db `fulltext`):
+//   [workspaceId, environment, "s", segmentNo] → SegmentMeta
+//   [workspaceId, environment, "c", segmentNo, chunkNo] → [exportKey, exportData] (FlexSearch export)
+import type { Database } from "lmdb";
+import { Encoder, Index } from "flexsearch";
+import type { Environment } from "../schema.ts";
+import type { ScanRange } from "./entries.ts";
+import { rangeKeys, type BlockRef } from "./postings.ts";
+
+/** BlockWords is what the index needs of a block: its key and its distinct words. */
+export interface BlockWords {
+  ms: number;
+  firstId: string;
+  words: string[];
+  entries: number;
+}
+
+interface SegmentMeta {
+  no: number;
+  /** document number → block key, in key order */
+  blocks: [ms: number, firstId: string][];
+  entries: number;
+}
+
+interface Segment extends SegmentMeta {
+  index: Index;
+}
+
+interface Tenant {
+  sealed: SegmentMeta[]; // ascending by no (= by time)
+  active: Segment;
+}
+
+const MAX_LOADED = 4;
+
+const newIndex = () =>
+  new Index({
+    tokenize: "strict",
+    // our own words, split on spaces and left as they are: FlexSearch must neither merge nor drop any
+    encoder: new Encoder({ normalize: false, dedupe: false, split: " ", cache: false, minlength: 1 }),
+    resolution: 1,
+    fastupdate: false,
+    context: false,
+  });
+
+export class FullText {
+  private readonly tenants = new Map<string, Tenant>();
+  private readonly loaded = new Map<string, Index>(); // least recently used first
+  private readonly sealing = new Set<Promise<unknown>>();
+
+  constructor(
+    private readonly db: Database,
+    /** blocksAfter yields a tenant's blocks after a key (all when undefined), oldest first */
+    private readonly blocksAfter: (ws: string, env: Environment, after: [number, string] | undefined) => Iterable<BlockWords>,
+    private readonly segmentEntries = 200_000,
+  ) {}
+
+  /** add puts a committed block into the active segment, sealing it when full. */
+  add(ws: string, env: Environment, block: BlockWords): void {
+    const t = this.tenant(ws, env);
+    this.put(t.active, block);
+    if (t.active.entries >= this.segmentEntries) this.seal(ws, env, t);
+  }
+
+  /** blocks yields the blocks that may hold every one of `words`, newest first, within a range. */
+  *blocks(ws: string, env: Environment, words: string[], range: ScanRange): Generator<BlockRef> {
+    const t = this.tenant(ws, env);
+    const { start } = rangeKeys(range);
+    if (!start) return;
+    const top: [number, string] = start.length === 2 ? [start[0] as number, start[1] as string] : [start[0] as number, ""];
+    for (const seg of [t.active, ...[...t.sealed].reverse()]) {
+      if (seg.blocks.length === 0) continue;
+      const [lastMs] = seg.blocks[seg.blocks.length - 1];
+      const [firstMs] = seg.blocks[0];
+      if (lastMs < range.fromMs) break; // this and every older segment end before the range
+      if (firstMs > top[0]) continue;
+      const docs = this.indexOf(ws, env, seg).search(words.join(" "), { limit: seg.blocks.length }) as number[];
+      const hits = docs.map((d) => seg.blocks[d]).sort(([am, ai], [bm, bi]) => bm - am || (ai < bi ? 1 : ai > bi ? -1 : 0));
+      for (const [ms, firstId] of hits) {
+        if (ms < range.fromMs) break;
+        if (ms > top[0] || (ms === top[0] && start.length === 2 && firstId > top[1])) continue;
+        yield { ms, firstId, positions: null };
+      }
+    }
+  }
+
+  /** estimate counts candidate blocks in the active segment and scales by the sealed ones (planner use). */
+  estimate(ws: string, env: Environment, words: string[]): number {
+    const t = this.tenant(ws, env);
+    const hits = (t.active.index.search(words.join(" "), { limit: Math.max(1, t.active.blocks.length) }) as number[]).length;
+    const activeShare = t.active.entries / Math.max(1, t.active.entries + t.sealed.reduce((n, s) => n + s.entries, 0));
+    return Math.ceil(hits / Math.max(activeShare, 0.01));
+  }
+
+  /** dropBefore forgets sealed segments whose every block is older than ms (retention). */
+  async dropBefore(ws: string, env: Environment, ms: number): Promise<void> {
+    const t = this.tenant(ws, env);
+    const gone = t.sealed.filter((s) => s.blocks[s.blocks.length - 1][0] < ms);
+    if (gone.length === 0) return;
+    t.sealed = t.sealed.filter((s) => !gone.includes(s));
+    await this.db.transaction(() => {
+      for (const s of gone) {
+        this.loaded.delete(`${ws}\u0000${env}\u0000${s.no}`);
+        this.db.removeSync([ws, env, "s", s.no]);
+        for (const key of this.db.getKeys({ start: [ws, env, "c", s.no], end: [ws, env, "c", s.no + 1] })) this.db.removeSync(key);
+      }
+    });
+  }
+
+  /** settled resolves once every segment being sealed is persisted. */
+  async settled(): Promise<void> {
+    await Promise.all([...this.sealing]);
+  }
+
+  /** open loads a tenant's sealed segment list and rebuilds its active segment from storage. */
+  private tenant(ws: string, env: Environment): Tenant {
+    const id = `${ws}\u0000${env}`;
+    let t = this.tenants.get(id);
+    if (t) return t;
+    const sealed = [...this.db.getRange({ start: [ws, env, "s"], end: [ws, env, "s\u0000"] }).map(({ value }) => value as SegmentMeta)];
+    const last = sealed[sealed.length - 1];
+    const active: Segment = { no: (last?.no ?? 0) + 1, blocks: [], entries: 0, index: newIndex() };
+    t = { sealed, active };
+    this.tenants.set(id, t);
+    for (const block of this.blocksAfter(ws, env, last ? last.blocks[last.blocks.length - 1] : undefined)) {
+      this.put(t.active, block);
+      if (t.active.entries >= this.segmentEntries) this.seal(ws, env, t);
+    }
+    return t;
+  }
+
+  private put(seg: Segment, block: BlockWords): void {
+    seg.index.add(seg.blocks.length, block.words.join(" "));
+    seg.blocks.push([block.ms, block.firstId]);
+    seg.entries += block.entries;
+  }
+
+  /** seal persists the active segment and starts a new one; the sealed index stays loaded. */
+  private seal(ws: string, env: Environment, t: Tenant): void {
+    const seg = t.active;
+    const meta: SegmentMeta = { no: seg.no, blocks: seg.blocks, entries: seg.entries };
+    const chunks: [string, string][] = [];
+    seg.index.export((key: string, data: string) => void chunks.push([key, data]));
+    t.sealed.push(meta);
+    t.active = { no: seg.no + 1, blocks: [], entries: 0, index: newIndex() };
+    this.remember(`${ws}\u0000${env}\u0000${seg.no}`, seg.index);
+    const write = this.db.transaction(() => {
+      chunks.forEach((c, i) => this.db.put([ws, env, "c", seg.no, i], c));
+      this.db.put([ws, env, "s", seg.no], meta);
+    });
+    this.sealing.add(write);
+    void write.finally(() => this.sealing.delete(write));
+  }
+
+  private indexOf(ws: string, env: Environment, seg: SegmentMeta | Segment): Index {
+    if ("index" in seg) return seg.index;
+    const id = `${ws}\u0000${env}\u0000${seg.no}`;
+    let index = this.loaded.get(id);
+    if (!index) {
+      index = newIndex();
+      for (const { value } of this.db.getRange({ start: [ws, env, "c", seg.no], end: [ws, env, "c", seg.no + 1] })) {
+        const [key, data] = value as [string, string];
+        index.import(key, data);
+      }
+    }
+    this.remember(id, index);
+    return index;
+  }
+
+  private remember(id: string, index: Index): void {
+    this.loaded.delete(id);
+    this.loaded.set(id, index);
+    for (const old of this.loaded.keys()) {
+      if (this.loaded.size <= MAX_LOADED) break;
+      this.loaded.delete(old);
+    }
+  }
+}

@@ -1,0 +1,93 @@
+// postings: which blocks hold entries with a given level, tag or exact action, and where in the block.
+//
+// Key layout (db `postings`): [workspaceId, environment, kind, term, serverMs, firstId] → positions,
+// kind "l" level, "t" tag, "a" action. The value lists the matching entries' positions in the block
+// as little-endian uint16; an empty value means every entry of the block. One key per block and
+// term, not per entry, keeps writes few; a reverse range scan yields blocks newest first.
+import type { Database } from "lmdb";
+import type { Environment } from "../schema.ts";
+import type { Entry } from "./block.ts";
+import type { ScanRange } from "./entries.ts";
+
+export type PostingKind = "l" | "t" | "a";
+
+/** BlockRef names a block and, when known, the positions of the entries that may match. */
+export interface BlockRef {
+  ms: number;
+  firstId: string;
+  /** null: every entry of the block */
+  positions: number[] | null;
+}
+
+/** termsOf lists, per kind and term, the positions of a block's entries that carry it. */
+export function termsOf(entries: readonly Entry[]): [PostingKind, string, number[]][] {
+  const map = new Map<string, [PostingKind, string, number[]]>();
+  const add = (kind: PostingKind, term: string, i: number) => {
+    const k = `${kind}\u0000${term}`;
+    let t = map.get(k);
+    if (!t) map.set(k, (t = [kind, term, []]));
+    if (t[2][t[2].length - 1] !== i) t[2].push(i);
+  };
+  entries.forEach((e, i) => {
+    add("l", e.level, i);
+    add("a", e.action, i);
+    for (const tag of e.tags) add("t", tag, i);
+  });
+  return [...map.values()];
+}
+
+/** encodePositions stores positions, or nothing when they cover the whole block. */
+export function encodePositions(positions: number[], blockSize: number): Uint8Array {
+  if (positions.length === blockSize) return new Uint8Array(0);
+  return new Uint8Array(Uint16Array.from(positions).buffer);
+}
+
+function decodePositions(value: Uint8Array): number[] | null {
+  if (value.byteLength === 0) return null;
+  const copy = value.slice(); // aligned copy: LMDB may reuse the buffer
+  return [...new Uint16Array(copy.buffer, 0, copy.byteLength / 2)];
+}
+
+/** Postings reads posting lists; writes happen inside EntryStore's write transaction. */
+export class Postings {
+  constructor(readonly db: Database) {}
+
+  put(ws: string, env: Environment, kind: PostingKind, term: string, ms: number, firstId: string, positions: Uint8Array): void {
+    this.db.put([ws, env, kind, term, ms, firstId], positions);
+  }
+  remove(ws: string, env: Environment, kind: PostingKind, term: string, ms: number, firstId: string): void {
+    this.db.removeSync([ws, env, kind, term, ms, firstId]);
+  }
+
+  /** blocks yields the blocks holding a term within a range, newest first. */
+  *blocks(ws: string, env: Environment, kind: PostingKind, term: string, range: ScanRange): Generator<BlockRef> {
+    const { start, fromMs } = rangeKeys(range);
+    if (!start) return;
+    const end = [ws, env, kind, term, fromMs];
+    for (const { key, value } of this.db.getRange({ start: [ws, env, kind, term, ...start], end, reverse: true, snapshot: false })) {
+      const k = key as unknown[];
+      yield { ms: k[4] as number, firstId: k[5] as string, positions: decodePositions(value as Uint8Array) };
+    }
+  }
+
+  /** count counts the blocks holding a term within a range, stopping at `cap`. */
+  count(ws: string, env: Environment, kind: PostingKind, term: string, range: ScanRange, cap: number): number {
+    const { start, fromMs } = rangeKeys(range);
+    if (!start) return 0;
+    let n = 0;
+    for (const _ of this.db.getKeys({ start: [ws, env, kind, term, ...start], end: [ws, env, kind, term, fromMs], reverse: true, limit: cap, snapshot: false })) n++;
+    return n;
+  }
+}
+
+/**
+ * rangeKeys turns a scan range into the key suffix to start a reverse scan at ([ms] or [ms, id] for a cursor)
+ * and the lower bound; start is undefined when the range is empty.
+ */
+export function rangeKeys(range: ScanRange): { start: (number | string)[] | undefined; fromMs: number } {
+  const { after } = range;
+  let top = Math.min(range.toMs, 8.64e15);
+  if (after && after.ms < top) top = after.ms + 1; // only blocks at or below the cursor's millisecond matter
+  if (top <= range.fromMs) return { start: undefined, fromMs: range.fromMs };
+  return { start: after && after.ms + 1 === top ? [after.ms, after.id] : [top], fromMs: range.fromMs };
+}

@@ -1,0 +1,16 @@
+// words: full-text words are maximal runs of Unicode letters and digits, lowercased.
+import { expect, test } from "bun:test";
+import { words } from "../../../src/query/words.ts";
+
+const rows: [string, string, string[]][] = [
+  ["punctuation and spaces split words", "Disk full! (sda1)", ["disk", "full", "sda1"]],
+  ["underscores, dots and @ split words", "user_id@example.com", ["user", "id", "example", "com"]],
+  ["letters of any script are word characters", "Größe 東京 Ωmega", ["größe", "東京", "ωmega"]],
+  ["digits of any script are word characters", "٣٤ x²", ["٣٤", "x²"]],
+  ["combining marks split words (they are neither letters nor digits)", "e\u0301x", ["e", "x"]],
+  ["words are lowercased after splitting", "İSTANBUL", ["i̇stanbul"]],
+  ["repeats are dropped, first appearance kept", "b a B A", ["b", "a"]],
+  ["text without letters or digits has no words", "-- !! --", []],
+  ["the empty text has no words", "", []],
+];
+for (const [rule, text, expected] of rows) test(rule, () => expect(words(text)).toEqual(expected));
