@@ -29,6 +29,8 @@ export interface AppDeps {
   ipRatePerMinute?: number;
   /** proxies in front whose X-Forwarded-For entries are trusted (SLUICE_TRUST_PROXY) */
   trustProxyHops?: number;
+  /** entries per full-text segment before it is sealed and persisted (tests make it small) */
+  segmentEntries?: number;
   /** SLUICE_ADMIN_TOKEN, when set; otherwise the stored hash of the generated token is used */
   adminToken: string | undefined;
   log?: (line: Record<string, unknown>) => void;
@@ -39,7 +41,7 @@ export function services(deps: AppDeps) {
   const clock = deps.clock ?? Date.now;
   const meta = new MetaStore(deps.dbs.meta);
   const usage = new UsageStore(deps.dbs.usage);
-  const entries = new EntryStore(deps.dbs.entries, usage);
+  const entries = new EntryStore(deps.dbs, usage, deps.segmentEntries);
   const limiter = new RateLimiter(deps.ipRatePerMinute ?? 6000);
   return {
     meta,

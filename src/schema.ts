@@ -95,6 +95,7 @@ export const SearchLogsRequest = T.Object(
     cursorID: T.Optional(T.Union([T.String({ format: "uuid" }), T.Null()])),
     cursorTS: T.Optional(T.Union([DateTime, T.Null()])),
     pageSize: T.Optional(T.Union([T.Integer({ minimum: 10, maximum: 100 }), T.Null()])),
+    explain: T.Optional(T.Union([T.Boolean({ description: "answer with the query plan and its estimates instead of entries" }), T.Null()])),
   },
   { $id: "SearchLogsRequest" },
 );

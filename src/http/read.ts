@@ -4,8 +4,9 @@ import { Type as T } from "@sinclair/typebox";
 import { requireEnvironment, type Caller } from "../auth/authenticate.ts";
 import { badRequest, notFound } from "../errors.ts";
 import { isUuid } from "../ids.ts";
-import { matchSimple, type SimpleFilters } from "../query/filters.ts";
-import { pageHeaders, readOne, readPage } from "../query/page.ts";
+import { filterTerms } from "../query/filters.ts";
+import { explain, pageHeaders, readOne, readPage, type PageRequest } from "../query/page.ts";
+import { parseQuery } from "../query/parser.ts";
 import { parsePaging } from "../query/request.ts";
 import { ENVIRONMENTS, FindLogsQuery, LEVELS, LogEntry, SearchLogsRequest, type Environment, type Level } from "../schema.ts";
 import type { EntryStore } from "../storage/entries.ts";
@@ -61,14 +62,13 @@ export function readRoutes(gate: Gate, store: EntryStore) {
             errors: [{ field: "levels", message: `unknown level ${JSON.stringify(badLevel)}`, log_index: null }],
           });
         }
-        const tags = listParam(q, "tags");
-        const filters: SimpleFilters = {
-          levels: levels.length ? new Set(levels as Level[]) : undefined,
-          tags: tags.length ? new Set(tags) : undefined,
-          action: q.get("action") ? q.get("action")!.toLowerCase() : undefined,
-          message: q.get("message") ? q.get("message")!.toLowerCase() : undefined,
-        };
-        return respondPage(store, caller, { ...paging, match: matchSimple(filters) }, now);
+        const terms = filterTerms({
+          levels: levels as Level[],
+          tags: listParam(q, "tags"),
+          action: q.get("action") ?? undefined,
+          message: q.get("message") ?? undefined,
+        });
+        return respondPage(store, caller, { ...paging, query: { terms } }, now);
       }),
       {
         detail: operation({
@@ -90,24 +90,23 @@ export function readRoutes(gate: Gate, store: EntryStore) {
         }
         const b = body as Record<string, unknown>;
         const opt = (k: string) => (b[k] === null ? undefined : b[k]);
-        for (const k of ["query", "action"]) {
-          if (opt(k) !== undefined && typeof opt(k) !== "string") {
-            throw badRequest("VALIDATION_FAILED", `${k} must be a string`, { errors: [{ field: k, message: `${k} must be a string`, log_index: null }] });
+        for (const [k, type] of [["query", "string"], ["action", "string"], ["explain", "boolean"]]) {
+          if (opt(k) !== undefined && typeof opt(k) !== type) {
+            throw badRequest("VALIDATION_FAILED", `${k} must be a ${type}`, { errors: [{ field: k, message: `${k} must be a ${type}`, log_index: null }] });
           }
         }
-        const query = (opt("query") as string | undefined) ?? "";
-        if (query.trim() !== "") {
-          throw badRequest("VALIDATION_QUERY_INVALID", "the query language is not available in this build; filter with from, to and action", { position: 0 });
-        }
+        const query = parseQuery((opt("query") as string | undefined) ?? ""); // its faults come before those of from/to
         const paging = parsePaging({ from: opt("from"), to: opt("to"), cursorID: opt("cursorID"), cursorTS: opt("cursorTS"), pageSize: opt("pageSize") }, false);
         const action = opt("action") as string | undefined;
-        return respondPage(store, caller, { ...paging, match: matchSimple({ action: action ? action.toLowerCase() : undefined }) }, now);
+        const req: PageRequest = { ...paging, query: { terms: [...query.terms, ...filterTerms({ action })] } };
+        if (opt("explain") === true) return json(explain(store, caller, req, now));
+        return respondPage(store, caller, req, now);
       }),
       {
         parse: "none",
         detail: operation({
           summary: "Search log entries with the query language",
-          description: "query is ANDed with from, to and action. Newest first.",
+          description: "query is ANDed with from, to and action. Newest first. With \"explain\": true the answer is the chosen plan and its estimates instead of entries.",
           permission: "logs:read",
           body: SearchLogsRequest,
           responses: { 200: { description: "one page of entries", schema: T.Array(LogEntry), headers: PAGE_HEADERS } },
@@ -117,7 +116,7 @@ export function readRoutes(gate: Gate, store: EntryStore) {
     );
 }
 
-function respondPage(store: EntryStore, caller: Caller, req: Parameters<typeof readPage>[2], now: number): Response {
+function respondPage(store: EntryStore, caller: Caller, req: PageRequest, now: number): Response {
   const page = readPage(store, caller, req, now);
   return json(page.entries, 200, pageHeaders(page));
 }

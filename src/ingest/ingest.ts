@@ -5,7 +5,7 @@ import { ApiError, badRequest, validationFailed, type FieldError } from "../erro
 import { IdGenerator } from "../ids.ts";
 import { quotaExceeded } from "../limits/quota.ts";
 import { ENVIRONMENTS, type Environment, type LogEntry } from "../schema.ts";
-import { toLogEntry, type EntryStore, type StoredEntry } from "../storage/entries.ts";
+import { toLogEntry, type Entry, type EntryStore } from "../storage/entries.ts";
 import { checkEntry, type NewEntry } from "./rules.ts";
 
 const isEnvironment = (v: unknown): v is Environment => typeof v === "string" && (ENVIRONMENTS as readonly string[]).includes(v);
@@ -42,7 +42,7 @@ export class IngestService {
     }
     const entries = this.accept(body, 0, caller);
     const { stored } = await this.write(entries, caller);
-    return { count: stored.length, ids: stored.map((e) => e[0]) };
+    return { count: stored.length, ids: stored.map((e) => e.id) };
   }
 
   /** validate runs every check of a write and stores nothing. */
@@ -93,11 +93,12 @@ export class IngestService {
   }
 
   /** write commits the entries, or nothing when they would pass the monthly quota (checked in the same transaction). */
-  private async write(entries: NewEntry[], caller: Caller): Promise<{ ms: number; stored: StoredEntry[] }> {
+  private async write(entries: NewEntry[], caller: Caller): Promise<{ ms: number; stored: Entry[] }> {
     const { ms, ids } = this.ids.next(entries.length, this.clock());
-    const stored = entries.map((e, i): StoredEntry => [
-      ids[i], e.level, e.action, e.message, e.tags, e.actor, e.target, e.context, e.metadata, e.clientMs,
-    ]);
+    const stored = entries.map((e, i): Entry => ({
+      id: ids[i], level: e.level, action: e.action, message: e.message, tags: e.tags, clientMs: e.clientMs,
+      actor: e.actor, target: e.target, context: e.context, metadata: e.metadata,
+    }));
     let verdict: { stored: boolean; used: number };
     try {
       verdict = await this.store.append(caller.workspace.id, caller.key.environment, ms, stored, caller.plan.logs_per_month);

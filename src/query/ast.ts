@@ -50,10 +50,17 @@ export interface RangeTerm { kind: "range"; facet: ObjectFacet; path: string[]; 
 /** FreeTerm is a free word or quoted free phrase; `words` are its full-text words. */
 export interface FreeTerm { kind: "free"; text: string; words: string[]; pos: number }
 
+/**
+ * LiteralTerm is a plain case-insensitive substring of action or message, `*` included: the
+ * `action`/`message` filters of GET /logs and the body `action` of POST /logs/query. The query
+ * language cannot write it; it is built by the read endpoints.
+ */
+export interface LiteralTerm { kind: "literal"; facet: "action" | "message"; text: string; pos: number }
+
 /** FacetTerm is every term of the form `<facet><op><value>`. */
 export type FacetTerm = IdTerm | EnumTerm | TextTerm | TagTerm | TimeTerm | ObjectNullTerm | PathTerm | RangeTerm;
 /** Term is one ANDed part of a query. */
-export type Term = FacetTerm | FreeTerm;
+export type Term = FacetTerm | FreeTerm | LiteralTerm;
 
 /** Query is a parsed query: all terms ANDed; no terms matches everything. */
 export interface Query { terms: Term[] }

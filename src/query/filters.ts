@@ -1,23 +1,24 @@
-// filters: the simple filters of GET /logs and the body `action` of POST /logs/query (contract §5).
-// They are plain case-insensitive substrings and any-of lists; the query language lives beside them.
-import type { StoredEntry } from "../storage/entries.ts";
+// filters: the simple filters of GET /logs and the body `action` of POST /logs/query (contract §5),
+// expressed as query terms so that every read runs through the same planner and matcher.
 import type { Level } from "../schema.ts";
+import type { Term } from "./ast.ts";
 
 export interface SimpleFilters {
-  levels?: ReadonlySet<Level>;
-  tags?: ReadonlySet<string>;
-  /** lowercased substring of action */
+  levels?: Level[];
+  tags?: string[];
+  /** case-insensitive substring of action; `*` is literal */
   action?: string;
-  /** lowercased substring of message */
+  /** case-insensitive substring of message; `*` is literal */
   message?: string;
 }
 
-/** matchSimple builds the predicate for a set of simple filters (all ANDed). */
-export function matchSimple(f: SimpleFilters): (e: StoredEntry) => boolean {
-  const { levels, tags, action, message } = f;
-  return (e) =>
-    (!levels || levels.has(e[1])) &&
-    (action === undefined || e[2].toLowerCase().includes(action)) &&
-    (message === undefined || (e[3] !== null && e[3].toLowerCase().includes(message))) &&
-    (!tags || e[4].some((t) => tags.has(t)));
+/** filterTerms turns simple filters into terms: lists are any-of, everything ANDed. */
+export function filterTerms(f: SimpleFilters): Term[] {
+  const terms: Term[] = [];
+  const values = (xs: string[]) => xs.map((text) => ({ kind: "string" as const, text, pos: 0 }));
+  if (f.levels?.length) terms.push({ kind: "enum", facet: "level", op: "=", values: values(f.levels), pos: 0 });
+  if (f.tags?.length) terms.push({ kind: "tag", op: "=", values: values(f.tags), pos: 0 });
+  if (f.action) terms.push({ kind: "literal", facet: "action", text: f.action, pos: 0 });
+  if (f.message) terms.push({ kind: "literal", facet: "message", text: f.message, pos: 0 });
+  return terms;
 }

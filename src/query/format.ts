@@ -11,6 +11,7 @@ export function formatQuery(q: Query): string {
 /** formatTerm prints one term: canonical facet name, operator, values joined by commas; or the free text. */
 export function formatTerm(t: Term): string {
   if (t.kind === "free") return bareFree(t.text) ? t.text : quote(t.text);
+  if (t.kind === "literal") return `${t.facet} contains ${quote(t.text)}`; // no query-language form: shown by explain only
   return facetName(t) + t.op + t.values.map(formatValue).join(",");
 }
 

@@ -1,12 +1,10 @@
 // match: the naive reference evaluator of §6. It decides one entry at a time, straight from the
 // contract's words; any index plan must return exactly the entries this accepts.
 import type { Environment } from "../schema.ts";
-import type { Row, StoredEntry } from "../storage/entries.ts";
+import type { Entry, Row } from "../storage/entries.ts";
 import type { Instant } from "../time.ts";
 import type { NullValue, ObjectFacet, Query, RangeOp, StringValue, Term, TimeOp } from "./ast.ts";
 import { words } from "./words.ts";
-
-const OBJECT_INDEX: Record<ObjectFacet, 5 | 6 | 7 | 8> = { actor: 5, target: 6, context: 7, metadata: 8 };
 
 /** matchQuery tells whether an entry of environment env matches every term of the query. */
 export function matchQuery(q: Query, row: Row, env: Environment): boolean {
@@ -18,28 +16,28 @@ export function matchTerm(t: Term, row: Row, env: Environment): boolean {
   const e = row.entry;
   switch (t.kind) {
     case "id":
-      return group(t.op, t.values, (v) => e[0] === v.text); // canonical ids are lowercase: an upper-case value finds nothing
+      return group(t.op, t.values, (v) => e.id === v.text); // canonical ids are lowercase: an upper-case value finds nothing
     case "enum": {
-      const actual = t.facet === "level" ? e[1] : env;
+      const actual = t.facet === "level" ? e.level : env;
       return group(t.op, t.values, (v) => actual === v.text);
     }
     case "text": {
-      const text = t.facet === "action" ? e[2] : e[3];
+      const text = t.facet === "action" ? e.action : e.message;
       if (t.op === "@") return t.values.some((v) => v.kind === "string" && hasAllWords(words(v.text), text));
       if (t.op === "=" || t.op === "!=") return group(t.op, t.values, (v) => (v.kind === "null" ? text === null : text !== null && lower(text) === lower(v.text)));
       return group(t.op, t.values, (v) => v.kind === "string" && text !== null && contains(text, v.text));
     }
     case "tag": {
-      const tags = e[4];
+      const tags = e.tags;
       if (t.op === "=" || t.op === "!=") return group(t.op, t.values, (v) => (v.kind === "null" ? tags.length === 0 : tags.includes(v.text)));
       return group(t.op, t.values, (v) => v.kind === "string" && tags.some((tag) => contains(tag, v.text)));
     }
     case "time": {
-      const ms = t.facet === "server_timestamp" ? row.serverMs : e[9];
+      const ms = t.facet === "server_timestamp" ? row.serverMs : e.clientMs;
       return group(t.op, t.values, (v) => compares(t.op, compareInstant(ms, v.instant)));
     }
     case "object-null": {
-      const obj = e[OBJECT_INDEX[t.facet]];
+      const obj = e[t.facet];
       return group(t.op, t.values, () => obj === null);
     }
     case "path": {
@@ -53,7 +51,11 @@ export function matchTerm(t: Term, row: Row, env: Environment): boolean {
       return typeof field === "number" && t.values.some((v) => compares(t.op, field < v.number ? -1 : field > v.number ? 1 : 0));
     }
     case "free":
-      return hasAllWords(t.words, e[2]) || hasAllWords(t.words, e[3]); // all in action, or all in message
+      return hasAllWords(t.words, e.action) || hasAllWords(t.words, e.message); // all in action, or all in message
+    case "literal": {
+      const text = t.facet === "action" ? e.action : e.message;
+      return text !== null && lower(text).includes(lower(t.text));
+    }
   }
 }
 
@@ -66,8 +68,8 @@ export function textForm(field: unknown): string | undefined {
 }
 
 /** walk follows a path of keys through nested objects (never into arrays); undefined when it is missing. */
-export function walk(e: StoredEntry, facet: ObjectFacet, path: readonly string[]): unknown {
-  let at: unknown = e[OBJECT_INDEX[facet]];
+export function walk(e: Entry, facet: ObjectFacet, path: readonly string[]): unknown {
+  let at: unknown = e[facet];
   for (const key of path) {
     if (at === null || typeof at !== "object" || Array.isArray(at) || !Object.hasOwn(at, key)) return undefined;
     at = (at as Record<string, unknown>)[key];

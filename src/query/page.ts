@@ -1,14 +1,20 @@
-// page: runs a read as a range scan in the read order, keeps what matches, stops when the page is full.
+// page: runs a read — plan, candidate entries in the read order, the whole query checked on each —
+// and stops as soon as the page is full (one entry more tells whether another page follows).
 import type { Caller } from "../auth/authenticate.ts";
-import type { LogEntry } from "../schema.ts";
-import { toLogEntry, type EntryStore, type ScanRange, type StoredEntry } from "../storage/entries.ts";
 import { retentionFloorMs } from "../limits/plans.ts";
+import type { LogEntry } from "../schema.ts";
+import { toLogEntry, type EntryStore, type ScanRange } from "../storage/entries.ts";
+import { formatMs } from "../time.ts";
+import type { Query } from "./ast.ts";
+import { formatQuery } from "./format.ts";
+import { matchQuery } from "./match.ts";
+import { planQuery, type Plan } from "./plan.ts";
 
-/** PageRequest is a validated read: a time range, an optional cursor, a page size and a filter. */
+/** PageRequest is a validated read: a query (all terms ANDed), a time range with an optional cursor, a page size. */
 export interface PageRequest {
+  query: Query;
   range: ScanRange;
   pageSize: number;
-  match: (entry: StoredEntry) => boolean;
 }
 
 export interface Page {
@@ -17,14 +23,20 @@ export interface Page {
   next: { id: string; ts: string } | undefined;
 }
 
-/** readPage returns one page of the caller's own environment, never an entry past retention. */
+/** planFor plans a read of the caller's own environment, never reaching past retention. */
+export function planFor(store: EntryStore, caller: Caller, req: PageRequest, nowMs: number): Plan {
+  const range = { ...req.range, fromMs: Math.max(req.range.fromMs, retentionFloorMs(caller.plan, nowMs)) };
+  return planQuery(store, caller.workspace.id, caller.key.environment, req.query, range);
+}
+
+/** readPage returns one page of matching entries, newest first. */
 export function readPage(store: EntryStore, caller: Caller, req: PageRequest, nowMs: number): Page {
   const env = caller.key.environment;
-  const range = { ...req.range, fromMs: Math.max(req.range.fromMs, retentionFloorMs(caller.plan, nowMs)) };
+  const plan = planFor(store, caller, req, nowMs);
   const entries: LogEntry[] = [];
   let more = false;
-  for (const row of store.scan(caller.workspace.id, env, range)) {
-    if (!req.match(row.entry)) continue;
+  for (const row of store.rows(caller.workspace.id, env, plan.chosen.open(), plan.range)) {
+    if (!matchQuery(req.query, row, env)) continue;
     if (entries.length === req.pageSize) {
       more = true;
       break;
@@ -35,10 +47,27 @@ export function readPage(store: EntryStore, caller: Caller, req: PageRequest, no
   return { entries, next: more && last ? { id: last.id, ts: last.server_timestamp } : undefined };
 }
 
+/** explain describes the plan a read would run, with every estimate, instead of running it. */
+export function explain(store: EntryStore, caller: Caller, req: PageRequest, nowMs: number) {
+  const plan = planFor(store, caller, req, nowMs);
+  const describe = (c: Plan["chosen"]) => ({ index: c.index, term: c.term ?? null, estimate_blocks: c.estimate });
+  return {
+    plan: describe(plan.chosen),
+    estimates: plan.candidates.map(describe),
+    residual: formatQuery(req.query),
+    range: {
+      from: Number.isFinite(plan.range.fromMs) && plan.range.fromMs > 0 ? formatMs(plan.range.fromMs) : null,
+      to: plan.range.toMs < 8.64e15 ? formatMs(plan.range.toMs) : null,
+      after: plan.range.after ?? null,
+    },
+  };
+}
+
 /** readOne finds one entry of the caller's own environment by id, never one past retention. */
 export function readOne(store: EntryStore, caller: Caller, id: string, nowMs: number): LogEntry | undefined {
-  const entry = store.get(caller.workspace.id, caller.key.environment, id);
-  return entry && Date.parse(entry.server_timestamp) >= retentionFloorMs(caller.plan, nowMs) ? entry : undefined;
+  const row = store.get(caller.workspace.id, caller.key.environment, id);
+  if (!row || row.serverMs < retentionFloorMs(caller.plan, nowMs)) return undefined;
+  return toLogEntry(caller.key.environment, row.serverMs, row.entry);
 }
 
 /** pageHeaders carries the next cursor as X-Next-Cursor-ID / X-Next-Cursor-TS. */

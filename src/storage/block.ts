@@ -31,7 +31,7 @@ interface Columns {
   ob: Uint8Array | null; // msgpack of (Objects | null)[]; null when no entry has any object
 }
 
-const packr = new Packr({ useRecords: true, moreTypes: false, bundleStrings: false });
+const packr = new Packr({ useRecords: true, moreTypes: false, bundleStrings: false, copyBuffers: true }); // copies: LMDB reuses its read buffers
 
 /** encodeBlock packs entries (ids ascending) into one value. */
 export function encodeBlock(entries: readonly Entry[]): Uint8Array {

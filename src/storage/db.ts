@@ -7,6 +7,10 @@ export interface Databases {
   root: RootDatabase;
   /** entries: block key → block of entries (see entries.ts for the layout). */
   entries: Database;
+  /** postings, dictionary, fulltext: the indexes (postings.ts, dictionary.ts, fulltext.ts). */
+  postings: Database;
+  dictionary: Database;
+  fulltext: Database;
   /** meta: organizations, workspaces, keys, the admin token hash (see meta.ts). */
   meta: Database;
   /** usage: entries written per workspace and month (see usage.ts). */
@@ -24,7 +28,10 @@ export function openDatabases(dataDir: string): Databases {
   });
   return {
     root,
-    entries: root.openDB({ name: "entries", encoding: "msgpack" }),
+    entries: root.openDB({ name: "entries", encoding: "binary" }),
+    postings: root.openDB({ name: "postings", encoding: "binary" }),
+    dictionary: root.openDB({ name: "dictionary", encoding: "msgpack" }),
+    fulltext: root.openDB({ name: "fulltext", encoding: "msgpack" }),
     meta: root.openDB({ name: "meta", encoding: "msgpack" }),
     usage: root.openDB({ name: "usage", encoding: "msgpack" }),
   };

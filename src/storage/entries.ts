@@ -1,33 +1,36 @@
-// entries: the primary store of log entries, in blocks.
+// entries: the primary store of log entries, in blocks, with the indexes written in the same transaction.
 //
-// Key layout (lmdb ordered-binary array keys, so keys sort element by element):
-//   [workspaceId, environment, serverMs, firstId] → Block
+// Key layout (db `entries`, lmdb ordered-binary array keys, compared element by element):
+//   [workspaceId, environment, serverMs, firstId] → Block (columnar; see block.ts)
 // One block holds the entries of one write (at most BLOCK_MAX of them) that share serverMs;
 // their ids are UUIDv7 whose time field is serverMs and which increase in input order.
 // So a page is a reverse range scan, a cursor is a seek, and GET by id needs no id index:
 // the id gives serverMs, and the block holding it is among those at [ws, env, serverMs, ≤ id].
-// Blocks written at the same millisecond by different processes may interleave in id,
-// so readers merge all blocks of one millisecond before ordering by id.
+// Blocks written at the same millisecond by different writers may interleave in id, so readers
+// merge all blocks of one millisecond before ordering by id.
+// Beside each block, in the same transaction: its postings (postings.ts), new action values
+// (dictionary.ts) and the month's usage count (usage.ts); right after commit, its words join
+// the full-text index (fulltext.ts).
 import type { Database } from "lmdb";
-import type { Environment, Level, LogEntry } from "../schema.ts";
-import { formatMs } from "../time.ts";
 import { uuidTimeMs } from "../ids.ts";
+import type { Environment, LogEntry } from "../schema.ts";
+import { formatMs } from "../time.ts";
+import { words } from "../query/words.ts";
+import { Block, encodeBlock, type Entry } from "./block.ts";
+import { Dictionary } from "./dictionary.ts";
+import { FullText, type BlockWords } from "./fulltext.ts";
+import { Postings, encodePositions, rangeKeys, termsOf, type BlockRef } from "./postings.ts";
 import { monthOf, type UsageStore } from "./usage.ts";
 
-/** StoredEntry is one entry as kept inside a block: a tuple, so that blocks stay compact. */
-export type StoredEntry = [
-  id: string, level: Level, action: string, message: string | null, tags: string[],
-  actor: object | null, target: object | null, context: object | null, metadata: object | null, clientMs: number,
-];
+export type { Entry } from "./block.ts";
 
-/** Row is an entry read back with the fields its key carries. */
+/** Row is an entry read back with the server timestamp its key carries. */
 export interface Row {
   serverMs: number;
-  entry: StoredEntry;
+  entry: Entry;
 }
 
 export const BLOCK_MAX = 1000;
-const TS_MAX = 8.64e15; // the largest JS Date: above any server timestamp
 
 export interface ScanRange {
   /** inclusive lower bound on serverMs */
@@ -38,100 +41,194 @@ export interface ScanRange {
   after?: { ms: number; id: string };
 }
 
-/** EntryStore reads and writes entry blocks; the layout stays behind this class. */
+export interface EntryDatabases {
+  entries: Database;
+  postings: Database;
+  dictionary: Database;
+  fulltext: Database;
+}
+
+/** EntryStore reads and writes entry blocks and their indexes; the layout stays behind this class. */
 export class EntryStore {
-  constructor(private readonly db: Database, private readonly usage: UsageStore) {}
+  readonly postings: Postings;
+  readonly dictionary: Dictionary;
+  readonly fulltext: FullText;
+  private readonly db: Database;
+
+  constructor(dbs: EntryDatabases, private readonly usage: UsageStore, segmentEntries?: number) {
+    this.db = dbs.entries;
+    this.postings = new Postings(dbs.postings);
+    this.dictionary = new Dictionary(dbs.dictionary);
+    this.fulltext = new FullText(dbs.fulltext, (ws, env, after) => this.blockWordsAfter(ws, env, after), segmentEntries);
+  }
 
   /**
-   * append stores one write's entries and counts them, atomically, unless that would pass
-   * `monthlyLimit` (-1: none); then it stores nothing. Resolves once committed, with the verdict.
+   * append stores one write's entries, their index entries and their count, atomically, unless that
+   * would pass `monthlyLimit` (-1: none); then it stores nothing. Resolves once committed, with the
+   * verdict; by then the entries are findable through every index and full text.
    */
-  append(ws: string, env: Environment, serverMs: number, entries: StoredEntry[], monthlyLimit: number): Promise<{ stored: boolean; used: number }> {
-    return this.db.transaction(() => {
+  async append(ws: string, env: Environment, serverMs: number, entries: Entry[], monthlyLimit: number): Promise<{ stored: boolean; used: number }> {
+    const blocks: Entry[][] = [];
+    for (let i = 0; i < entries.length; i += BLOCK_MAX) blocks.push(entries.slice(i, i + BLOCK_MAX));
+    const values = blocks.map(encodeBlock);
+    const verdict = await this.db.transaction(() => {
       const month = monthOf(serverMs);
       const used = this.usage.used(ws, month);
       if (monthlyLimit >= 0 && used + entries.length > monthlyLimit) return { stored: false, used };
-      for (let i = 0; i < entries.length; i += BLOCK_MAX) {
-        const block = entries.slice(i, i + BLOCK_MAX);
-        this.db.put([ws, env, serverMs, block[0][0]], block);
-      }
+      blocks.forEach((block, b) => {
+        const firstId = block[0].id;
+        this.db.put([ws, env, serverMs, firstId], values[b]);
+        for (const [kind, term, positions] of termsOf(block)) {
+          this.postings.put(ws, env, kind, term, serverMs, firstId, encodePositions(positions, block.length));
+        }
+        for (const action of new Set(block.map((e) => e.action))) this.dictionary.addInTransaction(ws, env, action);
+      });
       return { stored: true, used: this.usage.addInTransaction(ws, month, entries.length) };
     });
-  }
-
-  /**
-   * deleteBefore removes up to `maxBlocks` blocks older than `beforeMs` in one transaction and
-   * returns how many entries went; callers loop until it returns 0, so ingestion never waits long.
-   */
-  async deleteBefore(ws: string, env: Environment, beforeMs: number, maxBlocks: number): Promise<number> {
-    const doomed = [...this.db.getKeys({ start: [ws, env, 0], end: [ws, env, beforeMs], limit: maxBlocks, snapshot: false })];
-    if (doomed.length === 0) return 0;
-    return this.db.transaction(() => {
-      let entries = 0;
-      for (const key of doomed) {
-        const block = this.db.get(key) as StoredEntry[] | undefined;
-        if (block && this.db.removeSync(key)) entries += block.length;
-      }
-      return entries;
-    });
+    if (verdict.stored) for (const block of blocks) this.fulltext.add(ws, env, blockWords(serverMs, block));
+    return verdict;
   }
 
   /** get finds one entry by id within a workspace environment. */
-  get(ws: string, env: Environment, id: string): LogEntry | undefined {
+  get(ws: string, env: Environment, id: string): Row | undefined {
+    const ref = this.locate(ws, env, id);
+    if (!ref) return undefined;
+    const block = this.block(ws, env, ref.ms, ref.firstId)!;
+    return { serverMs: ref.ms, entry: block.entry(ref.positions![0]) };
+  }
+
+  /** locate finds the block and position of an entry by id. */
+  locate(ws: string, env: Environment, id: string): BlockRef | undefined {
     const ms = uuidTimeMs(id);
-    if (!(ms >= 0 && ms < TS_MAX)) return undefined;
-    for (const { value } of this.db.getRange({ start: [ws, env, ms, id], end: [ws, env, ms], reverse: true })) {
-      const hit = (value as StoredEntry[]).find((e) => e[0] === id);
-      if (hit) return toLogEntry(env, ms, hit);
+    if (!(ms >= 0 && ms < 8.64e15)) return undefined;
+    for (const { key, value } of this.db.getRange({ start: [ws, env, ms, id], end: [ws, env, ms], reverse: true })) {
+      const i = Block.decode(ms, value as Uint8Array).indexOf(id);
+      if (i >= 0) return { ms, firstId: (key as unknown[])[3] as string, positions: [i] };
     }
     return undefined;
   }
 
-  /** scan yields the entries of a range in the read order: serverMs descending, then id descending. */
-  *scan(ws: string, env: Environment, range: ScanRange): Generator<Row> {
-    const { after } = range;
-    let top = range.toMs;
-    if (after && after.ms < top) top = after.ms + 1; // only blocks at or below the cursor's millisecond matter
-    if (top <= range.fromMs) return;
-    const start = after && after.ms + 1 === top ? [ws, env, after.ms, after.id] : [ws, env, Math.min(top, TS_MAX)];
-    let groupMs = -1;
-    let group: StoredEntry[] = [];
-    for (const { key, value } of this.db.getRange({ start, end: [ws, env, range.fromMs], reverse: true, snapshot: false })) {
-      const ms = (key as unknown[])[2] as number;
-      if (ms !== groupMs) {
-        yield* emit(groupMs, group, after);
-        groupMs = ms;
-        group = [];
-      }
-      for (const e of value as StoredEntry[]) group.push(e);
+  /** blocks yields every block of a range as a reference, newest first: the full scan. */
+  *blocks(ws: string, env: Environment, range: ScanRange): Generator<BlockRef> {
+    const { start, fromMs } = rangeKeys(range);
+    if (!start) return;
+    for (const key of this.db.getKeys({ start: [ws, env, ...start], end: [ws, env, fromMs], reverse: true, snapshot: false })) {
+      const k = key as unknown[];
+      yield { ms: k[2] as number, firstId: k[3] as string, positions: null };
     }
-    yield* emit(groupMs, group, after);
+  }
+
+  /** countBlocks counts a range's blocks, stopping at cap (planner estimates). */
+  countBlocks(ws: string, env: Environment, range: ScanRange, cap: number): number {
+    let n = 0;
+    for (const _ of this.blocks(ws, env, range)) if (++n >= cap) break;
+    return n;
+  }
+
+  /**
+   * rows turns block references (newest first) into entries in the read order — serverMs descending,
+   * then id descending — strictly after the range's cursor. References to blocks since deleted are skipped.
+   */
+  *rows(ws: string, env: Environment, refs: Iterable<BlockRef>, range: ScanRange): Generator<Row> {
+    let groupMs = NaN;
+    let group = new Map<string, Set<number> | null>();
+    const flush = function* (this: EntryStore): Generator<Row> {
+      if (group.size === 0) return;
+      const rows: Row[] = [];
+      for (const [firstId, positions] of group) {
+        const block = this.block(ws, env, groupMs, firstId);
+        if (!block) continue;
+        if (positions === null) for (let i = 0; i < block.size; i++) rows.push({ serverMs: groupMs, entry: block.entry(i) });
+        else for (const i of positions) rows.push({ serverMs: groupMs, entry: block.entry(i) });
+      }
+      rows.sort((a, b) => (a.entry.id < b.entry.id ? 1 : a.entry.id > b.entry.id ? -1 : 0));
+      const { after } = range;
+      for (const r of rows) if (!(after && groupMs === after.ms && r.entry.id >= after.id)) yield r;
+    };
+    for (const ref of refs) {
+      if (ref.ms < range.fromMs || ref.ms >= range.toMs || (range.after && ref.ms > range.after.ms)) continue;
+      if (ref.ms !== groupMs) {
+        yield* flush.call(this);
+        groupMs = ref.ms;
+        group = new Map();
+      }
+      const had = group.get(ref.firstId);
+      if (had === null) continue; // the whole block is in already
+      if (ref.positions === null) group.set(ref.firstId, null);
+      else group.set(ref.firstId, new Set([...(had ?? []), ...ref.positions]));
+    }
+    yield* flush.call(this);
+  }
+
+  /** scan yields every entry of a range in the read order. */
+  scan(ws: string, env: Environment, range: ScanRange): Generator<Row> {
+    return this.rows(ws, env, this.blocks(ws, env, range), range);
+  }
+
+  /**
+   * deleteBefore removes up to `maxBlocks` blocks older than `beforeMs`, with their postings, in one
+   * transaction and returns how many entries went; callers loop until it returns 0, so ingestion never waits long.
+   */
+  async deleteBefore(ws: string, env: Environment, beforeMs: number, maxBlocks: number): Promise<number> {
+    const doomed = [...this.db.getKeys({ start: [ws, env, 0], end: [ws, env, beforeMs], limit: maxBlocks, snapshot: false })];
+    if (doomed.length === 0) {
+      await this.fulltext.dropBefore(ws, env, beforeMs);
+      return 0;
+    }
+    return this.db.transaction(() => {
+      let n = 0;
+      for (const key of doomed) {
+        const [, , ms, firstId] = key as [string, Environment, number, string];
+        const block = this.block(ws, env, ms, firstId);
+        if (!block) continue;
+        const entries = Array.from({ length: block.size }, (_, i) => block.entry(i));
+        for (const [kind, term] of termsOf(entries)) this.postings.remove(ws, env, kind, term, ms, firstId);
+        this.db.removeSync(key);
+        n += block.size;
+      }
+      return n;
+    });
+  }
+
+  private block(ws: string, env: Environment, ms: number, firstId: string): Block | undefined {
+    const value = this.db.get([ws, env, ms, firstId]) as Uint8Array | undefined;
+    return value === undefined ? undefined : Block.decode(ms, value);
+  }
+
+  private *blockWordsAfter(ws: string, env: Environment, after: [number, string] | undefined): Generator<BlockWords> {
+    const start = after ? [ws, env, after[0], `${after[1]}\u0000`] : [ws, env, 0];
+    for (const { key, value } of this.db.getRange({ start, end: [ws, env, 8.64e15], snapshot: false })) {
+      const ms = (key as unknown[])[2] as number;
+      const block = Block.decode(ms, value as Uint8Array);
+      yield blockWords(ms, Array.from({ length: block.size }, (_, i) => block.entry(i)));
+    }
   }
 }
 
-function* emit(ms: number, group: StoredEntry[], after: ScanRange["after"]): Generator<Row> {
-  if (group.length === 0) return;
-  group.sort((a, b) => (a[0] < b[0] ? 1 : a[0] > b[0] ? -1 : 0));
-  for (const entry of group) {
-    if (after && ms === after.ms && entry[0] >= after.id) continue;
-    yield { serverMs: ms, entry };
+/** blockWords collects the distinct full-text words of a block's actions and messages. */
+function blockWords(ms: number, entries: readonly Entry[]): BlockWords {
+  const all = new Set<string>();
+  for (const e of entries) {
+    for (const w of words(e.action)) all.add(w);
+    if (e.message !== null) for (const w of words(e.message)) all.add(w);
   }
+  return { ms, firstId: entries[0].id, words: [...all], entries: entries.length };
 }
 
 /** toLogEntry renders a stored entry in the wire shape of interface §2.1. */
-export function toLogEntry(env: Environment, serverMs: number, e: StoredEntry): LogEntry {
+export function toLogEntry(env: Environment, serverMs: number, e: Entry): LogEntry {
   return {
-    id: e[0],
+    id: e.id,
     environment: env,
-    level: e[1],
-    action: e[2],
-    message: e[3],
-    tags: e[4],
-    actor: e[5] as LogEntry["actor"],
-    target: e[6] as LogEntry["target"],
-    context: e[7] as LogEntry["context"],
-    metadata: e[8] as LogEntry["metadata"],
-    client_timestamp: formatMs(e[9]),
+    level: e.level,
+    action: e.action,
+    message: e.message,
+    tags: e.tags,
+    actor: e.actor,
+    target: e.target,
+    context: e.context,
+    metadata: e.metadata,
+    client_timestamp: formatMs(e.clientMs),
     server_timestamp: formatMs(serverMs),
   };
 }

@@ -2,7 +2,7 @@
 import { expect } from "bun:test";
 import { ApiError } from "../../../src/errors.ts";
 import type { Environment, Level } from "../../../src/schema.ts";
-import type { Row, StoredEntry } from "../../../src/storage/entries.ts";
+import type { Entry, Row } from "../../../src/storage/entries.ts";
 
 export const QUERY_CODES = ["VALIDATION_QUERY_SYNTAX", "VALIDATION_QUERY_INVALID", "VALIDATION_QUERY_TIME_RANGE", "VALIDATION_QUERY_CONSTRAINT"] as const;
 export type QueryCode = (typeof QUERY_CODES)[number];
@@ -42,9 +42,11 @@ export const ID = "0192f3a4-5b6c-7d8e-9f01-23456789abcd";
 
 /** row builds a stored entry as the reader sees it. */
 export function row(f: EntryFields = {}): Row {
-  const entry: StoredEntry = [
-    f.id ?? ID, f.level ?? "info", f.action ?? "user.login", f.message === undefined ? "hello" : f.message, f.tags ?? [],
-    f.actor ?? null, f.target ?? null, f.context ?? null, f.metadata ?? null, f.clientMs ?? T0,
-  ];
+  const entry: Entry = {
+    id: f.id ?? ID, level: f.level ?? "info", action: f.action ?? "user.login", message: f.message === undefined ? "hello" : f.message,
+    tags: f.tags ?? [], clientMs: f.clientMs ?? T0,
+    actor: (f.actor ?? null) as Entry["actor"], target: (f.target ?? null) as Entry["target"],
+    context: (f.context ?? null) as Entry["context"], metadata: (f.metadata ?? null) as Entry["metadata"],
+  };
   return { serverMs: f.serverMs ?? T0, entry };
 }

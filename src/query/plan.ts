@@ -1,0 +1,143 @@
+// plan: estimates each conjunct an index can answer, and picks the cheapest way to find candidates.
+// Every index only proposes candidate entries; the executor checks the whole query on each one,
+// so the result never depends on the plan chosen.
+import type { Environment } from "../schema.ts";
+import type { EntryStore, ScanRange } from "../storage/entries.ts";
+import type { BlockRef, PostingKind } from "../storage/postings.ts";
+import { lowerBoundMs, upperBoundMs } from "../time.ts";
+import type { Query, Term, TextTerm } from "./ast.ts";
+import { formatTerm } from "./format.ts";
+import { contains, hasAllWords } from "./match.ts";
+import { mergeRefs } from "./merge.ts";
+import { words } from "./words.ts";
+
+/** Candidate is one way to find the entries that may match, with its cost in blocks to read. */
+export interface Candidate {
+  index: "range" | "id" | "level" | "tag" | "action" | "fulltext" | "none";
+  /** the conjunct it answers, canonically printed; absent for the range scan */
+  term?: string;
+  estimate: number;
+  open(): Iterable<BlockRef>;
+}
+
+export interface Plan {
+  range: ScanRange;
+  chosen: Candidate;
+  candidates: Candidate[];
+}
+
+const COUNT_CAP = 100_000; // beyond this many blocks, estimates only need to say "large"
+
+/** planQuery narrows the range by the server_timestamp terms and picks the cheapest candidate source. */
+export function planQuery(store: EntryStore, ws: string, env: Environment, query: Query, requested: ScanRange): Plan {
+  const range = narrow(requested, query.terms);
+  const candidates: Candidate[] = [
+    { index: "range", estimate: store.countBlocks(ws, env, range, COUNT_CAP), open: () => store.blocks(ws, env, range) },
+  ];
+  for (const term of query.terms) {
+    const c = candidateFor(store, ws, env, term, range);
+    if (c) candidates.push({ ...c, term: formatTerm(term) });
+  }
+  const chosen = candidates.reduce((best, c) => (c.estimate < best.estimate ? c : best));
+  return { range, chosen, candidates };
+}
+
+function candidateFor(store: EntryStore, ws: string, env: Environment, term: Term, range: ScanRange): Omit<Candidate, "term"> | undefined {
+  const postings = (kind: PostingKind, index: Candidate["index"], terms: string[]): Omit<Candidate, "term"> => ({
+    index,
+    estimate: terms.reduce((n, t) => n + store.postings.count(ws, env, kind, t, range, COUNT_CAP), 0),
+    open: () => mergeRefs(terms.map((t) => store.postings.blocks(ws, env, kind, t, range))),
+  });
+  const fulltext = (alternatives: string[][]): Omit<Candidate, "term"> => ({
+    index: "fulltext",
+    estimate: alternatives.reduce((n, w) => n + store.fulltext.estimate(ws, env, w), 0),
+    open: () => mergeRefs(alternatives.map((w) => store.fulltext.blocks(ws, env, w, range))),
+  });
+  const actions = (literal: string, test: (a: string) => boolean) => postings("a", "action", store.dictionary.actions(ws, env, literal, test));
+
+  switch (term.kind) {
+    case "id":
+      if (term.op !== "=") return undefined;
+      return {
+        index: "id",
+        estimate: term.values.length,
+        open: () => term.values.map((v) => store.locate(ws, env, v.text)).filter((r): r is BlockRef => r !== undefined).sort((a, b) => b.ms - a.ms || (a.firstId < b.firstId ? 1 : -1)),
+      };
+    case "enum":
+      if (term.op !== "=") return undefined;
+      if (term.facet === "environment") {
+        return term.values.some((v) => v.text === env) ? undefined : { index: "none", estimate: 0, open: () => [] };
+      }
+      return postings("l", "level", term.values.map((v) => v.text));
+    case "tag":
+      if (term.op !== "=" || term.values.some((v) => v.kind === "null")) return undefined;
+      return postings("t", "tag", term.values.map((v) => (v.kind === "string" ? v.text : "")));
+    case "literal":
+      return term.facet === "action" ? actions(term.text.toLowerCase(), (a) => a.toLowerCase().includes(term.text.toLowerCase())) : undefined;
+    case "free":
+      return term.words.length > 0 ? fulltext([term.words]) : undefined;
+    case "text":
+      return textCandidate(term, actions, fulltext);
+    default:
+      return undefined;
+  }
+}
+
+function textCandidate(
+  term: TextTerm,
+  actions: (literal: string, test: (a: string) => boolean) => Omit<Candidate, "term">,
+  fulltext: (alternatives: string[][]) => Omit<Candidate, "term">,
+): Omit<Candidate, "term"> | undefined {
+  if (term.values.some((v) => v.kind === "null")) return undefined;
+  const texts = term.values.map((v) => (v.kind === "string" ? v.text : ""));
+  if (term.facet === "action") {
+    // the dictionary of distinct actions answers =, ~ and @ exactly; postings then find the entries
+    const lowered = texts.map((t) => t.toLowerCase());
+    switch (term.op) {
+      case "=":
+        return actions(lowered.length === 1 ? lowered[0] : "", (a) => lowered.includes(a.toLowerCase()));
+      case "~":
+        return actions(lowered.length === 1 ? longestFragment(lowered[0]) : "", (a) => texts.some((t) => contains(a, t)));
+      case "@": {
+        const need = texts.map(words);
+        return actions("", (a) => need.some((w) => hasAllWords(w, a)));
+      }
+      default:
+        return undefined;
+    }
+  }
+  if (term.op === "=" || term.op === "@") {
+    const alternatives = texts.map(words);
+    // a value without words is matched by a message without words, which no full-text document holds
+    return alternatives.every((w) => w.length > 0) ? fulltext(alternatives) : undefined;
+  }
+  return undefined;
+}
+
+/** longestFragment is the longest part of a glob between `*`s: every match contains it. */
+function longestFragment(pattern: string): string {
+  return pattern.split("*").reduce((a, b) => (b.length > a.length ? b : a), "");
+}
+
+/** narrow intersects the range with what the server_timestamp terms allow (a superset: terms are rechecked). */
+function narrow(range: ScanRange, terms: Term[]): ScanRange {
+  let { fromMs, toMs } = range;
+  for (const t of terms) {
+    if (t.kind !== "time" || t.facet !== "server_timestamp" || t.op === "!=") continue;
+    let lo = Infinity;
+    let hi = -Infinity;
+    for (const { instant } of t.values) {
+      const [l, h] =
+        t.op === ">" ? [instant.ms + 1, Infinity]
+        : t.op === ">=" ? [lowerBoundMs(instant), Infinity]
+        : t.op === "<" ? [-Infinity, upperBoundMs(instant)]
+        : t.op === "<=" ? [-Infinity, instant.ms + 1]
+        : [instant.ms, instant.ms + 1];
+      lo = Math.min(lo, l);
+      hi = Math.max(hi, h);
+    }
+    fromMs = Math.max(fromMs, lo);
+    toMs = Math.min(toMs, hi);
+  }
+  return { ...range, fromMs, toMs };
+}
