@@ -54,9 +54,21 @@ const ACTIONS = ["user.login", "user.logout", "order.created", "order.paid", "pa
 const LEVELS = ["trace", "debug", "info", "info", "info", "warn", "error", "fatal"];
 const WORDS = ["timeout", "retry", "connected", "database", "cache", "miss", "user", "request", "slow", "checkout", "token", "refresh"];
 
+/** mulberry32 is a small seeded PRNG: independent draws per field, the same entry for the same seed. */
+function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
 /** syntheticEntry makes a deterministic ~330-byte entry from a seed. */
 export function syntheticEntry(i: number): Record<string, unknown> {
-  const r = (n: number) => (Math.imul(i + 1, 2654435761) >>> n) % 1000;
+  const rand = mulberry32(i * 2654435761);
+  const r = (_n: number) => Math.floor(rand() * 1000);
   return {
     action: ACTIONS[r(3) % ACTIONS.length],
     level: LEVELS[r(5) % LEVELS.length],

@@ -1,4 +1,7 @@
-// buckets: token buckets (capacity = the per-minute figure, refilled evenly), kept in a map of bounded size.
+// buckets: token buckets (capacity = the per-minute figure, refilled evenly), kept in bounded memory.
+//
+// Tokens are counted in integer units of 1/60,000 of a token: a bucket refills `perMinute` units
+// per millisecond, so refill is exact (no floating drift) and one token costs 60,000 units.
 
 /** BucketState is what a caller learns from one attempt: enough for the X-RateLimit-* headers. */
 export interface BucketState {
@@ -13,62 +16,58 @@ export interface BucketState {
 }
 
 interface Bucket {
-  tokens: number;
+  units: number;
   at: number; // ms of the last refill
 }
 
+const TOKEN = 60_000; // units per token
+
 /**
- * Buckets holds one bucket per name (a key id, a client IP) at `perMinute` capacity.
- * A bucket that has refilled completely is the same as a new one, so idle buckets are evicted:
- * memory stays bounded however many distinct names pass by.
+ * Buckets holds one bucket per name (a key id, a client IP). A bucket idle for a minute has
+ * refilled completely, the same as a new one, so idle buckets may be forgotten: names live in a
+ * young and an old generation; the old one is dropped when the young one has lived a minute
+ * (everything in it then idle for over a minute) or holds half the cap (a flood of names).
  */
 export class Buckets {
-  private readonly map = new Map<string, Bucket>();
-  private sinceSweep = 0;
+  private young = new Map<string, Bucket>();
+  private old = new Map<string, Bucket>();
+  private youngSince = -Infinity;
 
   constructor(private readonly maxEntries = 100_000) {}
 
   /** take spends a token from name's bucket if it has one; with spend false it only looks. */
   take(name: string, perMinute: number, nowMs: number, spend = true): BucketState {
-    const rate = perMinute / 60_000; // tokens per ms
-    const b = this.refilled(name, perMinute, rate, nowMs);
-    const allowed = b.tokens >= 1;
-    if (allowed && spend) b.tokens -= 1;
-    this.map.delete(name); // re-insert: the map's order is least recently used first
-    this.map.set(name, b);
-    if (++this.sinceSweep >= 1024 || this.map.size > this.maxEntries) this.sweep(nowMs);
-    const missing = perMinute - b.tokens;
+    const full = perMinute * TOKEN;
+    const b = this.bucket(name, full, nowMs);
+    b.units = Math.min(full, b.units + Math.max(0, nowMs - b.at) * perMinute);
+    b.at = Math.max(b.at, nowMs);
+    const allowed = b.units >= TOKEN;
+    if (allowed && spend) b.units -= TOKEN;
     return {
       allowed,
       limit: perMinute,
-      remaining: Math.floor(b.tokens),
-      resetAt: Math.ceil((nowMs + missing / rate) / 1000),
-      retryAfter: Math.max(1, Math.ceil((1 - b.tokens) / rate / 1000)),
+      remaining: Math.floor(b.units / TOKEN),
+      resetAt: Math.ceil((nowMs + (full - b.units) / perMinute) / 1000),
+      retryAfter: Math.max(1, Math.ceil((TOKEN - b.units) / perMinute / 1000)),
     };
   }
 
   /** size is the number of buckets held (for tests of the memory bound). */
   get size(): number {
-    return this.map.size;
+    return this.young.size + this.old.size;
   }
 
-  private refilled(name: string, perMinute: number, rate: number, nowMs: number): Bucket {
-    const b = this.map.get(name);
-    if (!b) return { tokens: perMinute, at: nowMs };
-    const elapsed = Math.max(0, nowMs - b.at);
-    return { tokens: Math.min(perMinute, b.tokens + elapsed * rate), at: Math.max(b.at, nowMs) };
-  }
-
-  /** sweep drops buckets idle for a full minute (full again), then the least recently used over the cap. */
-  private sweep(nowMs: number): void {
-    this.sinceSweep = 0;
-    for (const [name, b] of this.map) {
-      if (nowMs - b.at < 60_000) break; // the rest were used more recently
-      this.map.delete(name);
+  private bucket(name: string, full: number, nowMs: number): Bucket {
+    if (nowMs - this.youngSince >= 60_000 || this.young.size >= this.maxEntries / 2) {
+      this.old = this.young;
+      this.young = new Map();
+      this.youngSince = nowMs;
     }
-    for (const name of this.map.keys()) {
-      if (this.map.size <= this.maxEntries) break;
-      this.map.delete(name);
-    }
+    let b = this.young.get(name);
+    if (b) return b;
+    b = this.old.get(name) ?? { units: full, at: nowMs };
+    this.old.delete(name);
+    this.young.set(name, b);
+    return b;
   }
 }

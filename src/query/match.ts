@@ -84,8 +84,8 @@ export function contains(text: string, pattern: string): boolean {
   return p.includes("*") ? glob(t, p.split("*")) : t.includes(p);
 }
 
-// glob matches text against parts that `*` separated: first part a prefix, last a suffix, the rest in order between
-function glob(text: string, parts: string[]): boolean {
+/** glob matches lowercased text against the lowercased parts that `*` separated: first a prefix, last a suffix, the rest in order between. */
+export function glob(text: string, parts: string[]): boolean {
   const first = parts[0];
   const last = parts[parts.length - 1];
   if (text.length < first.length + last.length || !text.startsWith(first) || !text.endsWith(last)) return false;

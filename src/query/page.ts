@@ -2,13 +2,13 @@
 // and stops as soon as the page is full (one entry more tells whether another page follows).
 import type { Caller } from "../auth/authenticate.ts";
 import { retentionFloorMs } from "../limits/plans.ts";
-import type { LogEntry } from "../schema.ts";
-import { toLogEntry, type EntryStore, type ScanRange } from "../storage/entries.ts";
+import type { Environment, LogEntry } from "../schema.ts";
+import { toLogEntry, type EntryStore, type Row, type ScanRange } from "../storage/entries.ts";
 import { formatMs } from "../time.ts";
 import type { Query } from "./ast.ts";
 import { formatQuery } from "./format.ts";
-import { matchQuery } from "./match.ts";
-import { planQuery, type Plan } from "./plan.ts";
+import { compileQuery } from "./compile.ts";
+import { planQuery, type Candidate, type Plan } from "./plan.ts";
 
 /** PageRequest is a validated read: a query (all terms ANDed), a time range with an optional cursor, a page size. */
 export interface PageRequest {
@@ -33,18 +33,20 @@ export function planFor(store: EntryStore, caller: Caller, req: PageRequest, now
 export function readPage(store: EntryStore, caller: Caller, req: PageRequest, nowMs: number): Page {
   const env = caller.key.environment;
   const plan = planFor(store, caller, req, nowMs);
-  const entries: LogEntry[] = [];
-  let more = false;
-  for (const row of store.rows(caller.workspace.id, env, plan.chosen.open(), plan.range)) {
-    if (!matchQuery(req.query, row, env)) continue;
-    if (entries.length === req.pageSize) {
-      more = true;
-      break;
-    }
-    entries.push(toLogEntry(env, row.serverMs, row.entry));
-  }
+  const { rows, more } = runCandidate(store, caller.workspace.id, env, req.query, plan.range, plan.chosen, req.pageSize);
+  const entries = rows.map((r) => toLogEntry(env, r.serverMs, r.entry));
   const last = entries[entries.length - 1];
   return { entries, next: more && last ? { id: last.id, ts: last.server_timestamp } : undefined };
+}
+
+/** runCandidate reads candidates in the read order and keeps those the query accepts, up to a page (plus whether more follow). */
+export function runCandidate(store: EntryStore, ws: string, env: Environment, query: Query, range: ScanRange, candidate: Candidate, pageSize: number) {
+  const rows: Row[] = [];
+  for (const row of store.rows(ws, env, candidate.open(), range, compileQuery(query, env))) {
+    if (rows.length === pageSize) return { rows, more: true };
+    rows.push(row);
+  }
+  return { rows, more: false };
 }
 
 /** explain describes the plan a read would run, with every estimate, instead of running it. */

@@ -16,9 +16,12 @@ export interface Candidate {
   index: "range" | "id" | "level" | "tag" | "action" | "fulltext" | "none";
   /** the conjunct it answers, canonically printed; absent for the range scan */
   term?: string;
+  /** blocks to read, counted up to the best estimate found before it (then it is "at least this") */
   estimate: number;
   open(): Iterable<BlockRef>;
 }
+
+type Proposal = Omit<Candidate, "term" | "estimate"> & { estimate(cap: number): number };
 
 export interface Plan {
   range: ScanRange;
@@ -31,42 +34,47 @@ const COUNT_CAP = 100_000; // beyond this many blocks, estimates only need to sa
 /** planQuery narrows the range by the server_timestamp terms and picks the cheapest candidate source. */
 export function planQuery(store: EntryStore, ws: string, env: Environment, query: Query, requested: ScanRange): Plan {
   const range = narrow(requested, query.terms);
-  const candidates: Candidate[] = [
-    { index: "range", estimate: store.countBlocks(ws, env, range, COUNT_CAP), open: () => store.blocks(ws, env, range) },
-  ];
+  const proposals: [Proposal, string | undefined][] = [];
   for (const term of query.terms) {
-    const c = candidateFor(store, ws, env, term, range);
-    if (c) candidates.push({ ...c, term: formatTerm(term) });
+    const p = candidateFor(store, ws, env, term, range);
+    if (p) proposals.push([p, formatTerm(term)]);
   }
-  const chosen = candidates.reduce((best, c) => (c.estimate < best.estimate ? c : best));
-  return { range, chosen, candidates };
+  // the range scan last: it only has to be counted as far as the best index's estimate
+  proposals.push([{ index: "range", estimate: (cap) => store.countBlocks(ws, env, range, cap), open: () => store.blocks(ws, env, range) }, undefined]);
+  let best = COUNT_CAP;
+  const candidates: Candidate[] = proposals.map(([p, term]) => {
+    const estimate = p.estimate(best + 1);
+    best = Math.min(best, estimate);
+    return { index: p.index, term, estimate, open: p.open };
+  });
+  const chosen = candidates.reduce((b, c) => (c.estimate < b.estimate ? c : b));
+  return { range, chosen, candidates: [candidates[candidates.length - 1], ...candidates.slice(0, -1)] };
 }
 
-function candidateFor(store: EntryStore, ws: string, env: Environment, term: Term, range: ScanRange): Omit<Candidate, "term"> | undefined {
-  const postings = (kind: PostingKind, index: Candidate["index"], terms: string[]): Omit<Candidate, "term"> => ({
+function candidateFor(store: EntryStore, ws: string, env: Environment, term: Term, range: ScanRange): Proposal | undefined {
+  const postings = (kind: PostingKind, index: Candidate["index"], terms: string[]): Proposal => ({
     index,
-    estimate: terms.reduce((n, t) => n + store.postings.count(ws, env, kind, t, range, COUNT_CAP), 0),
+    estimate: (cap) => terms.reduce((n, t) => (n >= cap ? n : n + store.postings.count(ws, env, kind, t, range, cap - n)), 0),
     open: () => mergeRefs(terms.map((t) => store.postings.blocks(ws, env, kind, t, range))),
   });
-  const fulltext = (alternatives: string[][]): Omit<Candidate, "term"> => ({
+  const fulltext = (alternatives: string[][]): Proposal => ({
     index: "fulltext",
-    estimate: alternatives.reduce((n, w) => n + store.fulltext.estimate(ws, env, w), 0),
+    estimate: () => alternatives.reduce((n, w) => n + store.fulltext.estimate(ws, env, w), 0),
     open: () => mergeRefs(alternatives.map((w) => store.fulltext.blocks(ws, env, w, range))),
   });
   const actions = (literal: string, test: (a: string) => boolean) => postings("a", "action", store.dictionary.actions(ws, env, literal, test));
+  const fixed = (index: Candidate["index"], n: number, open: () => Iterable<BlockRef>): Proposal => ({ index, estimate: () => n, open });
 
   switch (term.kind) {
     case "id":
       if (term.op !== "=") return undefined;
-      return {
-        index: "id",
-        estimate: term.values.length,
-        open: () => term.values.map((v) => store.locate(ws, env, v.text)).filter((r): r is BlockRef => r !== undefined).sort((a, b) => b.ms - a.ms || (a.firstId < b.firstId ? 1 : -1)),
-      };
+      return fixed("id", term.values.length, () =>
+        term.values.map((v) => store.locate(ws, env, v.text)).filter((r): r is BlockRef => r !== undefined).sort((a, b) => b.ms - a.ms || (a.firstId < b.firstId ? 1 : -1)),
+      );
     case "enum":
       if (term.op !== "=") return undefined;
       if (term.facet === "environment") {
-        return term.values.some((v) => v.text === env) ? undefined : { index: "none", estimate: 0, open: () => [] };
+        return term.values.some((v) => v.text === env) ? undefined : fixed("none", 0, () => []);
       }
       return postings("l", "level", term.values.map((v) => v.text));
     case "tag":
@@ -85,9 +93,9 @@ function candidateFor(store: EntryStore, ws: string, env: Environment, term: Ter
 
 function textCandidate(
   term: TextTerm,
-  actions: (literal: string, test: (a: string) => boolean) => Omit<Candidate, "term">,
-  fulltext: (alternatives: string[][]) => Omit<Candidate, "term">,
-): Omit<Candidate, "term"> | undefined {
+  actions: (literal: string, test: (a: string) => boolean) => Proposal,
+  fulltext: (alternatives: string[][]) => Proposal,
+): Proposal | undefined {
   if (term.values.some((v) => v.kind === "null")) return undefined;
   const texts = term.values.map((v) => (v.kind === "string" ? v.text : ""));
   if (term.facet === "action") {

@@ -1,6 +1,6 @@
 // block: the columnar encoding of one block of entries (one write, one server millisecond).
-// Text columns decode fast for scans and residual checks; the object fields are one
-// msgpack buffer decoded only when an entry's objects are first needed.
+// Each column is its own msgpack value inside the block, decoded only when first read: a scan of
+// messages decodes messages, not ids or objects.
 import { Packr } from "msgpackr";
 import type { Level } from "../schema.ts";
 
@@ -20,20 +20,19 @@ export interface Entry {
 
 type Objects = [Entry["actor"], Entry["target"], Entry["context"], Entry["metadata"]];
 
-interface Columns {
-  v: 1;
-  id: string[];
-  lv: Level[];
-  ac: string[];
-  ms: (string | null)[];
-  tg: string[][];
-  ct: number[];
-  ob: Uint8Array | null; // msgpack of (Objects | null)[]; null when no entry has any object
+/** The columns, in the order they are stored; each is its own msgpack value, decoded when first read. */
+const enum Col { Id, Level, Action, Message, Tags, ClientMs, Objects }
+interface Stored {
+  v: 2;
+  n: number;
+  /** one msgpack buffer per column; the objects column is null when no entry has any object */
+  c: [Uint8Array, Uint8Array, Uint8Array, Uint8Array, Uint8Array, Uint8Array, Uint8Array | null];
 }
 
-const packr = new Packr({ useRecords: true, moreTypes: false, bundleStrings: false, copyBuffers: true }); // copies: LMDB reuses its read buffers
+// LMDB hands out private copies of values, so decoded byte strings may share them without copying
+const packr = new Packr({ useRecords: true, moreTypes: false, bundleStrings: false });
 
-/** encodeBlock packs entries (ids ascending) into one value. */
+/** encodeBlock packs entries (ids ascending) into one value, column by column. */
 export function encodeBlock(entries: readonly Entry[]): Uint8Array {
   let anyObject = false;
   const objects = entries.map((e): Objects | null => {
@@ -41,54 +40,62 @@ export function encodeBlock(entries: readonly Entry[]): Uint8Array {
     anyObject = true;
     return [e.actor, e.target, e.context, e.metadata];
   });
-  const columns: Columns = {
-    v: 1,
-    id: entries.map((e) => e.id),
-    lv: entries.map((e) => e.level),
-    ac: entries.map((e) => e.action),
-    ms: entries.map((e) => e.message),
-    tg: entries.map((e) => e.tags),
-    ct: entries.map((e) => e.clientMs),
-    ob: anyObject ? packr.pack(objects) : null,
+  const stored: Stored = {
+    v: 2,
+    n: entries.length,
+    c: [
+      packr.pack(entries.map((e) => e.id)),
+      packr.pack(entries.map((e) => e.level)),
+      packr.pack(entries.map((e) => e.action)),
+      packr.pack(entries.map((e) => e.message)),
+      packr.pack(entries.map((e) => e.tags)),
+      packr.pack(entries.map((e) => e.clientMs)),
+      anyObject ? packr.pack(objects) : null,
+    ],
   };
-  return packr.pack(columns);
+  return packr.pack(stored);
 }
 
-/** Block is a decoded block: columns plus lazily decoded objects. */
+/** Block is a decoded block; a column is decoded the first time any entry's field of it is read. */
 export class Block {
-  private objects: (Objects | null)[] | undefined;
-  private constructor(readonly serverMs: number, private readonly c: Columns) {}
+  private readonly cols: unknown[][] = [];
+  private constructor(readonly serverMs: number, readonly size: number, private readonly stored: Stored) {}
 
-  /** decode reads a block value; the buffer may be reused by LMDB afterwards. */
+  /** decode reads a block value. */
   static decode(serverMs: number, value: Uint8Array): Block {
-    return new Block(serverMs, packr.unpack(value) as Columns);
+    const stored = packr.unpack(value) as Stored;
+    return new Block(serverMs, stored.n, stored);
   }
 
-  get size(): number {
-    return this.c.id.length;
+  private col<T>(c: Col): T[] {
+    let values = this.cols[c];
+    if (!values) {
+      const bytes = this.stored.c[c];
+      values = this.cols[c] = bytes === null ? [] : (packr.unpack(bytes) as unknown[]);
+    }
+    return values as T[];
   }
+
   id(i: number): string {
-    return this.c.id[i];
+    return this.col<string>(Col.Id)[i];
   }
   level(i: number): Level {
-    return this.c.lv[i];
+    return this.col<Level>(Col.Level)[i];
   }
   action(i: number): string {
-    return this.c.ac[i];
+    return this.col<string>(Col.Action)[i];
   }
   message(i: number): string | null {
-    return this.c.ms[i];
+    return this.col<string | null>(Col.Message)[i];
   }
   tags(i: number): string[] {
-    return this.c.tg[i];
+    return this.col<string[]>(Col.Tags)[i];
   }
   clientMs(i: number): number {
-    return this.c.ct[i];
+    return this.col<number>(Col.ClientMs)[i];
   }
   objectsOf(i: number): Objects | null {
-    if (this.c.ob === null) return null;
-    this.objects ??= packr.unpack(this.c.ob) as (Objects | null)[];
-    return this.objects[i];
+    return this.stored.c[Col.Objects] === null ? null : this.col<Objects | null>(Col.Objects)[i];
   }
   /** entry gives a view of entry i. */
   entry(i: number): Entry {
@@ -96,11 +103,12 @@ export class Block {
   }
   /** indexOf finds an entry by id (ids ascend within a block). */
   indexOf(id: string): number {
+    const ids = this.col<string>(Col.Id);
     let lo = 0;
-    let hi = this.c.id.length - 1;
+    let hi = ids.length - 1;
     while (lo <= hi) {
       const mid = (lo + hi) >> 1;
-      const m = this.c.id[mid];
+      const m = ids[mid];
       if (m === id) return mid;
       if (m < id) lo = mid + 1;
       else hi = mid - 1;
@@ -109,8 +117,9 @@ export class Block {
   }
 }
 
-class EntryView implements Entry {
-  constructor(private readonly b: Block, private readonly i: number) {}
+/** EntryView reads entry i of block b; the executor moves one view along a block to test entries without allocating. */
+export class EntryView implements Entry {
+  constructor(public b: Block, public i: number) {}
   get id() { return this.b.id(this.i); }
   get level() { return this.b.level(this.i); }
   get action() { return this.b.action(this.i); }

@@ -16,7 +16,7 @@ import { uuidTimeMs } from "../ids.ts";
 import type { Environment, LogEntry } from "../schema.ts";
 import { formatMs } from "../time.ts";
 import { words } from "../query/words.ts";
-import { Block, encodeBlock, type Entry } from "./block.ts";
+import { Block, EntryView, encodeBlock, type Entry } from "./block.ts";
 import { Dictionary } from "./dictionary.ts";
 import { FullText, type BlockWords } from "./fulltext.ts";
 import { Postings, encodePositions, rangeKeys, termsOf, type BlockRef } from "./postings.ts";
@@ -126,27 +126,48 @@ export class EntryStore {
   }
 
   /**
-   * rows turns block references (newest first) into entries in the read order — serverMs descending,
-   * then id descending — strictly after the range's cursor. References to blocks since deleted are skipped.
+   * rows turns block references (newest first) into the entries that `accept` takes, in the read order —
+   * serverMs descending, then id descending — strictly after the range's cursor. `accept` sees a view
+   * that is reused for the next entry: it must not keep it. References to deleted blocks are skipped.
    */
-  *rows(ws: string, env: Environment, refs: Iterable<BlockRef>, range: ScanRange): Generator<Row> {
+  *rows(ws: string, env: Environment, refs: Iterable<BlockRef>, range: ScanRange, accept: (row: Row) => boolean = () => true): Generator<Row> {
+    const { after } = range;
+    const probe = { serverMs: 0, entry: new EntryView(undefined as unknown as Block, 0) };
     let groupMs = NaN;
     let group = new Map<string, Set<number> | null>();
     const flush = function* (this: EntryStore): Generator<Row> {
       if (group.size === 0) return;
-      const rows: Row[] = [];
+      const cursorHere = after !== undefined && groupMs === after.ms;
+      probe.serverMs = groupMs;
+      const test = (block: Block, i: number) => {
+        probe.entry.b = block;
+        probe.entry.i = i;
+        return !(cursorHere && block.id(i) >= after.id) && accept(probe);
+      };
+      if (group.size === 1) {
+        // one block: ids ascend with positions, so walk them backwards without building a list
+        const [[firstId, positions]] = group;
+        const block = this.block(ws, env, groupMs, firstId);
+        if (!block) return;
+        const at = positions === null ? null : [...positions].sort((a, b) => a - b);
+        for (let k = (at ? at.length : block.size) - 1; k >= 0; k--) {
+          const i = at ? at[k] : k;
+          if (test(block, i)) yield { serverMs: groupMs, entry: block.entry(i) };
+        }
+        return;
+      }
+      const candidates: [Block, number][] = [];
       for (const [firstId, positions] of group) {
         const block = this.block(ws, env, groupMs, firstId);
         if (!block) continue;
-        if (positions === null) for (let i = 0; i < block.size; i++) rows.push({ serverMs: groupMs, entry: block.entry(i) });
-        else for (const i of positions) rows.push({ serverMs: groupMs, entry: block.entry(i) });
+        if (positions === null) for (let i = 0; i < block.size; i++) candidates.push([block, i]);
+        else for (const i of positions) candidates.push([block, i]);
       }
-      rows.sort((a, b) => (a.entry.id < b.entry.id ? 1 : a.entry.id > b.entry.id ? -1 : 0));
-      const { after } = range;
-      for (const r of rows) if (!(after && groupMs === after.ms && r.entry.id >= after.id)) yield r;
+      candidates.sort(([a, i], [b, j]) => (a.id(i) < b.id(j) ? 1 : a.id(i) > b.id(j) ? -1 : 0));
+      for (const [block, i] of candidates) if (test(block, i)) yield { serverMs: groupMs, entry: block.entry(i) };
     };
     for (const ref of refs) {
-      if (ref.ms < range.fromMs || ref.ms >= range.toMs || (range.after && ref.ms > range.after.ms)) continue;
+      if (ref.ms < range.fromMs || ref.ms >= range.toMs || (after && ref.ms > after.ms)) continue;
       if (ref.ms !== groupMs) {
         yield* flush.call(this);
         groupMs = ref.ms;

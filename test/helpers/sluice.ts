@@ -44,7 +44,7 @@ export interface TestOptions {
 /** startTestSluice opens a fresh data directory; pass an existing dir to reopen it (restart). */
 export function startTestSluice(dir = mkdtempSync(join(tmpdir(), "sluice-test-")), opts: TestOptions = {}): TestSluice {
   const dbs = openDatabases(dir);
-  const deps = { dbs, plans: new PlanTable(opts.plans), adminToken: ADMIN_TOKEN, log: () => {}, ...opts };
+  const deps = { ...opts, dbs, plans: new PlanTable(opts.plans), adminToken: ADMIN_TOKEN, log: () => {} };
   const svc = services(deps);
   const app = buildApp(deps, svc);
   const call: TestSluice["call"] = (method, path, opts = {}) => {
