@@ -15,23 +15,31 @@ export interface Instant {
 export function parseRfc3339(text: string): Instant | null {
   const m = RFC3339.exec(text);
   if (!m) return null;
-  const [year, month, day, hour, minute, second] = [1, 2, 3, 4, 5, 6].map((i) => Number(m[i]));
+  const year = +m[1], month = +m[2], day = +m[3], hour = +m[4], minute = +m[5], second = +m[6];
   if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
   if (hour > 23 || minute > 59 || second > 60) return null; // 60: RFC 3339 allows a leap second
   let offsetMin = 0;
   if (!m[8]) {
-    const oh = Number(m[10]);
-    const om = Number(m[11]);
+    const oh = +m[10];
+    const om = +m[11];
     if (oh > 23 || om > 59) return null;
     offsetMin = (m[9] === "-" ? -1 : 1) * (oh * 60 + om);
   }
-  const fraction = (m[7] ?? "").padEnd(9, "0");
-  const date = new Date(0);
-  date.setUTCFullYear(year, month - 1, day); // unlike Date.UTC, keeps years 0–99 as written
-  date.setUTCHours(hour, minute, second, Number(fraction.slice(0, 3)));
-  const ms = date.getTime() - offsetMin * 60_000;
+  const fraction = m[7] === undefined ? "000000000" : m[7].padEnd(9, "0");
+  const seconds = ((daysFromCivil(year, month, day) * 24 + hour) * 60 + minute - offsetMin) * 60 + second;
+  const ms = seconds * 1000 + +fraction.slice(0, 3);
   if (ms < MIN_MS || ms > MAX_MS) return null; // outside 0000–9999 it cannot be rendered as RFC 3339
-  return { ms, subNs: Number(fraction.slice(3)) };
+  return { ms, subNs: +fraction.slice(3) };
+}
+
+/** daysFromCivil counts days from 1970-01-01 to a proleptic Gregorian date (H. Hinnant's algorithm). */
+function daysFromCivil(y: number, m: number, d: number): number {
+  y -= m <= 2 ? 1 : 0;
+  const era = Math.floor(y / 400);
+  const yoe = y - era * 400;
+  const doy = Math.floor((153 * (m + (m > 2 ? -3 : 9)) + 2) / 5) + d - 1;
+  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
+  return era * 146097 + doe - 719468;
 }
 
 function daysInMonth(year: number, month: number): number {

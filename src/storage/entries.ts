@@ -15,7 +15,7 @@ import type { Database } from "lmdb";
 import { uuidTimeMs } from "../ids.ts";
 import type { Environment, LogEntry } from "../schema.ts";
 import { formatMs } from "../time.ts";
-import { words } from "../query/words.ts";
+import { addWords } from "../query/words.ts";
 import { Block, EntryView, encodeBlock, type Entry } from "./block.ts";
 import { Dictionary } from "./dictionary.ts";
 import { FullText, type BlockWords } from "./fulltext.ts";
@@ -230,8 +230,8 @@ export class EntryStore {
 function blockWords(ms: number, entries: readonly Entry[]): BlockWords {
   const all = new Set<string>();
   for (const e of entries) {
-    for (const w of words(e.action)) all.add(w);
-    if (e.message !== null) for (const w of words(e.message)) all.add(w);
+    addWords(e.action, all);
+    if (e.message !== null) addWords(e.message, all);
   }
   return { ms, firstId: entries[0].id, words: [...all], entries: entries.length };
 }

@@ -1,5 +1,6 @@
 // RFC 3339 parsing at full precision, the millisecond bounds of from/to, and the UTC rendering.
 import { test, expect, describe } from "bun:test";
+import fc from "fast-check";
 import { formatMs, lowerBoundMs, parseRfc3339, upperBoundMs, type Instant } from "../../src/time.ts";
 
 const H = 3_600_000;
@@ -188,5 +189,19 @@ describe("formatMs: UTC RFC 3339 with milliseconds", () => {
     for (const ms of [0, 1, Date.UTC(2026, 10, 22, 10, 0, 0, 123), -62_167_219_200_000, 253_402_300_799_999]) {
       expect(parseRfc3339(formatMs(ms))).toEqual({ ms, subNs: 0 });
     }
+  });
+});
+
+describe("parseRfc3339 agrees with the calendar", () => {
+  test("every instant of years 0000–9999, written with any offset, parses back to its millisecond (20,000 random cases)", () => {
+    fc.assert(
+      fc.property(fc.integer({ min: -62_135_596_800_000, max: 253_402_214_400_000 }), fc.integer({ min: -1439, max: 1439 }), (ms, off) => {
+        const local = new Date(ms + off * 60_000).toISOString().slice(0, 23);
+        const a = Math.abs(off);
+        const text = `${local}${off < 0 ? "-" : "+"}${String(Math.floor(a / 60)).padStart(2, "0")}:${String(a % 60).padStart(2, "0")}`;
+        expect(parseRfc3339(text)).toEqual({ ms, subNs: 0 });
+      }),
+      { numRuns: 20_000 },
+    );
   });
 });

@@ -1,5 +1,6 @@
 // words: full-text words are maximal runs of Unicode letters and digits, lowercased.
-import { expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
+import fc from "fast-check";
 import { words } from "../../../src/query/words.ts";
 
 const rows: [string, string, string[]][] = [
@@ -14,3 +15,12 @@ const rows: [string, string, string[]][] = [
   ["the empty text has no words", "", []],
 ];
 for (const [rule, text, expected] of rows) test(rule, () => expect(words(text)).toEqual(expected));
+
+describe("words: the ASCII fast path", () => {
+  const WORD = /[\p{L}\p{N}]+/gu;
+  const byRegex = (t: string) => [...new Set([...t.matchAll(WORD)].map((m) => m[0].toLowerCase()))];
+  const unit = fc.oneof(fc.integer({ min: 0, max: 127 }).map((c) => String.fromCharCode(c)), fc.constantFrom("é", "İ", "Σ", "😀", "١", "ß"));
+  test("splits exactly as maximal runs of Unicode letters and digits, lowercased (20,000 random strings)", () => {
+    fc.assert(fc.property(fc.string({ unit, maxLength: 40 }), (t) => expect(words(t)).toEqual(byRegex(t))), { numRuns: 20_000 });
+  });
+});
