@@ -56,6 +56,7 @@ export class FullText {
   private readonly tenants = new Map<string, Tenant>();
   private readonly loaded = new Map<string, Index>(); // least recently used first
   private readonly sealing = new Set<Promise<unknown>>();
+  private rebuilt = 0; // blocks read back from storage to rebuild active segments since start
 
   constructor(
     private readonly db: Database,
@@ -116,6 +117,19 @@ export class FullText {
     });
   }
 
+  /** stats tells how the index stands: segments sealed and loaded, and what the active segments hold (for /metrics and tests). */
+  stats(): { tenants: number; sealed: number; loaded: number; activeBlocks: number; activeEntries: number; rebuiltBlocks: number } {
+    let sealed = 0;
+    let activeBlocks = 0;
+    let activeEntries = 0;
+    for (const t of this.tenants.values()) {
+      sealed += t.sealed.length;
+      activeBlocks += t.active.blocks.length;
+      activeEntries += t.active.entries;
+    }
+    return { tenants: this.tenants.size, sealed, loaded: this.loaded.size, activeBlocks, activeEntries, rebuiltBlocks: this.rebuilt };
+  }
+
   /** settled resolves once every segment being sealed is persisted. */
   async settled(): Promise<void> {
     await Promise.all([...this.sealing]);
@@ -132,6 +146,7 @@ export class FullText {
     t = { sealed, active };
     this.tenants.set(id, t);
     for (const block of this.blocksAfter(ws, env, last ? last.blocks[last.blocks.length - 1] : undefined)) {
+      this.rebuilt++;
       this.put(t.active, block);
       if (t.active.entries >= this.segmentEntries) this.seal(ws, env, t);
     }

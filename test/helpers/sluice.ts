@@ -39,6 +39,8 @@ export interface TestOptions {
   plans?: Plan[];
   ipRatePerMinute?: number;
   trustProxyHops?: number;
+  /** entries per full-text segment before it is sealed (small values make sealing happen in tests) */
+  segmentEntries?: number;
 }
 
 /** startTestSluice opens a fresh data directory; pass an existing dir to reopen it (restart). */
