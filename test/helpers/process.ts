@@ -9,6 +9,8 @@ export interface ServerProcess {
   base: string;
   /** everything the server printed on stdout up to "listening" and the banner after it */
   banner: string;
+  /** everything printed on stdout so far (access log lines included); stdout is drained so the server never blocks on it */
+  output(): string;
   /** exit code after the process ends */
   exited: Promise<number>;
 }
@@ -21,22 +23,26 @@ export async function spawnServer(dataDir: string, env: Record<string, string> =
     stdout: "pipe",
     stderr: "pipe",
   });
-  const reader = proc.stdout.getReader();
-  const decoder = new TextDecoder();
+  // one loop drains stdout for the server's whole life: a full pipe would stall it
   let out = "";
+  const decoder = new TextDecoder();
+  const listening = /listening on (http:\/\/\S+)/;
+  let ended = false;
+  void (async () => {
+    for await (const chunk of proc.stdout) out += decoder.decode(chunk);
+    ended = true;
+  })();
+  void new Response(proc.stderr).text().then((err) => (out += err));
   const deadline = Date.now() + 15_000;
-  while (!/listening on (http:\/\/\S+)/.test(out)) {
+  while (!listening.test(out)) {
+    if (ended) throw new Error(`server exited before listening: ${out}`);
     if (Date.now() > deadline) throw new Error(`server did not start: ${out}`);
-    const { done, value } = await reader.read();
-    if (done) throw new Error(`server exited before listening: ${out}${await new Response(proc.stderr).text()}`);
-    out += decoder.decode(value);
+    await Bun.sleep(10);
   }
-  await Bun.sleep(50); // the banner is printed in the same write; give a split write time to arrive
-  const more = await Promise.race([reader.read(), Bun.sleep(20).then(() => undefined)]);
-  if (more && !more.done) out += decoder.decode(more.value);
-  reader.releaseLock();
-  const base = /listening on (http:\/\/\S+)/.exec(out)![1];
-  return { proc, base, banner: out, exited: proc.exited };
+  await Bun.sleep(30); // the banner follows the "listening" line in the same print
+  const banner = out;
+  const base = listening.exec(banner)![1];
+  return { proc, base, banner, output: () => out, exited: proc.exited };
 }
 
 /** runCli runs `bun src/cli/main.ts ...args` and returns its exit code and output. */
