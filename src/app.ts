@@ -10,6 +10,7 @@ import { accountRoutes } from "./http/account.ts";
 import { adminRoutes } from "./http/admin.ts";
 import { healthRoutes } from "./http/health.ts";
 import { ingestRoutes } from "./http/ingest.ts";
+import { Metrics, observe } from "./http/observe.ts";
 import { openapiConfig } from "./http/openapi.ts";
 import { readRoutes } from "./http/read.ts";
 import { errorResponse } from "./http/respond.ts";
@@ -33,7 +34,12 @@ export interface AppDeps {
   segmentEntries?: number;
   /** SLUICE_ADMIN_TOKEN, when set; otherwise the stored hash of the generated token is used */
   adminToken: string | undefined;
+  /** where errors are logged (default: JSON lines on stderr) */
   log?: (line: Record<string, unknown>) => void;
+  /** where access-log lines go; undefined: no access log */
+  accessLog?: (line: Record<string, unknown>) => void;
+  /** how long a request body may take to arrive (default 30 s) */
+  bodyTimeoutMs?: number;
 }
 
 /** Services are the parts the routes share; built once per data directory. */
@@ -48,7 +54,8 @@ export function services(deps: AppDeps) {
     usage,
     entries,
     limiter,
-    gate: new Gate(new Authenticator(meta, deps.plans), limiter, clock, deps.trustProxyHops ?? 0),
+    metrics: new Metrics(deps.dbs.dataFile, entries.fulltext),
+    gate: new Gate(new Authenticator(meta, deps.plans), limiter, clock, deps.trustProxyHops ?? 0, deps.bodyTimeoutMs),
     ingest: new IngestService(entries, clock),
     admin: new AdminService(meta, deps.plans),
   };
@@ -61,6 +68,7 @@ export function buildApp(deps: AppDeps, s = services(deps)) {
     .onRequest(({ set }) => {
       set.headers["x-request-id"] = crypto.randomUUID();
     })
+    .use(observe(s.metrics, deps.accessLog))
     .onError(({ error, code, request, set }) => {
       const requestId = String(set.headers["x-request-id"] ?? crypto.randomUUID());
       if (error instanceof ApiError) return errorResponse(error, requestId);
@@ -79,10 +87,10 @@ export function buildApp(deps: AppDeps, s = services(deps)) {
       log({ level: "error", request_id: requestId, method: request.method, path: new URL(request.url).pathname, error: String(cause), stack: (cause as Error)?.stack });
       return errorResponse(new ApiError(500, "INTERNAL_SERVER_ERROR", "internal error; retry later, and report the request_id if it persists"), requestId);
     })
-    .use(healthRoutes(deps.dbs))
+    .use(healthRoutes(deps.dbs, s.metrics))
     .use(openapi(openapiConfig))
     .use(adminRoutes(s.admin, s.meta, deps.adminToken))
     .group("/api/v1/workspace", (ws) =>
-      ws.use(accountRoutes(s.gate, s.meta, s.usage)).use(ingestRoutes(s.gate, s.ingest)).use(readRoutes(s.gate, s.entries)),
+      ws.use(accountRoutes(s.gate, s.meta, s.usage)).use(ingestRoutes(s.gate, s.ingest, s.metrics)).use(readRoutes(s.gate, s.entries)),
     );
 }

@@ -12,6 +12,12 @@ export interface Config {
   /** requests per minute per client IP; -1 for none */
   ipRatePerMinute: number;
   retentionSweepSeconds: number;
+  /** one JSON line per request on stdout */
+  accessLog: boolean;
+  /** a connection silent this long (or trickling its headers) is closed */
+  idleTimeoutSeconds: number;
+  /** a request body must arrive within this */
+  bodyTimeoutSeconds: number;
 }
 
 /** loadConfig reads the SLUICE_* variables, failing with a message that names the bad one. */
@@ -25,6 +31,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     trustProxyHops: integer(env, "SLUICE_TRUST_PROXY", 0, 0, 100),
     ipRatePerMinute: integer(env, "SLUICE_IP_RATE_PER_MIN", 6000, -1, 1e9),
     retentionSweepSeconds: integer(env, "SLUICE_RETENTION_SWEEP_SECONDS", 600, 1, 1e7),
+    accessLog: !["0", "off", "false", "no"].includes((env.SLUICE_ACCESS_LOG ?? "on").toLowerCase()),
+    idleTimeoutSeconds: integer(env, "SLUICE_IDLE_TIMEOUT_SECONDS", 10, 1, 255),
+    bodyTimeoutSeconds: integer(env, "SLUICE_BODY_TIMEOUT_SECONDS", 30, 1, 3600),
   };
 }
 

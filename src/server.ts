@@ -11,7 +11,11 @@ import { RetentionSweeper } from "./storage/retention.ts";
 export async function startServer(config: Config, print: (text: string) => void = console.log) {
   const plans = new PlanTable(loadPlans(config.plansFile)); // a bad plans file stops the start here
   const dbs = openDatabases(config.dataDir);
-  const deps = { dbs, plans, adminToken: config.adminToken, ipRatePerMinute: config.ipRatePerMinute, trustProxyHops: config.trustProxyHops };
+  const deps = {
+    dbs, plans, adminToken: config.adminToken, ipRatePerMinute: config.ipRatePerMinute, trustProxyHops: config.trustProxyHops,
+    accessLog: config.accessLog ? (line: Record<string, unknown>) => console.log(JSON.stringify(line)) : undefined,
+    bodyTimeoutMs: config.bodyTimeoutSeconds * 1000,
+  };
   const s = services(deps);
   const orphans = s.meta.workspaces().filter((w) => !plans.has(w.plan));
   if (orphans.length) {
@@ -23,6 +27,7 @@ export async function startServer(config: Config, print: (text: string) => void 
     port: config.port,
     hostname: config.host,
     maxRequestBodySize: Number.MAX_SAFE_INTEGER, // each route enforces its own limit while the body streams in
+    idleTimeout: config.idleTimeoutSeconds,
   });
   const server = app.server!;
   const shown = config.host === "0.0.0.0" || config.host === "::" ? "localhost" : config.host;

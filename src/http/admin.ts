@@ -21,7 +21,7 @@ export function adminRoutes(admin: AdminService, meta: MetaStore, envToken: stri
       throw unauthorized("AUTH_INVALID_API_KEY", "the admin token is not valid; use the one printed at first start or SLUICE_ADMIN_TOKEN");
     }
   };
-  const body = (request: Request) => readJson(request, ADMIN_BODY_LIMIT);
+  const body = (request: Request) => readJson(request, { bytes: ADMIN_BODY_LIMIT, depth: 8 });
   const hidden = { detail: { hide: true }, parse: "none" as const };
 
   return new Elysia({ prefix: "/api/v1/admin" })

@@ -27,6 +27,8 @@ export class Gate {
     private readonly limiter: RateLimiter,
     readonly clock: () => number,
     private readonly trustProxyHops: number,
+    /** how long an admitted call's body may take to arrive */
+    readonly bodyTimeoutMs?: number,
   ) {}
 
   /** guarded wraps a handler so that it only runs for an admitted caller holding `permission`. */

@@ -1,12 +1,13 @@
-// health routes: /healthz and /livez (the process answers), /readyz (storage open and writable).
+// health routes: /healthz and /livez (the process answers), /readyz (storage open and writable), /metrics (Prometheus).
 import { Elysia } from "elysia";
 import type { Databases } from "../storage/db.ts";
+import type { Metrics } from "./observe.ts";
 import { json } from "./respond.ts";
 
 const PROBE_EVERY_MS = 1000; // a readiness probe commits a write; at most one a second
 
 /** healthRoutes mounts the unauthenticated health endpoints. */
-export function healthRoutes(dbs: Databases) {
+export function healthRoutes(dbs: Databases, metrics: Metrics) {
   let lastProbe = 0;
   let ready = false;
   const probe = async () => {
@@ -24,5 +25,6 @@ export function healthRoutes(dbs: Databases) {
   return new Elysia()
     .get("/healthz", ok, hidden)
     .get("/livez", ok, hidden)
-    .get("/readyz", async () => ((await probe()) ? json({ status: "ok" }) : json({ status: "unavailable" }, 503)), hidden);
+    .get("/readyz", async () => ((await probe()) ? json({ status: "ok" }) : json({ status: "unavailable" }, 503)), hidden)
+    .get("/metrics", async () => new Response(await metrics.registry.metrics(), { headers: { "content-type": metrics.registry.contentType } }), hidden);
 }

@@ -1,22 +1,35 @@
 // ingest routes: POST /logs, POST /logs/bulk, POST /logs/validate (contract §4).
 import { Elysia } from "elysia";
 import type { IngestService } from "../ingest/ingest.ts";
-import { maxBodyBytes } from "../limits/plans.ts";
+import { maxBodyBytes, type Plan } from "../limits/plans.ts";
 import { BulkCreated, CreateLogRequest, LogEntry, ValidationResponse } from "../schema.ts";
 import { Type as T } from "@sinclair/typebox";
 import { readJson } from "./body.ts";
+import type { Metrics } from "./observe.ts";
 import type { Gate } from "./guard.ts";
 import { operation } from "./openapi.ts";
 import { json } from "./respond.ts";
 
+/**
+ * entryBodyLimits bound write bodies. The depth guard only stops abuse (a bomb of brackets): it sits well
+ * above the plan's depth (array + entry + object), so an entry nested a little too deep still gets its own
+ * per-entry error, as /logs/validate and bulk writes must report.
+ */
+const entryBodyLimits = (plan: Plan) => ({
+  bytes: maxBodyBytes(plan),
+  depth: plan.max_metadata_depth < 0 ? 1000 : Math.max(64, plan.max_metadata_depth + 2),
+});
+
 /** ingestRoutes mounts the three write endpoints under the workspace prefix. */
-export function ingestRoutes(gate: Gate, ingest: IngestService) {
+export function ingestRoutes(gate: Gate, ingest: IngestService, metrics: Metrics) {
   return new Elysia()
     .post(
       "/logs",
       gate.guarded("logs:write", async ({ request, caller }) => {
-        const body = await readJson(request, maxBodyBytes(caller.plan));
-        return json(await ingest.createOne(body, caller), 201);
+        const body = await readJson(request, { ...entryBodyLimits(caller.plan), timeoutMs: gate.bodyTimeoutMs });
+        const entry = await ingest.createOne(body, caller);
+        metrics.entries.inc(1);
+        return json(entry, 201);
       }),
       {
         parse: "none",
@@ -33,8 +46,10 @@ export function ingestRoutes(gate: Gate, ingest: IngestService) {
     .post(
       "/logs/bulk",
       gate.guarded("logs:write", async ({ request, caller }) => {
-        const body = await readJson(request, maxBodyBytes(caller.plan));
-        return json(await ingest.createMany(body, caller), 201);
+        const body = await readJson(request, { ...entryBodyLimits(caller.plan), timeoutMs: gate.bodyTimeoutMs });
+        const created = await ingest.createMany(body, caller);
+        metrics.entries.inc(created.count);
+        return json(created, 201);
       }),
       {
         parse: "none",
@@ -51,7 +66,7 @@ export function ingestRoutes(gate: Gate, ingest: IngestService) {
     .post(
       "/logs/validate",
       gate.guarded("logs:write", async ({ request, caller }) => {
-        const body = await readJson(request, maxBodyBytes(caller.plan));
+        const body = await readJson(request, { ...entryBodyLimits(caller.plan), timeoutMs: gate.bodyTimeoutMs });
         return json(ingest.validate(body, caller));
       }, "validate"),
       {

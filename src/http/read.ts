@@ -84,7 +84,7 @@ export function readRoutes(gate: Gate, store: EntryStore) {
     .post(
       "/logs/query",
       gate.guarded("logs:read", async ({ request, caller, now }) => {
-        const body = await readJson(request, QUERY_BODY_LIMIT);
+        const body = await readJson(request, { bytes: QUERY_BODY_LIMIT, depth: 8, timeoutMs: gate.bodyTimeoutMs });
         if (typeof body !== "object" || body === null || Array.isArray(body)) {
           throw badRequest("VALIDATION_INVALID_REQUEST", "the body must be a JSON object such as {\"query\": \"level=error\"}");
         }

@@ -5,6 +5,8 @@ import { open, type Database, type RootDatabase } from "lmdb";
 
 export interface Databases {
   root: RootDatabase;
+  /** the LMDB data file, for its size */
+  dataFile: string;
   /** entries: block key → block of entries (see entries.ts for the layout). */
   entries: Database;
   /** postings, dictionary, fulltext: the indexes (postings.ts, dictionary.ts, fulltext.ts). */
@@ -20,14 +22,16 @@ export interface Databases {
 /** openDatabases opens (creating if needed) the LMDB environment in dataDir. */
 export function openDatabases(dataDir: string): Databases {
   mkdirSync(dataDir, { recursive: true });
+  const dataFile = join(dataDir, "sluice.mdb");
   const root = open({
-    path: join(dataDir, "sluice.mdb"),
+    path: dataFile,
     maxDbs: 16,
     mapSize: 2 ** 40, // address space only; the file grows as data does
     // lmdb-js default: overlappingSync. A put resolves at commit, which survives kill -9 of this process.
   });
   return {
     root,
+    dataFile,
     entries: root.openDB({ name: "entries", encoding: "binary" }),
     postings: root.openDB({ name: "postings", encoding: "binary" }),
     dictionary: root.openDB({ name: "dictionary", encoding: "msgpack" }),

@@ -41,6 +41,8 @@ export interface TestOptions {
   trustProxyHops?: number;
   /** entries per full-text segment before it is sealed (small values make sealing happen in tests) */
   segmentEntries?: number;
+  accessLog?: (line: Record<string, unknown>) => void;
+  bodyTimeoutMs?: number;
 }
 
 /** startTestSluice opens a fresh data directory; pass an existing dir to reopen it (restart). */

@@ -1,0 +1,75 @@
+// observe: Prometheus metrics (prom-client) and one structured access-log line per request.
+// Neither ever holds a key, a token or a body: only routes, statuses, sizes and timings.
+import { statSync } from "node:fs";
+import { Elysia } from "elysia";
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { ApiError } from "../errors.ts";
+import type { FullText } from "../storage/fulltext.ts";
+
+/** Metrics holds every series Sluice exports at /metrics. */
+export class Metrics {
+  readonly registry = new Registry();
+  readonly requests = new Counter({ name: "sluice_http_requests_total", help: "HTTP requests by route, method and status", labelNames: ["route", "method", "status"], registers: [this.registry] });
+  readonly latency = new Histogram({
+    name: "sluice_http_request_duration_seconds", help: "HTTP request latency by route and method", labelNames: ["route", "method"],
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5], registers: [this.registry],
+  });
+  readonly entries = new Counter({ name: "sluice_entries_ingested_total", help: "log entries stored (answered 201)", registers: [this.registry] });
+  readonly bytes = new Counter({ name: "sluice_request_body_bytes_total", help: "bytes of request bodies read, by route", labelNames: ["route"], registers: [this.registry] });
+  readonly rejected = new Counter({ name: "sluice_rate_limit_rejections_total", help: "requests answered 429, by error code", labelNames: ["code"], registers: [this.registry] });
+
+  constructor(dataFile: string, fulltext: FullText) {
+    collectDefaultMetrics({ register: this.registry, prefix: "sluice_" });
+    new Gauge({
+      name: "sluice_lmdb_file_bytes", help: "size of the LMDB data file", registers: [this.registry],
+      collect() {
+        this.set(statSync(dataFile, { throwIfNoEntry: false })?.size ?? 0);
+      },
+    });
+    new Gauge({
+      name: "sluice_fulltext_segments", help: "full-text segments: sealed (persisted), loaded (sealed and in memory), active (in memory, one per workspace environment)",
+      labelNames: ["state"], registers: [this.registry],
+      collect() {
+        const s = fulltext.stats();
+        this.set({ state: "sealed" }, s.sealed);
+        this.set({ state: "loaded" }, s.loaded);
+        this.set({ state: "active" }, s.tenants);
+      },
+    });
+  }
+}
+
+const started = new WeakMap<Request, number>();
+const bodyBytes = new WeakMap<Request, number>();
+
+/** noteBodyBytes records how many body bytes a request carried, for metrics and the access log. */
+export const noteBodyBytes = (request: Request, n: number): void => void bodyBytes.set(request, n);
+
+/** observe measures every request and writes its access-log line (log undefined: no access log). */
+export function observe(metrics: Metrics, log: ((line: Record<string, unknown>) => void) | undefined) {
+  return new Elysia({ name: "observe" })
+    .onRequest(({ request }) => void started.set(request, performance.now()))
+    .onAfterResponse({ as: "global" }, (ctx) => {
+      const { request, set } = ctx;
+      const c = ctx as unknown as { route?: string; responseValue?: unknown; error?: unknown; code?: unknown };
+      const status = c.responseValue instanceof Response ? c.responseValue.status : statusOf(c.error, c.code, set.status);
+      const route = c.route ?? "unmatched";
+      const seconds = (performance.now() - (started.get(request) ?? performance.now())) / 1000;
+      metrics.requests.inc({ route, method: request.method, status });
+      metrics.latency.observe({ route, method: request.method }, seconds);
+      const bytes = bodyBytes.get(request) ?? 0;
+      if (bytes) metrics.bytes.inc({ route }, bytes);
+      if (c.error instanceof ApiError && c.error.status === 429) metrics.rejected.inc({ code: c.error.code });
+      log?.({
+        msg: "request", request_id: set.headers["x-request-id"], method: request.method, route,
+        path: new URL(request.url).pathname, status, duration_ms: Number((seconds * 1000).toFixed(3)), body_bytes: bytes,
+      });
+    });
+}
+
+function statusOf(error: unknown, code: unknown, fallback: unknown): number {
+  if (error instanceof ApiError) return error.status;
+  if (code === "NOT_FOUND") return 404;
+  if (error) return 500;
+  return typeof fallback === "number" ? fallback : 200;
+}
