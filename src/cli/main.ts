@@ -6,6 +6,34 @@ import { loadConfig } from "../config.ts";
 import { ApiError } from "../errors.ts";
 import { startServer } from "../server.ts";
 import { ADMIN_COMMANDS, UsageError, runAdminCommand, type CommandSpec } from "./admin.ts";
+import { ApiClient } from "./client.ts";
+import { exportEntries, importFile, progressBar } from "./transfer.ts";
+
+const CONNECTION = {
+  url: { type: "string" as const, description: "the server (default http://localhost:$SLUICE_PORT or :8080)" },
+  key: { type: "string" as const, description: "an API key (default $SLUICE_API_KEY)" },
+};
+
+/** TRANSFER talks to a running server, so that entries pass the same checks, limits and indexes as any write. */
+const TRANSFER: Record<string, Pick<CommandSpec, "usage" | "summary" | "options"> & { positionals: string[] }> = {
+  import: {
+    usage: "sluice import FILE [--url U] [--key K]",
+    summary: "send the entries of FILE (NDJSON or a JSON array) in bulk batches; prints a summary",
+    options: CONNECTION,
+    positionals: ["FILE"],
+  },
+  export: {
+    usage: "sluice export [--query Q] [--from T] [--to T] [--url U] [--key K]",
+    summary: "write the entries matching a query and time range to stdout as NDJSON, newest first",
+    options: {
+      query: { type: "string", description: "a query-language expression, e.g. 'level=error tag=checkout'" },
+      from: { type: "string", description: "RFC 3339, inclusive" },
+      to: { type: "string", description: "RFC 3339, exclusive" },
+      ...CONNECTION,
+    },
+    positionals: [],
+  },
+};
 
 const SERVE: Pick<CommandSpec, "usage" | "summary" | "options"> = {
   usage: "sluice serve [--port N] [--host H]",
@@ -17,7 +45,11 @@ const SERVE: Pick<CommandSpec, "usage" | "summary" | "options"> = {
 };
 
 function help(): string {
-  const rows = [["serve", SERVE.summary], ...Object.entries(ADMIN_COMMANDS).map(([name, c]) => [name, c.summary])];
+  const rows = [
+    ["serve", SERVE.summary],
+    ...Object.entries(ADMIN_COMMANDS).map(([name, c]) => [name, c.summary]),
+    ...Object.entries(TRANSFER).map(([name, c]) => [name, c.summary]),
+  ];
   return [
     "usage: sluice <command> [options] [--data-dir DIR]",
     "",
@@ -56,12 +88,32 @@ async function main(argv: string[]): Promise<number> {
     console.log(help());
     return wantsHelp ? 0 : 2;
   }
-  const env = { ...process.env, ...(dataDir ? { SLUICE_DATA_DIR: dataDir } : {}) };
+  const env: Record<string, string | undefined> = { ...process.env, ...(dataDir ? { SLUICE_DATA_DIR: dataDir } : {}) };
   if (first === "serve") {
     if (wantsHelp) return console.log(commandHelp(SERVE)), 0;
     const { values } = parseArgs({ args: rest.slice(1), options: { port: { type: "string" }, host: { type: "string" } }, strict: true });
     await startServer(loadConfig({ ...env, ...(values.port ? { SLUICE_PORT: values.port } : {}), ...(values.host ? { SLUICE_HOST: values.host } : {}) }));
     return -1; // keep running until a signal
+  }
+  if (first in TRANSFER) {
+    const spec = TRANSFER[first];
+    if (wantsHelp) return console.log(commandHelp(spec)), 0;
+    const { values, positionals } = parseArgs({ args: rest.slice(1), options: spec.options, allowPositionals: true, strict: true });
+    if (positionals.length !== spec.positionals.length) throw new UsageError(`usage: ${spec.usage}`);
+    const key = (values.key as string | undefined) ?? env.SLUICE_API_KEY;
+    if (!key) throw new UsageError(`give an API key with --key or SLUICE_API_KEY; usage: ${spec.usage}`);
+    const client = new ApiClient({ url: (values.url as string | undefined) ?? `http://localhost:${env.SLUICE_PORT || env.PORT || 8080}`, key });
+    if (first === "import") {
+      const onTerminal = process.stderr.isTTY;
+      const summary = await importFile(client, positionals[0], onTerminal ? (d, t, s) => process.stderr.write(progressBar(d, t, s)) : undefined);
+      if (onTerminal) process.stderr.write("\n");
+      console.log(JSON.stringify(summary, null, 2));
+      return summary.rejected > 0 ? 1 : 0;
+    }
+    const filter = { query: values.query as string | undefined, from: values.from as string | undefined, to: values.to as string | undefined };
+    const n = await exportEntries(client, filter, (line) => process.stdout.write(line));
+    console.error(`exported ${n} entries`);
+    return 0;
   }
   const name = `${first} ${second ?? ""}`.trim();
   const spec = ADMIN_COMMANDS[name];
