@@ -9,8 +9,9 @@ export type Level = (typeof LEVELS)[number];
 /** RFC 3339 date-time with a zone; calendar validity (Feb 30) is checked by time.parseRfc3339. */
 export const RFC3339_PATTERN = "^\\d{4}-\\d{2}-\\d{2}[Tt]\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,9})?([Zz]|[+-]\\d{2}:\\d{2})$";
 
-const FreeObject = (description: string) =>
-  T.Union([T.Record(T.String(), T.Unknown()), T.Null()], { description });
+// an open object: any keys; compiled without a per-key check (TypeBox's Record tests each key against a pattern)
+const AnyObject = () => T.Object({}, { additionalProperties: true });
+const FreeObject = (description: string) => T.Union([AnyObject(), T.Null()], { description });
 
 export const CreateLogRequest = T.Object(
   {
@@ -29,7 +30,7 @@ export const CreateLogRequest = T.Object(
 );
 export type CreateLogRequest = Static<typeof CreateLogRequest>;
 
-const NullableObject = T.Union([T.Record(T.String(), T.Unknown()), T.Null()]);
+const NullableObject = T.Union([AnyObject(), T.Null()]);
 
 export const LogEntry = T.Object(
   {

@@ -1,7 +1,5 @@
 // time: RFC 3339 parsing at full precision and the UTC millisecond rendering used on the wire.
 
-const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;
-
 const MIN_MS = -62_167_219_200_000; // 0000-01-01T00:00:00.000Z
 const MAX_MS = 253_402_300_799_999; // 9999-12-31T23:59:59.999Z
 
@@ -13,23 +11,53 @@ export interface Instant {
 
 /** parseRfc3339 returns the instant of an RFC 3339 date-time with a zone, or null when it is not one. */
 export function parseRfc3339(text: string): Instant | null {
-  const m = RFC3339.exec(text);
-  if (!m) return null;
-  const year = +m[1], month = +m[2], day = +m[3], hour = +m[4], minute = +m[5], second = +m[6];
+  // fixed positions: YYYY-MM-DDTHH:MM:SS, then an optional fraction of 1–9 digits, then Z or ±hh:mm
+  const n = text.length;
+  if (n < 20 || text.charCodeAt(4) !== 45 || text.charCodeAt(7) !== 45 || text.charCodeAt(13) !== 58 || text.charCodeAt(16) !== 58) return null;
+  const t = text.charCodeAt(10);
+  if (t !== 84 && t !== 116) return null; // T or t
+  const year = digits(text, 0, 4), month = digits(text, 5, 2), day = digits(text, 8, 2);
+  const hour = digits(text, 11, 2), minute = digits(text, 14, 2), second = digits(text, 17, 2);
+  if (year < 0 || month < 0 || day < 0 || hour < 0 || minute < 0 || second < 0) return null;
+  let at = 19;
+  let fraction = "";
+  if (text.charCodeAt(at) === 46) {
+    const start = ++at;
+    while (at < n && isDigit(text.charCodeAt(at))) at++;
+    if (at === start || at - start > 9) return null;
+    fraction = text.slice(start, at);
+  }
+  let offsetMin = 0;
+  const z = text.charCodeAt(at);
+  if (z === 90 || z === 122) {
+    if (at + 1 !== n) return null; // Z or z ends the text
+  } else if (z === 43 || z === 45) {
+    if (at + 6 !== n || text.charCodeAt(at + 3) !== 58) return null;
+    const oh = digits(text, at + 1, 2);
+    const om = digits(text, at + 4, 2);
+    if (oh < 0 || om < 0 || oh > 23 || om > 59) return null;
+    offsetMin = (z === 45 ? -1 : 1) * (oh * 60 + om);
+  } else return null;
   if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
   if (hour > 23 || minute > 59 || second > 60) return null; // 60: RFC 3339 allows a leap second
-  let offsetMin = 0;
-  if (!m[8]) {
-    const oh = +m[10];
-    const om = +m[11];
-    if (oh > 23 || om > 59) return null;
-    offsetMin = (m[9] === "-" ? -1 : 1) * (oh * 60 + om);
-  }
-  const fraction = m[7] === undefined ? "000000000" : m[7].padEnd(9, "0");
+  const padded = fraction.padEnd(9, "0");
   const seconds = ((daysFromCivil(year, month, day) * 24 + hour) * 60 + minute - offsetMin) * 60 + second;
-  const ms = seconds * 1000 + +fraction.slice(0, 3);
+  const ms = seconds * 1000 + +padded.slice(0, 3);
   if (ms < MIN_MS || ms > MAX_MS) return null; // outside 0000–9999 it cannot be rendered as RFC 3339
-  return { ms, subNs: +fraction.slice(3) };
+  return { ms, subNs: +padded.slice(3) };
+}
+
+const isDigit = (c: number): boolean => c >= 48 && c <= 57;
+
+/** digits reads `count` decimal digits at `at`, or -1 when any is not a digit. */
+function digits(text: string, at: number, count: number): number {
+  let v = 0;
+  for (let i = at; i < at + count; i++) {
+    const c = text.charCodeAt(i);
+    if (!isDigit(c)) return -1;
+    v = v * 10 + (c - 48);
+  }
+  return v;
 }
 
 /** daysFromCivil counts days from 1970-01-01 to a proleptic Gregorian date (H. Hinnant's algorithm). */

@@ -23,18 +23,22 @@ export function adminRoutes(admin: AdminService, meta: MetaStore, envToken: stri
   };
   const body = (request: Request) => readJson(request, { bytes: ADMIN_BODY_LIMIT, depth: 8 });
   const hidden = { detail: { hide: true }, parse: "none" as const };
+  // a path id with malformed percent-encoding arrives as null: no record has such an id
+  type Params = { id?: string | null; keyId?: string | null };
+  const id = (p: Params) => p.id ?? "";
+  const keyId = (p: Params) => p.keyId ?? "";
 
   return new Elysia({ prefix: "/api/v1/admin" })
     .onBeforeHandle(({ request }) => check(request))
     .post("/workspaces", async ({ request }) => json(await admin.createWorkspace(await body(request)), 201), hidden)
     .get("/workspaces", () => json(admin.listWorkspaces()), hidden)
-    .get("/workspaces/:id", ({ params }) => json(admin.getWorkspace(params.id)), hidden)
-    .patch("/workspaces/:id", async ({ request, params }) => json(await admin.updateWorkspace(params.id, await body(request))), hidden)
-    .post("/workspaces/:id/keys", async ({ request, params }) => json(await admin.createKey(params.id, await body(request)), 201), hidden)
-    .get("/workspaces/:id/keys", ({ params }) => json(admin.listKeys(params.id)), hidden)
-    .post("/keys/:keyId/rotate", async ({ params }) => json(await admin.rotateKey(params.keyId), 201), hidden)
+    .get("/workspaces/:id", ({ params }) => json(admin.getWorkspace(id(params))), hidden)
+    .patch("/workspaces/:id", async ({ request, params }) => json(await admin.updateWorkspace(id(params), await body(request))), hidden)
+    .post("/workspaces/:id/keys", async ({ request, params }) => json(await admin.createKey(id(params), await body(request)), 201), hidden)
+    .get("/workspaces/:id/keys", ({ params }) => json(admin.listKeys(id(params))), hidden)
+    .post("/keys/:keyId/rotate", async ({ params }) => json(await admin.rotateKey(keyId(params)), 201), hidden)
     .delete("/keys/:keyId", async ({ params }) => {
-      await admin.revokeKey(params.keyId);
+      await admin.revokeKey(keyId(params));
       return new Response(null, { status: 204 });
     }, hidden);
 }

@@ -26,10 +26,10 @@ export function readRoutes(gate: Gate, store: EntryStore) {
   return new Elysia()
     .get(
       "/logs/:id",
-      gate.guarded("logs:read", ({ caller, params, now }: { caller: Caller; params: { id: string }; now: number }) => {
-        const id = params.id.toLowerCase(); // UUIDs are case-insensitive on input (RFC 9562)
+      gate.guarded("logs:read", ({ caller, params, now }: { caller: Caller; params: { id: string | null }; now: number }) => {
+        const id = (params.id ?? "").toLowerCase(); // null: malformed percent-encoding; UUIDs are case-insensitive on input (RFC 9562)
         const entry = isUuid(id) ? readOne(store, caller, id, now) : undefined;
-        if (!entry) throw notFound("LOG_NOT_FOUND", `no log entry ${JSON.stringify(params.id)} in this workspace and environment`);
+        if (!entry) throw notFound("LOG_NOT_FOUND", `no log entry ${JSON.stringify(params.id ?? "")} in this workspace and environment`);
         return json(entry);
       }),
       {

@@ -33,3 +33,19 @@ test("an uncaught failure answers 500 INTERNAL_SERVER_ERROR with a request_id an
   expect(String(logged[0].stack)).toContain("at ");
   removeDir(dir);
 });
+
+test("a path id with malformed percent-encoding is an unknown id (404), never a 500", async () => {
+  const { startTestSluice, WS } = await import("../helpers/sluice.ts");
+  const s = startTestSluice();
+  const key = await (await s.workspace()).key("development", "rw");
+  for (const id of ["%", "%zz", "%E0%A4%A"]) {
+    const r = await s.call("GET", `${WS}/logs/${id}`, { key });
+    expect(r.status).toBe(404);
+    expect((await r.json()).error_code).toBe("LOG_NOT_FOUND");
+    const a = await s.admin("GET", `/workspaces/${id}`);
+    expect(a.status).toBe(404);
+    expect((await a.json()).error_code).toBe("VALIDATION_INVALID_REQUEST");
+  }
+  await s.close();
+  removeDir(s.dir);
+});

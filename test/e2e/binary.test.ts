@@ -1,0 +1,123 @@
+// The single binary (contract §1): `bun run build` makes an executable that serves and runs every CLI command
+// from a directory far from the repo and its node_modules, with lmdb's native addon embedded.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const ROOT = join(import.meta.dir, "..", "..");
+const KEY = /API key \(shown only now\):\s+(sl_development_rw_[A-Za-z0-9]+)/;
+const WS = "/api/v1/workspace";
+
+let work: string;
+let binary: string;
+let bare: string;
+let runDir: string;
+beforeAll(async () => {
+  work = mkdtempSync(join(tmpdir(), "sluice-binary-"));
+  runDir = mkdtempSync(join(tmpdir(), "sluice-binary-run-"));
+  binary = join(work, "sluice");
+  bare = join(work, "sluice-bare");
+  // The second build pretends msgpackr-extract has no addon for this machine (the loader's own override).
+  await Promise.all([build(binary), build(bare, { MSGPACKR_EXTRACT_PREBUILD: join(work, "none") })]);
+}, 60_000);
+afterAll(() => {
+  for (const d of [work, runDir]) rmSync(d, { recursive: true, force: true });
+});
+
+/** build runs the build script the way `bun run build` does, into outfile. */
+async function build(outfile: string, env: Record<string, string> = {}) {
+  const proc = Bun.spawn([process.execPath, "scripts/build.ts", "--outfile", outfile], { cwd: ROOT, env: { ...process.env, ...env }, stdout: "pipe", stderr: "pipe" });
+  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  if (code !== 0) throw new Error(`build failed (${code}): ${out}${err}`);
+}
+
+/** isolated is the whole environment of a binary run: no NODE_PATH, no bun, its own temp dir for the extracted addon. */
+const isolated = (extra: Record<string, string> = {}) => ({ PATH: "/usr/bin:/bin", HOME: runDir, TMPDIR: runDir, ...extra });
+
+/** sluice runs the executable with args from runDir and returns its exit code and output. */
+async function sluice(exe: string, args: string[]) {
+  const proc = Bun.spawn([exe, ...args], { cwd: runDir, env: isolated(), stdout: "pipe", stderr: "pipe" });
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  return { code, stdout, stderr };
+}
+
+/** json runs a CLI command that must succeed and parses what it prints. */
+async function json(exe: string, args: string[]) {
+  const r = await sluice(exe, args);
+  if (r.code !== 0) throw new Error(`sluice ${args.join(" ")} exited ${r.code}: ${r.stdout}${r.stderr}`);
+  return r.stdout.trim() === "" ? undefined : JSON.parse(r.stdout);
+}
+
+/** serve starts `sluice serve` on 127.0.0.1 and a random port and resolves with its address and banner. */
+async function serve(exe: string, dataDir: string) {
+  const proc = Bun.spawn([exe, "serve", "--host", "127.0.0.1"], { cwd: runDir, env: isolated({ SLUICE_DATA_DIR: dataDir, SLUICE_PORT: "0" }), stdout: "pipe", stderr: "pipe" });
+  const reader = proc.stdout.getReader();
+  const decoder = new TextDecoder();
+  let out = "";
+  const deadline = Date.now() + 15_000;
+  while (!(/listening on (http:\/\/\S+)/.test(out) && KEY.test(out))) {
+    if (Date.now() > deadline) throw new Error(`server did not start: ${out}`);
+    const { done, value } = await reader.read();
+    if (done) throw new Error(`server exited before listening: ${out}${await new Response(proc.stderr).text()}`);
+    out += decoder.decode(value);
+  }
+  reader.releaseLock();
+  return { proc, base: /listening on (http:\/\/\S+)/.exec(out)![1], key: KEY.exec(out)![1] };
+}
+
+describe("the compiled binary", () => {
+  test("--help lists the commands and exits 0", async () => {
+    const r = await sluice(binary, ["--help"]);
+    expect(r.code).toBe(0);
+    for (const c of ["serve", "workspaces create", "workspaces set-plan", "keys create", "keys revoke"]) expect(r.stdout).toContain(c);
+    const sub = await sluice(binary, ["keys", "create", "--help"]);
+    expect(sub.code).toBe(0);
+    expect(sub.stdout).toContain("--environment");
+  });
+
+  test("serve answers health, stores a log and reads it back; every CLI command works beside it; SIGTERM exits 0", async () => {
+    const dataDir = join(runDir, "data");
+    const s = await serve(binary, dataDir);
+    try {
+      const health = await fetch(`${s.base}/healthz`);
+      expect(health.status).toBe(200);
+      expect(await health.json()).toEqual({ status: "ok" });
+
+      const headers = { "x-api-key": s.key, "content-type": "application/json" };
+      const body = { action: "binary.smoke", level: "info", message: "from the compiled binary", clientTimestamp: "2026-11-22T10:00:00.000Z" };
+      const written = await fetch(`${s.base}${WS}/logs`, { method: "POST", headers, body: JSON.stringify(body) });
+      expect(written.status).toBe(201);
+      const { id } = (await written.json()) as { id: string };
+      const read = await fetch(`${s.base}${WS}/logs/${id}`, { headers });
+      expect(read.status).toBe(200);
+      expect(await read.json()).toMatchObject({ id, action: "binary.smoke", message: "from the compiled binary" });
+
+      const dd = ["--data-dir", dataDir];
+      const [first] = await json(binary, ["workspaces", "list", ...dd]);
+      expect(first.name).toBe("default");
+      const made = await json(binary, ["workspaces", "create", "--name", "checkout", "--plan", "free", ...dd]);
+      expect(made.plan.code).toBe("free");
+      expect((await json(binary, ["workspaces", "set-plan", made.id, "professional", ...dd])).plan.code).toBe("professional");
+
+      const key = await json(binary, ["keys", "create", "--workspace", first.id, "--environment", "production", "--type", "ro", "--name", "ci", ...dd]);
+      expect(key.key).toMatch(/^sl_production_ro_[A-Za-z0-9]{32,}$/);
+      expect((await fetch(`${s.base}${WS}/info`, { headers: { "x-api-key": key.key } })).status).toBe(200);
+      expect((await json(binary, ["keys", "list", "--workspace", first.id, ...dd])).map((k: { id: string }) => k.id)).toContain(key.id);
+      const rotated = await json(binary, ["keys", "rotate", key.id, ...dd]);
+      expect(rotated.id).toBe(key.id);
+      expect(await json(binary, ["keys", "revoke", key.id, ...dd])).toBeUndefined();
+      expect((await fetch(`${s.base}${WS}/info`, { headers: { "x-api-key": rotated.key } })).status).toBe(401);
+    } finally {
+      s.proc.kill("SIGTERM");
+    }
+    expect(await s.proc.exited).toBe(0);
+  });
+
+  test("without msgpackr's optional native extension the binary still writes and reads", async () => {
+    const dd = ["--data-dir", join(runDir, "bare-data")];
+    const made = await json(bare, ["workspaces", "create", "--name", "plain", "--organization", "Ünïcode Org", ...dd]);
+    const [listed] = await json(bare, ["workspaces", "list", ...dd]);
+    expect(listed).toEqual(made);
+  });
+});
