@@ -33,6 +33,8 @@ interface SegmentMeta {
 
 interface Segment extends SegmentMeta {
   index: Index;
+  /** the blocks in it, so that one is never added twice (a tenant's first add follows its rebuild) */
+  has: Set<string>;
 }
 
 interface Tenant {
@@ -94,12 +96,28 @@ export class FullText {
     }
   }
 
-  /** estimate counts candidate blocks in the active segment and scales by the sealed ones (planner use). */
+  /**
+   * estimate counts candidate blocks in the segments already in memory (the active one and the loaded sealed
+   * ones; no I/O) and scales the count to every segment by entries (planner use).
+   */
   estimate(ws: string, env: Environment, words: string[]): number {
     const t = this.tenant(ws, env);
-    const hits = (t.active.index.search(words.join(" "), { limit: Math.max(1, t.active.blocks.length) }) as number[]).length;
-    const activeShare = t.active.entries / Math.max(1, t.active.entries + t.sealed.reduce((n, s) => n + s.entries, 0));
-    return Math.ceil(hits / Math.max(activeShare, 0.01));
+    const query = words.join(" ");
+    let hits = 0;
+    let sampled = 0;
+    let total = t.active.entries;
+    const inMemory: (Segment | { index: Index; blocks: unknown[]; entries: number })[] = [t.active];
+    for (const seg of t.sealed) {
+      total += seg.entries;
+      const index = this.loaded.get(`${ws}\u0000${env}\u0000${seg.no}`);
+      if (index) inMemory.push({ index, blocks: seg.blocks, entries: seg.entries });
+    }
+    for (const seg of inMemory) {
+      if (seg.blocks.length === 0) continue;
+      hits += (seg.index.search(query, { limit: seg.blocks.length }) as number[]).length;
+      sampled += seg.entries;
+    }
+    return sampled === 0 ? 0 : Math.ceil((hits * total) / sampled);
   }
 
   /** dropBefore forgets sealed segments whose every block is older than ms (retention). */
@@ -142,7 +160,7 @@ export class FullText {
     if (t) return t;
     const sealed = [...this.db.getRange({ start: [ws, env, "s"], end: [ws, env, "s\u0000"] }).map(({ value }) => value as SegmentMeta)];
     const last = sealed[sealed.length - 1];
-    const active: Segment = { no: (last?.no ?? 0) + 1, blocks: [], entries: 0, index: newIndex() };
+    const active: Segment = { no: (last?.no ?? 0) + 1, blocks: [], entries: 0, index: newIndex(), has: new Set() };
     t = { sealed, active };
     this.tenants.set(id, t);
     for (const block of this.blocksAfter(ws, env, last ? last.blocks[last.blocks.length - 1] : undefined)) {
@@ -154,6 +172,9 @@ export class FullText {
   }
 
   private put(seg: Segment, block: BlockWords): void {
+    const key = `${block.ms}/${block.firstId}`;
+    if (seg.has.has(key)) return;
+    seg.has.add(key);
     seg.index.add(seg.blocks.length, block.words.join(" "));
     seg.blocks.push([block.ms, block.firstId]);
     seg.entries += block.entries;
@@ -166,7 +187,7 @@ export class FullText {
     const chunks: [string, string][] = [];
     seg.index.export((key: string, data: string) => void chunks.push([key, data]));
     t.sealed.push(meta);
-    t.active = { no: seg.no + 1, blocks: [], entries: 0, index: newIndex() };
+    t.active = { no: seg.no + 1, blocks: [], entries: 0, index: newIndex(), has: new Set() };
     this.remember(`${ws}\u0000${env}\u0000${seg.no}`, seg.index);
     const write = this.db.transaction(() => {
       chunks.forEach((c, i) => this.db.put([ws, env, "c", seg.no, i], c));

@@ -3,6 +3,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { entry, removeDir, startTestSluice, WS, type TestSluice } from "../helpers/sluice.ts";
 
+/** json reads a response body as the loosely typed JSON the assertions inspect. */
+const json = (res: Response): Promise<any> => res.json();
+
 const SYNTAX = "VALIDATION_QUERY_SYNTAX";
 const INVALID = "VALIDATION_QUERY_INVALID";
 const TIME = "VALIDATION_QUERY_TIME_RANGE";
@@ -19,13 +22,13 @@ const query = (body: unknown) => s.call("POST", `${WS}/logs/query`, { key, body 
 const raw = (text: string) => s.call("POST", `${WS}/logs/query`, { key, raw: text, headers: { "content-type": "application/json" } });
 
 async function fault(res: Response) {
-  const body = await res.json();
+  const body = await json(res);
   return { status: res.status, code: body.error_code, position: body.details?.position, message: body.message as string, body };
 }
 
 async function ids(res: Response): Promise<string[]> {
   expect(res.status).toBe(200);
-  return (await res.json()).map((e: { id: string }) => e.id);
+  return (await json(res)).map((e: { id: string }) => e.id);
 }
 
 beforeAll(async () => {
@@ -36,7 +39,7 @@ beforeAll(async () => {
     body: [entry({ level: "error" }), entry({ action: "job.run", message: "ok" }), entry({ tags: ["a"] })],
   });
   expect(res.status).toBe(201);
-  all = ((await res.json()).ids as string[]).reverse();
+  all = ((await json(res)).ids as string[]).reverse();
 });
 afterAll(async () => {
   await s.close();
