@@ -13,7 +13,7 @@ import { ingestRoutes } from "./http/ingest.ts";
 import { Metrics, observe } from "./http/observe.ts";
 import { openapiConfig } from "./http/openapi.ts";
 import { readRoutes } from "./http/read.ts";
-import { errorResponse } from "./http/respond.ts";
+import { errorResponse, requestUrl } from "./http/respond.ts";
 import { IngestService } from "./ingest/ingest.ts";
 import type { PlanTable } from "./limits/plans.ts";
 import type { Databases } from "./storage/db.ts";
@@ -73,7 +73,7 @@ export function buildApp(deps: AppDeps, s = services(deps)) {
       const requestId = String(set.headers["x-request-id"] ?? crypto.randomUUID());
       if (error instanceof ApiError) return errorResponse(error, requestId);
       if (code === "NOT_FOUND") {
-        const { pathname } = new URL(request.url);
+        const { pathname } = requestUrl(request);
         return errorResponse(
           new ApiError(404, "VALIDATION_INVALID_REQUEST", `no route ${request.method} ${pathname}; the API is described at /api/v1/workspace/openapi.json`),
           requestId,
@@ -84,7 +84,7 @@ export function buildApp(deps: AppDeps, s = services(deps)) {
       }
       // Never a stack trace to the client: the details go to the server log under the request id.
       const cause = error instanceof Error ? (error.cause ?? error) : error;
-      log({ level: "error", request_id: requestId, method: request.method, path: new URL(request.url).pathname, error: String(cause), stack: (cause as Error)?.stack });
+      log({ level: "error", request_id: requestId, method: request.method, path: requestUrl(request).pathname, error: String(cause), stack: (cause as Error)?.stack });
       return errorResponse(new ApiError(500, "INTERNAL_SERVER_ERROR", "internal error; retry later, and report the request_id if it persists"), requestId);
     })
     .use(healthRoutes(deps.dbs, s.metrics))

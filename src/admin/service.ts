@@ -3,6 +3,7 @@ import { DEFAULT_SCOPES, generateSecret, hashSecret, hintOf } from "../auth/keys
 import { ApiError, badRequest } from "../errors.ts";
 import type { PlanTable } from "../limits/plans.ts";
 import type { KeyRecord, MetaStore, WorkspaceRecord } from "../storage/meta.ts";
+import { isUuid } from "../ids.ts";
 import { formatMs, parseRfc3339 } from "../time.ts";
 import { CreateKey, CreateWorkspace, UpdateWorkspace, checkBody } from "./schema.ts";
 
@@ -10,7 +11,7 @@ export type KeyView = Omit<KeyRecord, "hash" | "workspace_id">;
 export type KeyCreated = KeyView & { key: string };
 
 const notFound = (what: string, id: string) =>
-  new ApiError(404, "VALIDATION_INVALID_REQUEST", `no ${what} with id ${JSON.stringify(id)}; list them with GET /api/v1/admin/workspaces`);
+  new ApiError(404, "VALIDATION_INVALID_REQUEST", `no ${what} with id ${JSON.stringify(id.length > 64 ? `${id.slice(0, 64)}…` : id)}; list them with GET /api/v1/admin/workspaces`);
 
 /** AdminService performs every admin operation and returns the JSON the admin API answers with. */
 export class AdminService {
@@ -117,13 +118,13 @@ export class AdminService {
   }
 
   private mustWorkspace(id: string): WorkspaceRecord {
-    const ws = this.meta.workspace(id);
+    const ws = isUuid(id) ? this.meta.workspace(id) : undefined; // ids are UUIDs; nothing else may reach a key lookup
     if (!ws) throw notFound("workspace", id);
     return ws;
   }
 
   private mustKey(id: string): KeyRecord {
-    const key = this.meta.key(id);
+    const key = isUuid(id) ? this.meta.key(id) : undefined;
     if (!key) throw notFound("key", id);
     return key;
   }

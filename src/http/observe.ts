@@ -5,6 +5,7 @@ import { Elysia } from "elysia";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import { ApiError } from "../errors.ts";
 import type { FullText } from "../storage/fulltext.ts";
+import { requestUrl } from "./respond.ts";
 
 /** Metrics holds every series Sluice exports at /metrics. */
 export class Metrics {
@@ -39,6 +40,16 @@ export class Metrics {
   }
 }
 
+/** AfterResponse is what the recorder reads of Elysia's after-response context. */
+interface AfterResponse {
+  request: Request;
+  set: { headers: Record<string, unknown>; status?: unknown };
+  route?: string;
+  responseValue?: unknown;
+  error?: unknown;
+  code?: unknown;
+}
+
 const started = new WeakMap<Request, number>();
 const bodyBytes = new WeakMap<Request, number>();
 
@@ -50,21 +61,26 @@ export function observe(metrics: Metrics, log: ((line: Record<string, unknown>) 
   return new Elysia({ name: "observe" })
     .onRequest(({ request }) => void started.set(request, performance.now()))
     .onAfterResponse({ as: "global" }, (ctx) => {
-      const { request, set } = ctx;
-      const c = ctx as unknown as { route?: string; responseValue?: unknown; error?: unknown; code?: unknown };
-      const status = c.responseValue instanceof Response ? c.responseValue.status : statusOf(c.error, c.code, set.status);
-      const route = c.route ?? "unmatched";
-      const seconds = (performance.now() - (started.get(request) ?? performance.now())) / 1000;
-      metrics.requests.inc({ route, method: request.method, status });
-      metrics.latency.observe({ route, method: request.method }, seconds);
-      const bytes = bodyBytes.get(request) ?? 0;
-      if (bytes) metrics.bytes.inc({ route }, bytes);
-      if (c.error instanceof ApiError && c.error.status === 429) metrics.rejected.inc({ code: c.error.code });
-      log?.({
-        msg: "request", request_id: set.headers["x-request-id"], method: request.method, route,
-        path: new URL(request.url).pathname, status, duration_ms: Number((seconds * 1000).toFixed(3)), body_bytes: bytes,
-      });
+      try {
+        record(ctx as unknown as AfterResponse);
+      } catch (e) {
+        console.error(JSON.stringify({ level: "error", msg: "BUG: recording a request failed", error: String(e) })); // never fatal
+      }
     });
+
+  function record({ request, set, route = "unmatched", responseValue, error, code }: AfterResponse) {
+    const status = responseValue instanceof Response ? responseValue.status : statusOf(error, code, set.status);
+    const seconds = (performance.now() - (started.get(request) ?? performance.now())) / 1000;
+    metrics.requests.inc({ route, method: request.method, status });
+    metrics.latency.observe({ route, method: request.method }, seconds);
+    const bytes = bodyBytes.get(request) ?? 0;
+    if (bytes) metrics.bytes.inc({ route }, bytes);
+    if (error instanceof ApiError && error.status === 429) metrics.rejected.inc({ code: error.code });
+    log?.({
+      msg: "request", request_id: set.headers["x-request-id"], method: request.method, route,
+      path: requestUrl(request).pathname, status, duration_ms: Number((seconds * 1000).toFixed(3)), body_bytes: bytes,
+    });
+  }
 }
 
 function statusOf(error: unknown, code: unknown, fallback: unknown): number {

@@ -13,7 +13,7 @@ import type { EntryStore } from "../storage/entries.ts";
 import { readJson } from "./body.ts";
 import type { Gate } from "./guard.ts";
 import { operation } from "./openapi.ts";
-import { json } from "./respond.ts";
+import { json, requestUrl } from "./respond.ts";
 
 const QUERY_BODY_LIMIT = 64 * 1024; // a query is at most 2,000 characters; the rest of the body is small
 const PAGE_HEADERS = {
@@ -44,7 +44,7 @@ export function readRoutes(gate: Gate, store: EntryStore) {
     .get(
       "/logs",
       gate.guarded("logs:read", ({ request, caller, now }) => {
-        const q = new URL(request.url).searchParams;
+        const q = requestUrl(request).searchParams;
         const envs = listParam(q, "environments");
         for (const e of envs) if (isEnvironment(e)) requireEnvironment(caller, e);
         const badEnv = envs.find((e) => !isEnvironment(e));

@@ -12,3 +12,6 @@ export function errorResponse(e: ApiError, requestId: string): Response {
   if (e.details) body.details = e.details;
   return json(body, e.status, e.headers);
 }
+
+/** requestUrl parses a request's URL; an HTTP/1.0 request without Host has a relative one. */
+export const requestUrl = (request: Request): URL => new URL(request.url, "http://localhost");

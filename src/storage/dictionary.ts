@@ -1,11 +1,13 @@
 // dictionary: the distinct action values of each workspace environment, and their trigrams.
 //
-// Key layout (db `dictionary`): [workspaceId, environment, "v", action] → true (the value exists)
-// and [workspaceId, environment, "g", trigram, action] → true, trigrams of the lowercased action.
+// Key layout (db `dictionary`): [workspaceId, environment, "v", termKey(action)] → action
+// and [workspaceId, environment, "g", trigram, termKey(action)] → true, trigrams of the lowercased action.
+// termKey (postings.ts) bounds the key of a long action; the value keeps the action whole.
 // A substring query narrows the distinct values by trigrams, checks each value exactly, then
 // reads the postings of the values that match. Distinct actions are far fewer than entries.
 import type { Database } from "lmdb";
 import type { Environment } from "../schema.ts";
+import { termKey } from "./postings.ts";
 
 /** trigrams lists the distinct 3-code-unit substrings of a (lowercased) text. */
 export function trigrams(text: string): string[] {
@@ -19,9 +21,10 @@ export class Dictionary {
 
   /** addInTransaction records an action value once; call it inside the entry write transaction. */
   addInTransaction(ws: string, env: Environment, action: string): void {
-    if (this.db.get([ws, env, "v", action]) !== undefined) return;
-    this.db.put([ws, env, "v", action], true);
-    for (const t of trigrams(action.toLowerCase())) this.db.put([ws, env, "g", t, action], true);
+    const key = termKey(action);
+    if (this.db.get([ws, env, "v", key]) !== undefined) return;
+    this.db.put([ws, env, "v", key], action);
+    for (const t of trigrams(action.toLowerCase())) this.db.put([ws, env, "g", t, key], true);
   }
 
   /**
@@ -30,7 +33,7 @@ export class Dictionary {
    */
   actions(ws: string, env: Environment, literal: string, test: (action: string) => boolean): string[] {
     const grams = trigrams(literal);
-    let candidates: Iterable<string>;
+    let candidates: Iterable<string>; // term keys
     if (grams.length === 0) {
       candidates = this.db.getKeys({ start: [ws, env, "v"], end: [ws, env, "v\u0000"], snapshot: false }).map((k) => (k as unknown[])[3] as string);
     } else {
@@ -47,7 +50,10 @@ export class Dictionary {
       candidates = set ?? [];
     }
     const out: string[] = [];
-    for (const a of candidates) if (test(a)) out.push(a);
+    for (const key of candidates) {
+      const action = this.db.get([ws, env, "v", key]) as string | undefined;
+      if (action !== undefined && test(action)) out.push(action);
+    }
     return out;
   }
 }

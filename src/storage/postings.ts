@@ -11,6 +11,14 @@ import type { ScanRange } from "./entries.ts";
 
 export type PostingKind = "l" | "t" | "a";
 
+const TERM_KEY_MAX = 200; // UTF-16 units; LMDB keys hold at most ~1,978 bytes, and actions may carry much surrounding space
+
+/** termKey is how a term stands in a key: as itself, or when long as a prefix and the SHA-256 of the whole. */
+export function termKey(term: string): string {
+  if (term.length <= TERM_KEY_MAX) return term;
+  return `${term.slice(0, 64)}#sha256:${new Bun.CryptoHasher("sha256").update(term).digest("hex")}`; // printable: ordered-binary keys do not keep NUL
+}
+
 /** BlockRef names a block and, when known, the positions of the entries that may match. */
 export interface BlockRef {
   ms: number;
@@ -53,16 +61,17 @@ export class Postings {
   constructor(readonly db: Database) {}
 
   put(ws: string, env: Environment, kind: PostingKind, term: string, ms: number, firstId: string, positions: Uint8Array): void {
-    this.db.put([ws, env, kind, term, ms, firstId], positions);
+    this.db.put([ws, env, kind, termKey(term), ms, firstId], positions);
   }
   remove(ws: string, env: Environment, kind: PostingKind, term: string, ms: number, firstId: string): void {
-    this.db.removeSync([ws, env, kind, term, ms, firstId]);
+    this.db.removeSync([ws, env, kind, termKey(term), ms, firstId]);
   }
 
   /** blocks yields the blocks holding a term within a range, newest first. */
-  *blocks(ws: string, env: Environment, kind: PostingKind, term: string, range: ScanRange): Generator<BlockRef> {
+  *blocks(ws: string, env: Environment, kind: PostingKind, rawTerm: string, range: ScanRange): Generator<BlockRef> {
     const { start, fromMs } = rangeKeys(range);
     if (!start) return;
+    const term = termKey(rawTerm);
     const end = [ws, env, kind, term, fromMs];
     for (const { key, value } of this.db.getRange({ start: [ws, env, kind, term, ...start], end, reverse: true, snapshot: false })) {
       const k = key as unknown[];
@@ -71,9 +80,10 @@ export class Postings {
   }
 
   /** count counts the blocks holding a term within a range, stopping at `cap`. */
-  count(ws: string, env: Environment, kind: PostingKind, term: string, range: ScanRange, cap: number): number {
+  count(ws: string, env: Environment, kind: PostingKind, rawTerm: string, range: ScanRange, cap: number): number {
     const { start, fromMs } = rangeKeys(range);
     if (!start) return 0;
+    const term = termKey(rawTerm);
     let n = 0;
     for (const _ of this.db.getKeys({ start: [ws, env, kind, term, ...start], end: [ws, env, kind, term, fromMs], reverse: true, limit: cap, snapshot: false })) n++;
     return n;

@@ -49,3 +49,68 @@ test("a path id with malformed percent-encoding is an unknown id (404), never a 
   await s.close();
   removeDir(s.dir);
 });
+
+test("an action padded with kilobytes of white space is stored and found through the action index, not a 500", async () => {
+  const { startTestSluice, WS, entry: make } = await import("../helpers/sluice.ts");
+  const s = startTestSluice();
+  const key = await (await s.workspace()).key("development", "rw");
+  const write = async (action: string) => {
+    const w = await s.call("POST", `${WS}/logs`, { key, body: make({ action }) });
+    expect(w.status).toBe(201);
+    return (await w.json()).id as string;
+  };
+  const search = async (query: string) => {
+    const explained = await (await s.call("POST", `${WS}/logs/query`, { key, body: { query, explain: true } })).json();
+    expect(explained.plan.index).toBe("action");
+    return (await (await s.call("POST", `${WS}/logs/query`, { key, body: { query } })).json()) as { id: string; action: string }[];
+  };
+  const huge = `${" ".repeat(4000)}deploy.finished${" ".repeat(4000)}`; // 15 characters once trimmed: valid, stored as sent
+  const hugeId = await write(huge);
+  for (const query of ["action~deploy.fin", "action@finished"]) {
+    const found = await search(query);
+    expect(found.map((e) => e.id)).toEqual([hugeId]);
+    expect(found[0].action).toBe(huge);
+  }
+  const long = `${" ".repeat(800)}rollout.done${" ".repeat(800)}`; // an exact query of it fits in the 2,000 characters
+  const longId = await write(long);
+  expect((await search(`action="${long}"`)).map((e) => e.id)).toEqual([longId]);
+  await s.close();
+  removeDir(s.dir);
+});
+
+test("admin ids that are no UUID, however long, are unknown ids (404)", async () => {
+  const { startTestSluice } = await import("../helpers/sluice.ts");
+  const s = startTestSluice();
+  for (const [method, path] of [["GET", "/workspaces/"], ["PATCH", "/workspaces/"], ["GET", "/workspaces/"], ["POST", "/keys/"], ["DELETE", "/keys/"]] as const) {
+    const long = "x".repeat(5000);
+    const suffix = method === "POST" ? "/rotate" : "";
+    const r = await s.admin(method, `${path}${long}${suffix}`, method === "PATCH" ? { name: "n" } : undefined);
+    expect([method, path, r.status]).toEqual([method, path, 404]);
+  }
+  await s.close();
+  removeDir(s.dir);
+});
+
+test("an HTTP/1.0 request without a Host header is answered and the server stays up", async () => {
+  const { spawnServer } = await import("../helpers/process.ts");
+  const { mkdtempSync, rmSync } = await import("node:fs");
+  const { connect } = await import("node:net");
+  const dir = mkdtempSync(join(tmpdir(), "sluice-nohost-"));
+  const server = await spawnServer(dir);
+  try {
+    const { port } = new URL(server.base);
+    const answer = await new Promise<string>((resolve) => {
+      let got = "";
+      const sock = connect(Number(port), "127.0.0.1", () => sock.write("GET /healthz HTTP/1.0\r\n\r\n"));
+      sock.on("data", (d) => (got += d));
+      sock.on("close", () => resolve(got));
+      sock.on("error", () => resolve(got));
+    });
+    expect(answer).toContain("200");
+    expect((await fetch(`${server.base}/healthz`)).status).toBe(200);
+  } finally {
+    server.proc.kill("SIGTERM");
+    await server.exited;
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -27,9 +27,9 @@ afterAll(async () => {
 });
 
 const T0 = Date.UTC(2026, 10, 22, 10, 0, 0, 0);
-const ACTIONS = ["user.login", "User.Login", "user.logout", "login_failed", "order.created", "ÉTÉ.go", "a", "x.y*z"];
+const ACTIONS = ["user.login", "User.Login", "user.logout", "login_failed", "order.created", "ÉTÉ.go", "a", "x.y*z", "nu\u0000ll.go"];
 const MESSAGES = [null, "", "timeout while connecting to db", "User LOGIN ok", "straße ΣΊΣΥΦΟΣ", "retry 3 of 5", "login* done", "42", "!!!"];
-const TAGS = ["a", "b", "B", "prod", "x-1", "é"];
+const TAGS = ["a", "b", "B", "prod", "x-1", "é", "t\u0000"];
 const OBJECT_VALUES = [null, "u1", "U1", 5, 500, "500", true, "true", [1, 2], { code: 5 }, 2.5];
 
 const str = (text: string): StringValue => ({ kind: "string", text, pos: 0 });
@@ -66,7 +66,7 @@ const instant = (ms: number, sub: boolean) => {
   return { kind: "time" as const, text, instant: parseRfc3339(text)!, pos: 0 };
 };
 const eq = pick<"=" | "!=">(["=", "!="]);
-const textValues = ["user", "LOGIN", "login*", "*out", "user.*", "x.y", "timeout db", "straße", "σίσυφος", "ok", "42", "!!!", "x.y*z", "a"];
+const textValues = ["user", "LOGIN", "login*", "*out", "user.*", "x.y", "timeout db", "straße", "σίσυφος", "ok", "42", "!!!", "x.y*z", "a", "u\u0000ll", "nu"];
 /** termArb draws terms whose values come from the same vocabulary as the entries, so they often match. */
 const termArb = (idCount: number): fc.Arbitrary<Term> =>
   fc.oneof(
