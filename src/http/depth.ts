@@ -18,22 +18,40 @@ export class DepthMeter {
 
   /** feed reads one chunk and tells whether the nesting stayed within the limit. */
   feed(chunk: Uint8Array): boolean {
-    let { depth, inString, escaped } = this;
+    let { depth, inString } = this;
     const limit = this.limit;
-    for (let i = 0; i < chunk.length; i++) {
-      const b = chunk[i];
+    let i = 0;
+    if (this.escaped) {
+      i = 1; // the chunk's first byte is escaped by the backslash that ended the last one
+      this.escaped = false;
+    }
+    while (i < chunk.length) {
       if (inString) {
-        if (escaped) escaped = false;
-        else if (b === BACKSLASH) escaped = true;
-        else if (b === QUOTE) inString = false;
-      } else if (b === QUOTE) inString = true;
+        // jump to the next quote natively; it ends the string unless an odd run of backslashes precedes it
+        const q = chunk.indexOf(QUOTE, i);
+        if (q < 0) {
+          this.escaped = trailingBackslashes(chunk, i, chunk.length) % 2 === 1;
+          break;
+        }
+        if (trailingBackslashes(chunk, i, q) % 2 === 0) inString = false;
+        i = q + 1;
+        continue;
+      }
+      const b = chunk[i++];
+      if (b === QUOTE) inString = true;
       else if (b === OPEN_OBJECT || b === OPEN_ARRAY) {
         if (++depth > limit) return false;
       } else if (b === CLOSE_OBJECT || b === CLOSE_ARRAY) depth--;
     }
     this.depth = depth;
     this.inString = inString;
-    this.escaped = escaped;
     return true;
   }
+}
+
+/** trailingBackslashes counts the backslashes right before `end`, not looking before `from`. */
+function trailingBackslashes(chunk: Uint8Array, from: number, end: number): number {
+  let n = 0;
+  for (let k = end - 1; k >= from && chunk[k] === BACKSLASH; k--) n++;
+  return n;
 }

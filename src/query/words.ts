@@ -12,21 +12,14 @@ export function words(text: string): string[] {
   return [...seen];
 }
 
+const ASCII = /^[\x00-\x7f]*$/;
+const ASCII_WORD = /[a-z0-9]+/g;
+
 /** addWords adds the words of text to a set; ASCII text takes a fast path with the same result. */
 export function addWords(text: string, into: Set<string>): void {
-  let start = -1;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c > 127) return addWordsUnicode(text, into); // letters and digits beyond ASCII: the full rule
-    const wordChar = (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
-    if (wordChar) {
-      if (start < 0) start = i;
-    } else if (start >= 0) {
-      into.add(text.slice(start, i).toLowerCase());
-      start = -1;
-    }
-  }
-  if (start >= 0) into.add(text.slice(start).toLowerCase());
+  if (!ASCII.test(text)) return addWordsUnicode(text, into); // letters and digits beyond ASCII: the full rule
+  const found = text.toLowerCase().match(ASCII_WORD); // in ASCII, lowercasing is per character and keeps word boundaries
+  if (found) for (const w of found) into.add(w);
 }
 
 function addWordsUnicode(text: string, into: Set<string>): void {

@@ -229,8 +229,12 @@ export class EntryStore {
 /** blockWords collects the distinct full-text words of a block's actions and messages. */
 function blockWords(ms: number, entries: readonly Entry[]): BlockWords {
   const all = new Set<string>();
+  const actions = new Set<string>(); // actions repeat within a block: split each once
   for (const e of entries) {
-    addWords(e.action, all);
+    if (!actions.has(e.action)) {
+      actions.add(e.action);
+      addWords(e.action, all);
+    }
     if (e.message !== null) addWords(e.message, all);
   }
   return { ms, firstId: entries[0].id, words: [...all], entries: entries.length };

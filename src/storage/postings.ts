@@ -29,19 +29,23 @@ export interface BlockRef {
 
 /** termsOf lists, per kind and term, the positions of a block's entries that carry it. */
 export function termsOf(entries: readonly Entry[]): [PostingKind, string, number[]][] {
-  const map = new Map<string, [PostingKind, string, number[]]>();
-  const add = (kind: PostingKind, term: string, i: number) => {
-    const k = `${kind}\u0000${term}`;
-    let t = map.get(k);
-    if (!t) map.set(k, (t = [kind, term, []]));
-    if (t[2][t[2].length - 1] !== i) t[2].push(i);
+  const levels = new Map<string, number[]>();
+  const actions = new Map<string, number[]>();
+  const tags = new Map<string, number[]>();
+  const add = (map: Map<string, number[]>, term: string, i: number) => {
+    const at = map.get(term);
+    if (!at) map.set(term, [i]);
+    else if (at[at.length - 1] !== i) at.push(i); // a tag twice in one entry is one position
   };
-  entries.forEach((e, i) => {
-    add("l", e.level, i);
-    add("a", e.action, i);
-    for (const tag of e.tags) add("t", tag, i);
-  });
-  return [...map.values()];
+  for (let i = 0; i < entries.length; i++) {
+    const e = entries[i];
+    add(levels, e.level, i);
+    add(actions, e.action, i);
+    for (const tag of e.tags) add(tags, tag, i);
+  }
+  const out: [PostingKind, string, number[]][] = [];
+  for (const [kind, map] of [["l", levels], ["a", actions], ["t", tags]] as const) for (const [term, at] of map) out.push([kind, term, at]);
+  return out;
 }
 
 /** encodePositions stores positions, or nothing when they cover the whole block. */
