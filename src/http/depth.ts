@@ -20,21 +20,27 @@ export class DepthMeter {
   feed(chunk: Uint8Array): boolean {
     let { depth, inString } = this;
     const limit = this.limit;
+    const n = chunk.length;
     let i = 0;
     if (this.escaped) {
       i = 1; // the chunk's first byte is escaped by the backslash that ended the last one
       this.escaped = false;
     }
-    while (i < chunk.length) {
+    while (i < n) {
       if (inString) {
-        // jump to the next quote natively; it ends the string unless an odd run of backslashes precedes it
-        const q = chunk.indexOf(QUOTE, i);
-        if (q < 0) {
-          this.escaped = trailingBackslashes(chunk, i, chunk.length) % 2 === 1;
-          break;
+        // a tight loop through the string's bytes: most of a JSON body is strings
+        for (;;) {
+          if (i >= n) break;
+          const c = chunk[i++];
+          if (c === QUOTE) {
+            inString = false;
+            break;
+          }
+          if (c === BACKSLASH) {
+            if (i >= n) this.escaped = true; // the escaped byte is in the next chunk
+            i++;
+          }
         }
-        if (trailingBackslashes(chunk, i, q) % 2 === 0) inString = false;
-        i = q + 1;
         continue;
       }
       const b = chunk[i++];
@@ -47,11 +53,4 @@ export class DepthMeter {
     this.inString = inString;
     return true;
   }
-}
-
-/** trailingBackslashes counts the backslashes right before `end`, not looking before `from`. */
-function trailingBackslashes(chunk: Uint8Array, from: number, end: number): number {
-  let n = 0;
-  for (let k = end - 1; k >= from && chunk[k] === BACKSLASH; k--) n++;
-  return n;
 }
