@@ -71,6 +71,8 @@ export async function benchQuery() {
       ["rare message substring", { query: 'message~"request 777777 "' }],
       ["one-hour window", { from: hour, to: hourEnd }],
       ["three-term query", { query: "level=warn tag=region-2 action~order" }],
+      ["a rare tag (Loghub OpenSSH, 0.2%)", { query: "tag=openssh" }],
+      ["rare full-text phrase (Loghub)", { query: '"authentication failure"' }],
     ];
     const rows: Record<string, string | number>[] = [];
     for (const [name, body] of cases) {
