@@ -4,6 +4,9 @@ import { Type as T, type Static } from "@sinclair/typebox";
 export const ENVIRONMENTS = ["development", "staging", "production"] as const;
 export const LEVELS = ["trace", "debug", "info", "warn", "error", "fatal"] as const;
 export type Environment = (typeof ENVIRONMENTS)[number];
+
+/** isEnvironment tells whether a value names one of the three environments. */
+export const isEnvironment = (v: unknown): v is Environment => typeof v === "string" && (ENVIRONMENTS as readonly string[]).includes(v);
 export type Level = (typeof LEVELS)[number];
 
 /** RFC 3339 date-time with a zone; calendar validity (Feb 30) is checked by time.parseRfc3339. */

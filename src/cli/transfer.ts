@@ -17,7 +17,8 @@ const MAX_REASONS = 100;
 export async function importFile(client: ApiClient, path: string, progress?: (done: number, total: number, s: ImportSummary) => void): Promise<ImportSummary> {
   const info = await client.call("GET", "/info");
   if (info.status !== 200) throw new Error(`the server refused the key: ${info.json?.message ?? info.status}`);
-  const batchSize: number = info.json.plan.max_batch_size;
+  const planBatch: number = info.json.plan.max_batch_size;
+  const batchSize = planBatch < 0 ? 1000 : planBatch; // a plan without a batch limit still gets bounded requests
   const summary: ImportSummary = { read: 0, stored: 0, rejected: 0, reasons: [] };
   const reject = (at: number, message: string, field?: string) => {
     summary.rejected++;

@@ -8,7 +8,7 @@ import { filterTerms } from "../query/filters.ts";
 import { explain, pageHeaders, readOne, readPage, type PageRequest } from "../query/page.ts";
 import { parseQuery } from "../query/parser.ts";
 import { parsePaging } from "../query/request.ts";
-import { ENVIRONMENTS, FindLogsQuery, LEVELS, LogEntry, SearchLogsRequest, type Environment, type Level } from "../schema.ts";
+import { ENVIRONMENTS, FindLogsQuery, LEVELS, LogEntry, SearchLogsRequest, isEnvironment, type Level } from "../schema.ts";
 import type { EntryStore } from "../storage/entries.ts";
 import { readJson } from "./body.ts";
 import type { Gate } from "./guard.ts";
@@ -120,8 +120,6 @@ function respondPage(store: EntryStore, caller: Caller, req: PageRequest, now: n
   const page = readPage(store, caller, req, now);
   return json(page.entries, 200, pageHeaders(page));
 }
-
-const isEnvironment = (v: string): v is Environment => (ENVIRONMENTS as readonly string[]).includes(v);
 
 /** listParam reads a comma-separated parameter (repeats joined); empty members are dropped. */
 function listParam(q: URLSearchParams, name: string): string[] {

@@ -3,12 +3,11 @@ import type { Caller } from "../auth/authenticate.ts";
 import { requireEnvironment } from "../auth/authenticate.ts";
 import { ApiError, badRequest, validationFailed, type FieldError } from "../errors.ts";
 import { IdGenerator } from "../ids.ts";
+import { limit } from "../limits/plans.ts";
 import { quotaExceeded } from "../limits/quota.ts";
-import { ENVIRONMENTS, type Environment, type LogEntry } from "../schema.ts";
+import { isEnvironment, type LogEntry } from "../schema.ts";
 import { toLogEntry, type Entry, type EntryStore } from "../storage/entries.ts";
 import { checkEntry, type NewEntry } from "./rules.ts";
-
-const isEnvironment = (v: unknown): v is Environment => typeof v === "string" && (ENVIRONMENTS as readonly string[]).includes(v);
 
 /** IngestService validates and stores entries for one caller at a time. */
 export class IngestService {
@@ -34,7 +33,7 @@ export class IngestService {
       throw validationFailed([{ field: "", message: "the batch is empty; send at least one entry", log_index: null }]);
     }
     const max = caller.plan.max_batch_size;
-    if (body.length > max) {
+    if (body.length > limit(max)) {
       throw badRequest("VALIDATION_BULK_LIMIT_EXCEEDED", `the batch has ${body.length} entries; the ${caller.plan.code} plan allows ${max} per request: split it`, {
         max_batch_size: max,
         received: body.length,
@@ -55,7 +54,7 @@ export class IngestService {
     const errors: FieldError[] = [];
     const warnings: string[] = [];
     if (batch && raws.length === 0) errors.push({ field: "", message: "the batch is empty; send at least one entry", log_index: null });
-    else if (batch && raws.length > caller.plan.max_batch_size) {
+    else if (batch && raws.length > limit(caller.plan.max_batch_size)) {
       errors.push({ field: "", message: `the batch has ${raws.length} entries; the ${caller.plan.code} plan allows ${caller.plan.max_batch_size}`, log_index: null });
     } else {
       raws.forEach((raw, i) => {

@@ -2,7 +2,7 @@
 // The compiled TypeBox schema is the first gate; the rules it cannot express follow.
 import { TypeCompiler } from "@sinclair/typebox/compiler";
 import type { FieldError } from "../errors.ts";
-import type { Plan } from "../limits/plans.ts";
+import { limit, type Plan } from "../limits/plans.ts";
 import { CreateLogRequest, ENVIRONMENTS, LEVELS, type Environment, type Level } from "../schema.ts";
 import { parseRfc3339 } from "../time.ts";
 
@@ -77,17 +77,17 @@ export function checkEntry(raw: unknown, logIndex: number | null, plan: Plan): E
   let tags: string[] = [];
   if (!bad.has("tags") && Array.isArray(e.tags)) {
     tags = [...new Set(e.tags as string[])];
-    if (tags.length > plan.max_tags) fail("tags", `at most ${plan.max_tags} distinct tags on the ${plan.code} plan; this entry has ${tags.length}`);
+    if (tags.length > limit(plan.max_tags)) fail("tags", `at most ${plan.max_tags} distinct tags on the ${plan.code} plan; this entry has ${tags.length}`);
   }
   for (const f of OBJECT_FIELDS) {
     if (bad.has(f) || e[f] == null) continue;
-    if (deeperThan(e[f], plan.max_metadata_depth)) {
+    if (deeperThan(e[f], limit(plan.max_metadata_depth))) {
       fail(f, `${f} nests deeper than ${plan.max_metadata_depth} levels, the ${plan.code} plan's limit (the object itself is level 1)`);
     }
   }
   const size = byteSize(e);
   if (size === undefined) fail("", "entry nests too deeply to be stored; flatten it");
-  else if (size > plan.max_log_size) fail("", `entry is ${size} bytes as JSON; the ${plan.code} plan allows ${plan.max_log_size}`);
+  else if (size > limit(plan.max_log_size)) fail("", `entry is ${size} bytes as JSON; the ${plan.code} plan allows ${plan.max_log_size}`);
 
   const unknownFields = Object.keys(e).filter((k) => !KNOWN.has(k));
   if (errors.length > 0) return { entry: undefined, errors, unknownFields };
@@ -126,12 +126,12 @@ function byteSize(e: unknown): number | undefined {
   }
 }
 
-/** deeperThan tells whether a JSON value nests more than `limit` objects/arrays, without recursion. */
-export function deeperThan(value: unknown, limit: number): boolean {
+/** deeperThan tells whether a JSON value nests more than `maxDepth` objects/arrays, without recursion. */
+export function deeperThan(value: unknown, maxDepth: number): boolean {
   const stack: [unknown, number][] = [[value, 1]];
   while (stack.length > 0) {
     const [v, depth] = stack.pop()!;
-    if (depth > limit) return true;
+    if (depth > maxDepth) return true;
     const children = Array.isArray(v) ? v : Object.values(v as object);
     for (const c of children) if (typeof c === "object" && c !== null) stack.push([c, depth + 1]);
   }

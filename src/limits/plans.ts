@@ -26,9 +26,12 @@ function plan(code: string, ...n: [number, number, number, number, number, numbe
 
 const MiB = 1024 * 1024;
 
+/** limit reads a plan figure as a bound: -1 ("none") is no bound at all. */
+export const limit = (n: number): number => (n < 0 ? Infinity : n);
+
 /** maxBodyBytes is the largest request body a workspace on this plan may send (contract §4). */
 export function maxBodyBytes(p: Plan): number {
-  return Math.min(p.max_batch_size * p.max_log_size + 64 * 1024, 64 * MiB);
+  return Math.min(limit(p.max_batch_size) * limit(p.max_log_size) + 64 * 1024, 64 * MiB);
 }
 
 /** retentionFloorMs is the oldest server timestamp a read may still return on this plan. */
