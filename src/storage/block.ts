@@ -1,6 +1,7 @@
 // block: the columnar encoding of one block of entries (one write, one server millisecond).
 // Each column is its own msgpack value inside the block, decoded only when first read: a scan of
-// messages decodes messages, not ids or objects.
+// messages decodes messages, not ids or objects. The objects column holds one JSON text per entry,
+// parsed only for the entries a read needs: a page of 50 does not decode a block's 1,000.
 import { Packr } from "msgpackr";
 import type { Level } from "../schema.ts";
 
@@ -23,9 +24,9 @@ type Objects = [Entry["actor"], Entry["target"], Entry["context"], Entry["metada
 /** The columns, in the order they are stored; each is its own msgpack value, decoded when first read. */
 const enum Col { Id, Level, Action, Message, Tags, ClientMs, Objects }
 interface Stored {
-  v: 2;
+  v: 3;
   n: number;
-  /** one msgpack buffer per column; the objects column is null when no entry has any object */
+  /** one msgpack buffer per column; the objects column (JSON texts) is null when no entry has any object */
   c: [Uint8Array, Uint8Array, Uint8Array, Uint8Array, Uint8Array, Uint8Array, Uint8Array | null];
 }
 
@@ -35,13 +36,13 @@ const packr = new Packr({ useRecords: true, moreTypes: false, bundleStrings: fal
 /** encodeBlock packs entries (ids ascending) into one value, column by column. */
 export function encodeBlock(entries: readonly Entry[]): Uint8Array {
   let anyObject = false;
-  const objects = entries.map((e): Objects | null => {
+  const objects = entries.map((e): string | null => {
     if (e.actor === null && e.target === null && e.context === null && e.metadata === null) return null;
     anyObject = true;
-    return [e.actor, e.target, e.context, e.metadata];
+    return JSON.stringify([e.actor, e.target, e.context, e.metadata]); // they came from JSON: it keeps them exactly
   });
   const stored: Stored = {
-    v: 2,
+    v: 3,
     n: entries.length,
     c: [
       packr.pack(entries.map((e) => e.id)),
@@ -59,6 +60,7 @@ export function encodeBlock(entries: readonly Entry[]): Uint8Array {
 /** Block is a decoded block; a column is decoded the first time any entry's field of it is read. */
 export class Block {
   private readonly cols: unknown[][] = [];
+  private readonly objects = new Map<number, Objects | null>();
   private constructor(readonly serverMs: number, readonly size: number, private readonly stored: Stored) {}
 
   /** decode reads a block value. */
@@ -95,7 +97,13 @@ export class Block {
     return this.col<number>(Col.ClientMs)[i];
   }
   objectsOf(i: number): Objects | null {
-    return this.stored.c[Col.Objects] === null ? null : this.col<Objects | null>(Col.Objects)[i];
+    if (this.stored.c[Col.Objects] === null) return null;
+    let o = this.objects.get(i);
+    if (o === undefined) {
+      const text = this.col<string | null>(Col.Objects)[i];
+      this.objects.set(i, (o = text === null ? null : (JSON.parse(text) as Objects)));
+    }
+    return o;
   }
   /** entry gives a view of entry i. */
   entry(i: number): Entry {

@@ -321,3 +321,20 @@ describe("GET /usage", () => {
     expect(await listAll(key)).toHaveLength(4);
   });
 });
+
+test("object fields come back exactly as sent, a __proto__ key included, and are queryable by path", async () => {
+  const { startTestSluice: start, removeDir: remove, WS: ws } = await import("../helpers/sluice.ts");
+  const t = start();
+  const key = await (await t.workspace()).key("development", "rw");
+  const raw = '{"action":"a","level":"info","clientTimestamp":"2026-11-22T10:00:00Z","metadata":{"__proto__":{"polluted":true},"n":-1.5e3,"s":"é\\u0000","nested":{"arr":[1,{"k":null}]}}}';
+  const w = await t.call("POST", `${ws}/logs`, { key, raw, headers: { "content-type": "application/json" } });
+  expect(w.status).toBe(201);
+  const { id } = await w.json();
+  const text = await (await t.call("GET", `${ws}/logs/${id}`, { key })).text();
+  expect(text).toContain('"metadata":{"__proto__":{"polluted":true},"n":-1500,"s":"é\\u0000","nested":{"arr":[1,{"k":null}]}}');
+  expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  const found = await (await t.call("POST", `${ws}/logs/query`, { key, body: { query: "metadata.__proto__.polluted=true" } })).json();
+  expect(found.map((e: { id: string }) => e.id)).toEqual([id]);
+  await t.close();
+  remove(t.dir);
+});
