@@ -24,9 +24,9 @@ export interface Page {
 }
 
 /** planFor plans a read of the caller's own environment, never reaching past retention. */
-export function planFor(store: EntryStore, caller: Caller, req: PageRequest, nowMs: number): Plan {
+export function planFor(store: EntryStore, caller: Caller, req: PageRequest, nowMs: number, explaining = false): Plan {
   const range = { ...req.range, fromMs: Math.max(req.range.fromMs, retentionFloorMs(caller.plan, nowMs)) };
-  return planQuery(store, caller.workspace.id, caller.key.environment, req.query, range);
+  return planQuery(store, caller.workspace.id, caller.key.environment, req.query, range, explaining);
 }
 
 /** readPage returns one page of matching entries, newest first. */
@@ -51,7 +51,7 @@ export function runCandidate(store: EntryStore, ws: string, env: Environment, qu
 
 /** explain describes the plan a read would run, with every estimate, instead of running it. */
 export function explain(store: EntryStore, caller: Caller, req: PageRequest, nowMs: number) {
-  const plan = planFor(store, caller, req, nowMs);
+  const plan = planFor(store, caller, req, nowMs, true);
   const describe = (c: Plan["chosen"]) => ({ index: c.index, term: c.term ?? null, estimate_blocks: c.estimate });
   return {
     plan: describe(plan.chosen),
