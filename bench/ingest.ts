@@ -61,7 +61,7 @@ export async function benchIngest() {
   }
 }
 
-async function readLine(stream: ReadableStream<Uint8Array>): Promise<string> {
+export async function readLine(stream: ReadableStream<Uint8Array>): Promise<string> {
   const reader = stream.getReader();
   const { value } = await reader.read();
   reader.releaseLock();

@@ -69,7 +69,8 @@ export function embedNativeAddons(embedded: string[] = []): BunPlugin {
 export async function buildExecutable(outfile: string): Promise<string[]> {
   const embedded: string[] = [];
   const result = await Bun.build({
-    entrypoints: [join(ROOT, "src/cli/main.ts")],
+    // the full-text worker is a thread of its own: the executable carries it as a second entrypoint
+    entrypoints: [join(ROOT, "src/cli/main.ts"), join(ROOT, "src/storage/fulltext-worker.ts")],
     minify: true,
     plugins: [embedNativeAddons(embedded)],
     // A bunfig.toml in the directory the binary runs from must not change it (it could preload code).

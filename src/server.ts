@@ -46,6 +46,7 @@ export async function startServer(config: Config, print: (text: string) => void 
       clearInterval(sweepTimer);
       await server.stop(false); // stop accepting; let in-flight requests finish
       await sweeper.idle(); // a sweep under way finishes its batches before storage closes
+      await s.entries.fulltext.settled(); // a sealed full-text segment being exported is persisted
       await dbs.root.flushed;
       await dbs.root.close();
     })());

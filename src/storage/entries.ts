@@ -15,10 +15,9 @@ import type { Database } from "lmdb";
 import { uuidTimeMs } from "../ids.ts";
 import type { Environment, LogEntry } from "../schema.ts";
 import { formatMs } from "../time.ts";
-import { addWords } from "../query/words.ts";
 import { Block, EntryView, encodeBlock, type Entry } from "./block.ts";
 import { Dictionary } from "./dictionary.ts";
-import { FullText, type BlockWords } from "./fulltext.ts";
+import { FullText, type BlockText } from "./fulltext.ts";
 import { Postings, encodePositions, rangeKeys, termsOf, type BlockRef } from "./postings.ts";
 import { monthOf, type UsageStore } from "./usage.ts";
 
@@ -59,7 +58,7 @@ export class EntryStore {
     this.db = dbs.entries;
     this.postings = new Postings(dbs.postings);
     this.dictionary = new Dictionary(dbs.dictionary);
-    this.fulltext = new FullText(dbs.fulltext, (ws, env, after) => this.blockWordsAfter(ws, env, after), segmentEntries);
+    this.fulltext = new FullText(dbs.fulltext, (ws, env, after) => this.blockTextsAfter(ws, env, after), segmentEntries);
   }
 
   /**
@@ -71,6 +70,7 @@ export class EntryStore {
     const blocks: Entry[][] = [];
     for (let i = 0; i < entries.length; i += BLOCK_MAX) blocks.push(entries.slice(i, i + BLOCK_MAX));
     const values = blocks.map(encodeBlock);
+    await this.fulltext.caughtUp();
     const verdict = await this.db.transaction(() => {
       const month = monthOf(serverMs);
       const used = this.usage.used(ws, month);
@@ -85,7 +85,7 @@ export class EntryStore {
       });
       return { stored: true, used: this.usage.addInTransaction(ws, month, entries.length) };
     });
-    if (verdict.stored) for (const block of blocks) this.fulltext.add(ws, env, blockWords(serverMs, block));
+    if (verdict.stored) for (const block of blocks) this.fulltext.add(ws, env, blockText(serverMs, block));
     return verdict;
   }
 
@@ -216,28 +216,29 @@ export class EntryStore {
     return value === undefined ? undefined : Block.decode(ms, value);
   }
 
-  private *blockWordsAfter(ws: string, env: Environment, after: [number, string] | undefined): Generator<BlockWords> {
+  private *blockTextsAfter(ws: string, env: Environment, after: [number, string] | undefined): Generator<BlockText> {
     const start = after ? [ws, env, after[0], `${after[1]}\u0000`] : [ws, env, 0];
     for (const { key, value } of this.db.getRange({ start, end: [ws, env, 8.64e15], snapshot: false })) {
       const ms = (key as unknown[])[2] as number;
       const block = Block.decode(ms, value as Uint8Array);
-      yield blockWords(ms, Array.from({ length: block.size }, (_, i) => block.entry(i)));
+      yield blockText(ms, Array.from({ length: block.size }, (_, i) => block.entry(i)));
     }
   }
 }
 
-/** blockWords collects the distinct full-text words of a block's actions and messages. */
-function blockWords(ms: number, entries: readonly Entry[]): BlockWords {
-  const all = new Set<string>();
-  const actions = new Set<string>(); // actions repeat within a block: split each once
+/** blockText joins a block's distinct actions and its messages: the full-text worker splits it into words. */
+function blockText(ms: number, entries: readonly Entry[]): BlockText {
+  const parts: string[] = [];
+  const actions = new Set<string>(); // actions repeat within a block: index each once
   for (const e of entries) {
     if (!actions.has(e.action)) {
       actions.add(e.action);
-      addWords(e.action, all);
+      parts.push(e.action);
     }
-    if (e.message !== null) addWords(e.message, all);
+    if (e.message !== null) parts.push(e.message);
   }
-  return { ms, firstId: entries[0].id, words: [...all], entries: entries.length };
+  // "\n" is no letter or digit, so words never run across two parts
+  return { ms, firstId: entries[0].id, text: parts.join("\n"), entries: entries.length };
 }
 
 /** toLogEntry renders a stored entry in the wire shape of interface §2.1. */

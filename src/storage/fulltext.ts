@@ -2,8 +2,9 @@
 //
 // Each workspace environment has sealed segments, persisted in LMDB and loaded on demand (at most
 // MAX_LOADED in memory), and one active segment in memory, rebuilt at start from the blocks written
-// after the last sealed one. A block joins the active segment right after its commit, before the
-// write is acknowledged, so an acknowledged entry is at once findable.
+// after the last sealed one. The indexes live in a worker thread (fulltext-client.ts): a block is posted
+// to it right after its commit, before the write is acknowledged, and a search waits for every add
+// posted before it, so an acknowledged entry is at once findable.
 // A document holds every word of its block, so a search yields a superset of the matching blocks;
 // the query engine checks each entry exactly.
 //
@@ -11,16 +12,16 @@
 //   [workspaceId, environment, "s", segmentNo] → SegmentMeta
 //   [workspaceId, environment, "c", segmentNo, chunkNo] → [exportKey, exportData] (FlexSearch export)
 import type { Database } from "lmdb";
-import { Encoder, Index } from "flexsearch";
 import type { Environment } from "../schema.ts";
 import type { ScanRange } from "./entries.ts";
+import { MAX_BACKLOG, fullTextWorker } from "./fulltext-client.ts";
 import { rangeKeys, type BlockRef } from "./postings.ts";
 
-/** BlockWords is what the index needs of a block: its key and its distinct words. */
-export interface BlockWords {
+/** BlockText is what the index needs of a block: its key and its text (actions and messages, the worker splits the words). */
+export interface BlockText {
   ms: number;
   firstId: string;
-  words: string[];
+  text: string;
   entries: number;
 }
 
@@ -32,7 +33,8 @@ interface SegmentMeta {
 }
 
 interface Segment extends SegmentMeta {
-  index: Index;
+  /** the index in the worker */
+  index: number;
   /** the blocks in it, so that one is never added twice (a tenant's first add follows its rebuild) */
   has: Set<string>;
 }
@@ -44,34 +46,31 @@ interface Tenant {
 
 const MAX_LOADED = 4;
 
-const newIndex = () =>
-  new Index({
-    tokenize: "strict",
-    // our own words, split on spaces and left as they are: FlexSearch must neither merge nor drop any
-    encoder: new Encoder({ normalize: false, dedupe: false, split: " ", cache: false, minlength: 1 }),
-    resolution: 1,
-    fastupdate: false,
-    context: false,
-  });
-
 export class FullText {
   private readonly tenants = new Map<string, Tenant>();
-  private readonly loaded = new Map<string, Index>(); // least recently used first
-  private readonly sealing = new Set<Promise<unknown>>();
+  private readonly loaded = new Map<string, number>(); // sealed segment → its index in the worker, least recently used first
+  private readonly sealing = new Map<string, Promise<unknown>>(); // segments whose export is not yet persisted
+  private readonly worker = fullTextWorker();
+  private unpersisted = false; // a sealed segment failed to persist: later ones must not either, so a restart rebuilds them all
   private rebuilt = 0; // blocks read back from storage to rebuild active segments since start
 
   constructor(
     private readonly db: Database,
     /** blocksAfter yields a tenant's blocks after a key (all when undefined), oldest first */
-    private readonly blocksAfter: (ws: string, env: Environment, after: [number, string] | undefined) => Iterable<BlockWords>,
+    private readonly blocksAfter: (ws: string, env: Environment, after: [number, string] | undefined) => Iterable<BlockText>,
     private readonly segmentEntries = 200_000,
   ) {}
 
   /** add puts a committed block into the active segment, sealing it when full. */
-  add(ws: string, env: Environment, block: BlockWords): void {
+  add(ws: string, env: Environment, block: BlockText): void {
     const t = this.tenant(ws, env);
     this.put(t.active, block);
     if (t.active.entries >= this.segmentEntries) this.seal(ws, env, t);
+  }
+
+  /** caughtUp resolves once the worker's backlog is small: writers await it, so a slow index slows ingest instead of growing memory. */
+  async caughtUp(): Promise<void> {
+    while (this.worker.backlog() > MAX_BACKLOG) await Bun.sleep(1);
   }
 
   /** blocks yields the blocks that may hold every one of `words`, newest first, within a range. */
@@ -86,7 +85,7 @@ export class FullText {
       const [firstMs] = seg.blocks[0];
       if (lastMs < range.fromMs) break; // this and every older segment end before the range
       if (firstMs > top[0]) continue;
-      const docs = this.indexOf(ws, env, seg).search(words.join(" "), { limit: seg.blocks.length }) as number[];
+      const docs = this.worker.search(this.indexOf(ws, env, seg), words.join(" "), seg.blocks.length);
       const hits = docs.map((d) => seg.blocks[d]).sort(([am, ai], [bm, bi]) => bm - am || (ai < bi ? 1 : ai > bi ? -1 : 0));
       for (const [ms, firstId] of hits) {
         if (ms < range.fromMs) break;
@@ -106,7 +105,7 @@ export class FullText {
     let hits = 0;
     let sampled = 0;
     let total = t.active.entries;
-    const inMemory: (Segment | { index: Index; blocks: unknown[]; entries: number })[] = [t.active];
+    const inMemory: { index: number; blocks: unknown[]; entries: number }[] = [t.active];
     for (const seg of t.sealed) {
       total += seg.entries;
       const index = this.loaded.get(`${ws}\u0000${env}\u0000${seg.no}`);
@@ -114,7 +113,7 @@ export class FullText {
     }
     for (const seg of inMemory) {
       if (seg.blocks.length === 0) continue;
-      hits += (seg.index.search(query, { limit: seg.blocks.length }) as number[]).length;
+      hits += this.worker.search(seg.index, query, seg.blocks.length).length;
       sampled += seg.entries;
     }
     return sampled === 0 ? 0 : Math.ceil((hits * total) / sampled);
@@ -128,7 +127,7 @@ export class FullText {
     t.sealed = t.sealed.filter((s) => !gone.includes(s));
     await this.db.transaction(() => {
       for (const s of gone) {
-        this.loaded.delete(`${ws}\u0000${env}\u0000${s.no}`);
+        this.unload(`${ws}\u0000${env}\u0000${s.no}`);
         this.db.removeSync([ws, env, "s", s.no]);
         for (const key of this.db.getKeys({ start: [ws, env, "c", s.no], end: [ws, env, "c", s.no + 1] })) this.db.removeSync(key);
       }
@@ -150,7 +149,7 @@ export class FullText {
 
   /** settled resolves once every segment being sealed is persisted. */
   async settled(): Promise<void> {
-    await Promise.all([...this.sealing]);
+    await Promise.all([...this.sealing.values()]);
   }
 
   /** open loads a tenant's sealed segment list and rebuilds its active segment from storage. */
@@ -160,7 +159,7 @@ export class FullText {
     if (t) return t;
     const sealed = [...this.db.getRange({ start: [ws, env, "s"], end: [ws, env, "s\u0000"] }).map(({ value }) => value as SegmentMeta)];
     const last = sealed[sealed.length - 1];
-    const active: Segment = { no: (last?.no ?? 0) + 1, blocks: [], entries: 0, index: newIndex(), has: new Set() };
+    const active: Segment = { no: (last?.no ?? 0) + 1, blocks: [], entries: 0, index: this.worker.newIndex(), has: new Set() };
     t = { sealed, active };
     this.tenants.set(id, t);
     for (const block of this.blocksAfter(ws, env, last ? last.blocks[last.blocks.length - 1] : undefined)) {
@@ -171,53 +170,67 @@ export class FullText {
     return t;
   }
 
-  private put(seg: Segment, block: BlockWords): void {
+  private put(seg: Segment, block: BlockText): void {
     const key = `${block.ms}/${block.firstId}`;
     if (seg.has.has(key)) return;
     seg.has.add(key);
-    seg.index.add(seg.blocks.length, block.words.join(" "));
+    this.worker.add(seg.index, seg.blocks.length, block.text);
     seg.blocks.push([block.ms, block.firstId]);
     seg.entries += block.entries;
   }
 
-  /** seal persists the active segment and starts a new one; the sealed index stays loaded. */
+  /** seal starts a new active segment and persists the full one once the worker has exported it; it stays loaded meanwhile. */
   private seal(ws: string, env: Environment, t: Tenant): void {
     const seg = t.active;
     const meta: SegmentMeta = { no: seg.no, blocks: seg.blocks, entries: seg.entries };
-    const chunks: [string, string][] = [];
-    seg.index.export((key: string, data: string) => void chunks.push([key, data]));
+    const id = `${ws}\u0000${env}\u0000${seg.no}`;
     t.sealed.push(meta);
-    t.active = { no: seg.no + 1, blocks: [], entries: 0, index: newIndex(), has: new Set() };
-    this.remember(`${ws}\u0000${env}\u0000${seg.no}`, seg.index);
-    const write = this.db.transaction(() => {
-      chunks.forEach((c, i) => this.db.put([ws, env, "c", seg.no, i], c));
-      this.db.put([ws, env, "s", seg.no], meta);
-    });
-    this.sealing.add(write);
-    void write.finally(() => this.sealing.delete(write));
+    t.active = { no: seg.no + 1, blocks: [], entries: 0, index: this.worker.newIndex(), has: new Set() };
+    // segments persist in order (one after the other), so a failed one never leaves a later one on disk
+    const write = Promise.all([...this.sealing.values()])
+      .then(() => this.worker.export(seg.index))
+      .then((chunks) => {
+        if (this.unpersisted) throw new Error(`segment ${seg.no} follows one that was not persisted`);
+        return this.db.transaction(() => {
+          chunks.forEach((c, i) => this.db.put([ws, env, "c", seg.no, i], c));
+          this.db.put([ws, env, "s", seg.no], meta);
+        });
+      })
+      .catch((e) => {
+        this.unpersisted = true;
+        console.error(JSON.stringify({ level: "error", msg: "a full-text segment could not be persisted; it is rebuilt at the next start", error: String(e) }));
+      });
+    this.sealing.set(id, write);
+    this.remember(id, seg.index);
+    void write.finally(() => this.sealing.delete(id));
   }
 
-  private indexOf(ws: string, env: Environment, seg: SegmentMeta | Segment): Index {
+  private indexOf(ws: string, env: Environment, seg: SegmentMeta | Segment): number {
     if ("index" in seg) return seg.index;
     const id = `${ws}\u0000${env}\u0000${seg.no}`;
     let index = this.loaded.get(id);
-    if (!index) {
-      index = newIndex();
-      for (const { value } of this.db.getRange({ start: [ws, env, "c", seg.no], end: [ws, env, "c", seg.no + 1] })) {
-        const [key, data] = value as [string, string];
-        index.import(key, data);
-      }
+    if (index === undefined) {
+      index = this.worker.newIndex();
+      const chunks = this.db.getRange({ start: [ws, env, "c", seg.no], end: [ws, env, "c", seg.no + 1] }).map(({ value }) => value as [string, string]);
+      this.worker.import(index, [...chunks]);
     }
     this.remember(id, index);
     return index;
   }
 
-  private remember(id: string, index: Index): void {
+  private remember(id: string, index: number): void {
     this.loaded.delete(id);
     this.loaded.set(id, index);
     for (const old of this.loaded.keys()) {
       if (this.loaded.size <= MAX_LOADED) break;
-      this.loaded.delete(old);
+      if (!this.sealing.has(old)) this.unload(old); // a segment not yet persisted can only be searched in memory
     }
+  }
+
+  private unload(id: string): void {
+    const index = this.loaded.get(id);
+    if (index === undefined) return;
+    this.loaded.delete(id);
+    this.worker.drop(index);
   }
 }

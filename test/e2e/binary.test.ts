@@ -76,7 +76,7 @@ describe("the compiled binary", () => {
     expect(sub.stdout).toContain("--environment");
   });
 
-  test("serve answers health, stores a log and reads it back; every CLI command works beside it; SIGTERM exits 0", async () => {
+  test("serve answers health, stores a log, reads it back and finds it by full text; every CLI command works beside it; SIGTERM exits 0", async () => {
     const dataDir = join(runDir, "data");
     const s = await serve(binary, dataDir);
     try {
@@ -92,6 +92,10 @@ describe("the compiled binary", () => {
       const read = await fetch(`${s.base}${WS}/logs/${id}`, { headers });
       expect(read.status).toBe(200);
       expect(await read.json()).toMatchObject({ id, action: "binary.smoke", message: "from the compiled binary" });
+      // full text runs in a worker thread: the binary must carry its code too
+      const found = await fetch(`${s.base}${WS}/logs/query`, { method: "POST", headers, body: JSON.stringify({ query: "compiled binary" }) });
+      expect(found.status).toBe(200);
+      expect(((await found.json()) as { id: string }[]).map((e) => e.id)).toEqual([id]);
 
       const dd = ["--data-dir", dataDir];
       const [first] = await json(binary, ["workspaces", "list", ...dd]);

@@ -233,3 +233,21 @@ test("a workspace environment's first block is indexed once, not again after the
   await t.close();
   remove(t.dir);
 });
+
+test("full text is fed off the request path, yet every entry answered 201 is found by the search that follows it", async () => {
+  const t = startTestSluice(undefined, { segmentEntries: 5_000 }); // several seals while the writes race
+  const key = await (await t.workspace()).key("development", "rw");
+  const bulks = 40;
+  const written = await Promise.all(
+    Array.from({ length: bulks }, async (_, b) => {
+      const body = Array.from({ length: 250 }, (_, i) => entry({ message: `${i === 249 ? `needle${b}` : "hay"} filler words ${b}-${i}` }));
+      const res = await t.call("POST", `${WS}/logs/bulk`, { key, body });
+      expect(res.status).toBe(201);
+      return ((await json(res)).ids as string[])[249];
+    }),
+  );
+  // each search runs right after the writes, while the worker may still be indexing later blocks
+  for (let b = bulks - 1; b >= 0; b--) expect(await search(t, key, `needle${b}`)).toEqual([written[b]]);
+  await t.close();
+  removeDir(t.dir);
+});

@@ -1,0 +1,74 @@
+// single-entry bench: `wrk -t2 -c32` POSTs one ~330-byte entry per request to Sluice's POST /logs (201 after
+// commit, every index and full text), beside a bare Bun.serve JSON echo under the same load in the same run.
+// Needs wrk (Debian package `wrk`). BENCH_SINGLE_SECONDS sets each run's length (default 10).
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { spawnServer } from "../test/helpers/process.ts";
+import { syntheticEntry } from "./data.ts";
+import { readLine } from "./ingest.ts";
+
+const SECONDS = Number(process.env.BENCH_SINGLE_SECONDS ?? 10);
+
+export interface WrkResult {
+  rps: number;
+  p50: number;
+  p99: number;
+  requests: number;
+  non2xx: number;
+}
+
+/** wrk runs the load against url with one POST body and headers, and reads req/s and latency percentiles (ms). */
+export function wrk(url: string, body: string, headers: Record<string, string>, dir: string): WrkResult {
+  const script = join(dir, "post.lua");
+  const lua = [
+    `wrk.method = "POST"`,
+    `wrk.body = ${JSON.stringify(body)}`,
+    ...Object.entries({ "content-type": "application/json", ...headers }).map(([k, v]) => `wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`),
+  ];
+  writeFileSync(script, lua.join("\n"));
+  const p = Bun.spawnSync(["wrk", "-t2", "-c32", `-d${SECONDS}s`, "--latency", "-s", script, url]);
+  const out = p.stdout.toString();
+  if (p.exitCode !== 0) throw new Error(`wrk failed: ${out}${p.stderr}`);
+  const ms = (label: string) => {
+    const m = new RegExp(`\\s${label}\\s+([\\d.]+)(us|ms|s)`).exec(out);
+    if (!m) throw new Error(`wrk printed no ${label}: ${out}`);
+    return Number(m[1]) * (m[2] === "us" ? 0.001 : m[2] === "s" ? 1000 : 1);
+  };
+  const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0);
+  return { rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)![1]), p50: ms("50%"), p99: ms("99%"), requests: Number(/(\d+) requests in/.exec(out)![1]), non2xx };
+}
+
+export async function benchSingle() {
+  if (Bun.spawnSync(["which", "wrk"]).exitCode !== 0) throw new Error("wrk is not installed: apt-get install wrk");
+  const dir = mkdtempSync(join(tmpdir(), "sluice-bench-single-"));
+  const body = JSON.stringify(syntheticEntry(42));
+  try {
+    const echo = Bun.spawn([process.execPath, join(import.meta.dir, "echo-server.ts")], { stdout: "pipe" });
+    const echoUrl = /listening on (\S+)/.exec(await readLine(echo.stdout))![1];
+    const ceiling = wrk(echoUrl, body, {}, dir);
+    echo.kill();
+
+    const sluice = await spawnServer(join(dir, "data"));
+    const key = /API key \(shown only now\):\s+(\S+)/.exec(sluice.banner)![1];
+    const result = wrk(`${sluice.base}/api/v1/workspace/logs`, body, { "x-api-key": key }, dir);
+    const usage = (await (await fetch(`${sluice.base}/api/v1/workspace/usage`, { headers: { "x-api-key": key } })).json()) as { used: number };
+    sluice.proc.kill("SIGTERM");
+    await sluice.exited;
+    if (result.non2xx > 0) throw new Error(`BUG: ${result.non2xx} requests were not answered 201`);
+    // wrk counts completed responses; requests cut off at the end may still have been stored
+    if (usage.used < result.requests) throw new Error(`BUG: ${result.requests} answered 201, ${usage.used} stored`);
+    return { ceiling, sluice: result, stored: usage.used };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.main) {
+  const r = await benchSingle();
+  const f = (n: number) => Math.round(n).toLocaleString("en-US");
+  console.log(`single-entry POST, wrk -t2 -c32, ${SECONDS} s each`);
+  console.log(`  bare Bun.serve JSON echo: ${f(r.ceiling.rps)} req/s, p50 ${r.ceiling.p50.toFixed(2)} ms, p99 ${r.ceiling.p99.toFixed(2)} ms`);
+  console.log(`  sluice POST /logs: ${f(r.sluice.rps)} req/s, p50 ${r.sluice.p50.toFixed(2)} ms, p99 ${r.sluice.p99.toFixed(2)} ms (${f(r.stored)} stored)`);
+  console.log(`  ratio: ${((r.sluice.rps / r.ceiling.rps) * 100).toFixed(1)}%`);
+}

@@ -1,0 +1,125 @@
+// fulltext-client: the main thread's handle on the full-text worker (fulltext-worker.ts), one per process.
+// Adds are posted and not awaited, so word splitting and FlexSearch run on the second core, off the
+// request path. A search is posted on the same queue and waited for, so it runs after every add posted
+// before it: an acknowledged write is always found, with no index lag to reason about.
+import { MessageChannel, Worker, receiveMessageOnPort, type MessagePort } from "node:worker_threads";
+
+export type Request =
+  | { op: "add"; id: number; doc: number; text: string }
+  | { op: "search"; id: number; query: string; limit: number; call: number }
+  | { op: "export"; id: number; call: number }
+  | { op: "import"; id: number; chunks: [string, string][] }
+  | { op: "drop"; id: number };
+
+/** Blocks posted but not yet indexed beyond which writers wait: bounds memory and how long a search can wait. */
+export const MAX_BACKLOG = 16;
+const WAIT_MS = 60_000;
+// run from source, the worker is the file beside this one; in the compiled executable (scripts/build.ts)
+// it is bundled as a second entrypoint, at storage/fulltext-worker.js beside the program
+const WORKER = import.meta.url.includes("$bunfs") ? new URL("./storage/fulltext-worker.js", import.meta.url) : new URL("./fulltext-worker.ts", import.meta.url);
+
+type Reply = { call: number; result: unknown };
+
+export class FullTextWorker {
+  private readonly worker: Worker;
+  /** [0] answers given, [1] adds done, [2] 1 once an add failed */
+  private readonly signal = new Int32Array(new SharedArrayBuffer(12));
+  private readonly syncReplies: MessagePort;
+  private readonly asyncReplies: MessagePort;
+  private readonly waiting = new Map<number, (r: Reply) => void>();
+  private posted = 0;
+  private calls = 0;
+  private ids = 0;
+
+  constructor() {
+    const sync = new MessageChannel();
+    const later = new MessageChannel();
+    this.worker = new Worker(WORKER, {
+      workerData: { signal: this.signal, replies: sync.port2, later: later.port2 },
+      transferList: [sync.port2, later.port2],
+    });
+    this.worker.unref(); // an idle index never keeps the process alive
+    this.worker.on("error", (e) => {
+      Atomics.store(this.signal, 2, 1);
+      console.error(JSON.stringify({ level: "error", msg: "full-text worker stopped", error: String(e) }));
+    });
+    this.syncReplies = sync.port1;
+    this.asyncReplies = later.port1;
+    this.asyncReplies.on("message", (r: Reply) => {
+      this.waiting.get(r.call)?.(r);
+      this.waiting.delete(r.call);
+      if (this.waiting.size === 0) this.asyncReplies.unref();
+    });
+    this.asyncReplies.unref();
+  }
+
+  /** newIndex names a fresh, empty index in the worker. */
+  newIndex(): number {
+    return ++this.ids;
+  }
+
+  add(id: number, doc: number, text: string): void {
+    this.post({ op: "add", id, doc, text });
+    this.posted++;
+  }
+
+  import(id: number, chunks: [string, string][]): void {
+    this.post({ op: "import", id, chunks });
+  }
+
+  drop(id: number): void {
+    this.post({ op: "drop", id });
+  }
+
+  /** backlog is how many posted blocks the worker has still to index. */
+  backlog(): number {
+    return this.posted - Atomics.load(this.signal, 1);
+  }
+
+  /** search blocks until the worker, having done every earlier request, answers with the matching documents. */
+  search(id: number, query: string, limit: number): number[] {
+    if (Atomics.load(this.signal, 2) === 1) throw new Error("the full-text index lost a block (see the error logged before); restart the server to rebuild it");
+    const call = ++this.calls;
+    let seen = Atomics.load(this.signal, 0);
+    this.post({ op: "search", id, query, limit, call });
+    for (;;) {
+      const got = receiveMessageOnPort(this.syncReplies) as { message: Reply } | undefined;
+      if (got) return this.result(got.message) as number[];
+      if (Atomics.wait(this.signal, 0, seen, WAIT_MS) === "timed-out") throw new Error(`the full-text worker did not answer within ${WAIT_MS} ms`);
+      seen = Atomics.load(this.signal, 0);
+    }
+  }
+
+  /** export resolves with an index's FlexSearch export, made on the worker while the main thread goes on. */
+  export(id: number): Promise<[string, string][]> {
+    const call = ++this.calls;
+    this.asyncReplies.ref();
+    return new Promise((resolve, reject) => {
+      this.waiting.set(call, (r) => {
+        try {
+          resolve(this.result(r) as [string, string][]);
+        } catch (e) {
+          reject(e);
+        }
+      });
+      this.post({ op: "export", id, call });
+    });
+  }
+
+  private result(r: Reply): unknown {
+    const { result } = r;
+    if (result && typeof result === "object" && "error" in result) throw new Error(`full-text worker: ${(result as { error: string }).error}`);
+    return result;
+  }
+
+  private post(r: Request): void {
+    this.worker.postMessage(r);
+  }
+}
+
+let shared: FullTextWorker | undefined;
+
+/** fullTextWorker is the process's worker, started on first use. */
+export function fullTextWorker(): FullTextWorker {
+  return (shared ??= new FullTextWorker());
+}

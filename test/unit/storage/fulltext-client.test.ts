@@ -1,0 +1,33 @@
+// The full-text worker's client: searches see every add posted before them, and writers can wait for a small backlog.
+import { expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openDatabases } from "../../../src/storage/db.ts";
+import { FullTextWorker, MAX_BACKLOG } from "../../../src/storage/fulltext-client.ts";
+import { FullText } from "../../../src/storage/fulltext.ts";
+
+test("a search posted after adds answers only once the worker has indexed every one of them", () => {
+  const w = new FullTextWorker();
+  const id = w.newIndex();
+  const filler = Array.from({ length: 5_000 }, (_, i) => `w${i}`).join(" ");
+  const marker = (n: number) => `only${String.fromCharCode(97 + (n % 26), 97 + Math.floor(n / 26))}`; // letters: FlexSearch splits digits
+  for (let doc = 0; doc < 200; doc++) w.add(id, doc, `${filler} ${marker(doc)}`);
+  expect(w.search(id, marker(199), 10)).toEqual([199]);
+  expect(w.search(id, "w17", 1_000).length).toBe(200);
+  expect(w.backlog()).toBe(0);
+});
+
+test("caughtUp resolves only once the worker's backlog is at most MAX_BACKLOG blocks", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "sluice-ft-"));
+  const dbs = openDatabases(dir);
+  const fulltext = new FullText(dbs.fulltext, () => [], 1e12);
+  const filler = Array.from({ length: 20_000 }, (_, i) => `x${i}`).join(" ");
+  for (let b = 0; b < MAX_BACKLOG * 4; b++) fulltext.add("ws", "development", { ms: b, firstId: `id${b}`, text: `${filler} b${b}`, entries: 1 });
+  const worker = (fulltext as unknown as { worker: FullTextWorker }).worker;
+  expect(worker.backlog()).toBeGreaterThan(MAX_BACKLOG); // the adds outran the worker
+  await fulltext.caughtUp();
+  expect(worker.backlog()).toBeLessThanOrEqual(MAX_BACKLOG);
+  await dbs.root.close();
+  rmSync(dir, { recursive: true, force: true });
+});
