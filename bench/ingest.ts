@@ -46,7 +46,7 @@ export async function benchIngest() {
     const ceiling = await drive(baseUrl, {}, payloads);
     baseline.kill();
 
-    const sluice = await spawnServer(dir);
+    const sluice = await spawnServer(dir, { SLUICE_IP_RATE_PER_MIN: "-1" }); // one client address: no per-IP guard
     const key = /API key \(shown only now\):\s+(\S+)/.exec(sluice.banner)![1];
     const rate = await drive(`${sluice.base}/api/v1/workspace/logs/bulk`, { "x-api-key": key }, payloads);
     const usage = (await (await fetch(`${sluice.base}/api/v1/workspace/usage`, { headers: { "x-api-key": key } })).json()) as { used: number };

@@ -16,6 +16,7 @@ export interface BodyLimits {
 }
 
 const BODY_TIMEOUT_MS = 30_000; // a client that trickles its body does not hold a request for long
+const SMALL_BODY = 64 * 1024; // a body of declared length up to this is read at once, larger ones stream through the checks
 
 /** readJson returns the parsed body, or throws the 400 that says what is wrong with it. */
 export async function readJson(request: Request, limits: BodyLimits): Promise<unknown> {
@@ -43,37 +44,53 @@ async function readText(request: Request, limits: BodyLimits): Promise<string> {
   if (declared > limitBytes) throw tooLarge();
   if (!request.body) return "";
   const meter = new DepthMeter(limits.depth);
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  const reader = request.body.getReader();
-  const deadline = Date.now() + (limits.timeoutMs ?? BODY_TIMEOUT_MS);
+  const timeoutMs = limits.timeoutMs ?? BODY_TIMEOUT_MS;
   let timer: Timer | undefined;
   const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(badRequest("VALIDATION_INVALID_REQUEST", `the body did not arrive within ${Math.round((limits.timeoutMs ?? BODY_TIMEOUT_MS) / 1000)} s; send it faster or in smaller requests`)), deadline - Date.now());
+    timer = setTimeout(() => reject(badRequest("VALIDATION_INVALID_REQUEST", `the body did not arrive within ${Math.round(timeoutMs / 1000)} s; send it faster or in smaller requests`)), timeoutMs);
   });
+  if (declared <= SMALL_BODY) return readSmall(request, meter, limits.depth, late).finally(() => clearTimeout(timer));
+  return readStream(request, meter, limits.depth, limitBytes, tooLarge, late).finally(() => clearTimeout(timer));
+}
+
+/** readSmall reads a body of known, small length at once: a stream's per-chunk machinery costs more than such a body. */
+async function readSmall(request: Request, meter: DepthMeter, depth: number, late: Promise<never>): Promise<string> {
+  const bytes = new Uint8Array(await Promise.race([request.arrayBuffer(), late]));
+  if (!meter.feed(bytes)) throw tooDeep(depth);
+  noteBodyBytes(request, bytes.byteLength);
+  return decode(bytes);
+}
+
+async function readStream(request: Request, meter: DepthMeter, depth: number, limitBytes: number, tooLarge: () => Error, late: Promise<never>): Promise<string> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = request.body!.getReader();
   try {
     for (;;) {
       const { done, value } = await Promise.race([reader.read(), late]);
       if (done) break;
       size += value.byteLength;
       if (size > limitBytes) throw tooLarge();
-      if (!meter.feed(value)) {
-        throw badRequest("VALIDATION_FAILED", `the body nests deeper than ${limits.depth} levels of objects and arrays; flatten it`, {
-          errors: [{ field: "", message: `body nests deeper than ${limits.depth} levels`, log_index: null }],
-        });
-      }
+      if (!meter.feed(value)) throw tooDeep(depth);
       chunks.push(value);
     }
   } catch (e) {
     await reader.cancel().catch(() => {});
     throw e;
-  } finally {
-    clearTimeout(timer);
   }
   noteBodyBytes(request, size);
+  return decode(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
+}
+
+function decode(bytes: Uint8Array): string {
   try {
-    return decoder.decode(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
+    return decoder.decode(bytes);
   } catch {
     throw badRequest("VALIDATION_INVALID_JSON", "the body is not valid UTF-8; send JSON encoded as UTF-8");
   }
 }
+
+const tooDeep = (depth: number) =>
+  badRequest("VALIDATION_FAILED", `the body nests deeper than ${depth} levels of objects and arrays; flatten it`, {
+    errors: [{ field: "", message: `body nests deeper than ${depth} levels`, log_index: null }],
+  });

@@ -22,6 +22,11 @@ export class RateLimiter {
 
   constructor(private readonly ipPerMinute: number) {}
 
+  /** limitsIps tells whether admit needs the client's address (finding it costs a syscall per request). */
+  get limitsIps(): boolean {
+    return this.ipPerMinute > 0;
+  }
+
   /** admit returns the headers for the bucket that applied, or throws the 429 of the first empty bucket. */
   admit(caller: Caller, clientIp: string, kind: CallKind, nowMs: number): Record<string, string> {
     const { plan, key } = caller;

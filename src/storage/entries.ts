@@ -53,6 +53,7 @@ export class EntryStore {
   readonly dictionary: Dictionary;
   readonly fulltext: FullText;
   private readonly db: Database;
+  private queued: { write: () => unknown; resolve: (v: unknown) => void; reject: (e: unknown) => void }[] = [];
 
   constructor(dbs: EntryDatabases, private readonly usage: UsageStore, segmentEntries?: number) {
     this.db = dbs.entries;
@@ -71,7 +72,7 @@ export class EntryStore {
     for (let i = 0; i < entries.length; i += BLOCK_MAX) blocks.push(entries.slice(i, i + BLOCK_MAX));
     const values = blocks.map(encodeBlock);
     await this.fulltext.caughtUp();
-    const verdict = await this.db.transaction(() => {
+    const verdict = await this.inTransaction(() => {
       const month = monthOf(serverMs);
       const used = this.usage.used(ws, month);
       if (monthlyLimit >= 0 && used + entries.length > monthlyLimit) return { stored: false, used };
@@ -87,6 +88,26 @@ export class EntryStore {
     });
     if (verdict.stored) for (const block of blocks) this.fulltext.add(ws, env, blockText(serverMs, block));
     return verdict;
+  }
+
+  /**
+   * inTransaction runs the writes queued within one event-loop turn in one LMDB transaction: one hand-off to
+   * the write thread for many single-entry requests. If one write throws, none of them is stored.
+   */
+  private inTransaction<T>(write: () => T): Promise<T> {
+    return new Promise((resolve, reject) => {
+      if (this.queued.length === 0) setImmediate(() => this.commitQueued());
+      this.queued.push({ write, resolve: resolve as (v: unknown) => void, reject });
+    });
+  }
+
+  private commitQueued(): void {
+    const batch = this.queued;
+    this.queued = [];
+    this.db.transaction(() => batch.map((w) => w.write())).then(
+      (results) => batch.forEach((w, i) => w.resolve(results[i])),
+      (e) => batch.forEach((w) => w.reject(e)),
+    );
   }
 
   /** get finds one entry by id within a workspace environment. */
