@@ -8,20 +8,20 @@ import { spawnServer } from "../test/helpers/process.ts";
 import { loghubEntries, syntheticEntry } from "./data.ts";
 
 const TOTAL = Number(process.env.BENCH_ENTRIES ?? 1_000_000);
-const BATCH = 1000;
-const CLIENTS = 4;
+export const BATCH = 1000;
+export const CLIENTS = 4;
 
 /** bodies pre-serializes distinct 1,000-entry bodies: one in five of Loghub lines, the rest synthetic. */
-function bodies(count: number): string[] {
+export function bodies(count: number): string[] {
   const real = loghubEntries();
   return Array.from({ length: count }, (_, b) =>
     JSON.stringify(Array.from({ length: BATCH }, (_, i) => (i % 5 === 0 ? real[(b * BATCH + i) % real.length] : syntheticEntry(b * BATCH + i)))),
   );
 }
 
-/** drive sends TOTAL entries with CLIENTS concurrent loops and returns entries per second. */
-async function drive(url: string, headers: Record<string, string>, payloads: string[]): Promise<number> {
-  const requests = Math.ceil(TOTAL / BATCH);
+/** drive sends `total` entries with CLIENTS concurrent loops and returns entries per second. */
+export async function drive(url: string, headers: Record<string, string>, payloads: string[], total = TOTAL): Promise<number> {
+  const requests = Math.ceil(total / BATCH);
   let next = 0;
   const t0 = performance.now();
   await Promise.all(

@@ -1,72 +1,118 @@
-// scale bench (issue 5 groundwork): load N entries straight into the store (blocks of 1,000, as bulk writes
-// make them), then report RSS, on-disk size beside the entries' raw JSON, restart time until full text
-// answers, and a few query latencies. SCALE_ENTRIES sets N (default 10,000,000). Not part of `npm run bench`.
-import { mkdtempSync, rmSync, statSync } from "node:fs";
+// scale bench: 10M entries over HTTP into one Sluice process, as bulk ingest makes them (bodies of 1,000,
+// 4 fetch clients), beside the bare Bun.serve parse ceiling driven by the same client over the same 10M.
+// Then, on those 10M: server RSS, on-disk size beside the raw JSON, query latencies over HTTP (page 100
+// beside page 1), and a restart timed until /readyz answers 200 and a full-text search answers.
+// BENCH_SCALE_ENTRIES sets the count (default 10,000,000).
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { buildApp, services } from "../src/app.ts";
-import { IdGenerator } from "../src/ids.ts";
-import { checkEntry } from "../src/ingest/rules.ts";
-import { BUILT_IN_PLANS, PlanTable } from "../src/limits/plans.ts";
-import { openDatabases } from "../src/storage/db.ts";
-import type { Entry } from "../src/storage/entries.ts";
-import { syntheticEntry } from "./data.ts";
+import { spawnServer, type ServerProcess } from "../test/helpers/process.ts";
+import { BATCH, bodies, drive, readLine } from "./ingest.ts";
 
-const N = Number(process.env.SCALE_ENTRIES ?? 10_000_000);
-const T0 = Date.UTC(2026, 9, 1);
-const dir = mkdtempSync(join(tmpdir(), "sluice-scale-"));
-const mb = (n: number) => `${(n / 2 ** 20).toFixed(0)} MiB`;
+const TOTAL = Number(process.env.BENCH_SCALE_ENTRIES ?? 10_000_000);
+const RUNS = 25;
+const mib = (n: number) => n / 2 ** 20;
+const rssOf = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) * 1024;
+const SERVER_ENV = { SLUICE_IP_RATE_PER_MIN: "-1", SLUICE_ACCESS_LOG: "off" }; // one client address; 10,000 log lines are not the point
 
-function open() {
-  const dbs = openDatabases(dir);
-  const deps = { dbs, plans: new PlanTable(), adminToken: "x", log: () => {}, ipRatePerMinute: -1, clock: () => T0 + 40 * 86_400_000 };
-  const s = services(deps);
-  return { dbs, s, app: buildApp(deps, s) };
+interface Latency {
+  p50: number;
+  p95: number;
 }
 
-try {
-  let { dbs, s } = open();
-  const ws = await s.admin.createWorkspace({ name: "scale" });
-  const key = (await s.admin.createKey(ws.id, { environment: "production", type: "rw" })).key;
-  const ids = new IdGenerator();
-  let raw = 0;
-  const t0 = performance.now();
-  for (let b = 0; b < N / 1000; b++) {
-    const raws = Array.from({ length: 1000 }, (_, i) => syntheticEntry(b * 1000 + i));
-    for (const r of raws) raw += Buffer.byteLength(JSON.stringify(r));
-    const { ms, ids: fresh } = ids.next(1000, T0 + b * 250);
-    const entries = raws.map((r, i) => ({ ...checkEntry(r, i, BUILT_IN_PLANS[3]).entry!, id: fresh[i] }) as unknown as Entry);
-    await s.entries.append(ws.id, "production", ms, entries, -1);
-    if ((b + 1) % 1000 === 0) console.log(`${((b + 1) * 1000).toLocaleString("en-US")} entries, ${((performance.now() - t0) / 1000).toFixed(0)} s, rss ${mb(process.memoryUsage().rss)}`);
+async function timed(run: () => Promise<unknown>): Promise<Latency> {
+  const ms: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    const t = performance.now();
+    await run();
+    ms.push(performance.now() - t);
   }
-  await s.entries.fulltext.settled();
-  Bun.gc(true);
-  console.log(`loaded ${N.toLocaleString("en-US")} in ${((performance.now() - t0) / 1000).toFixed(0)} s; rss ${mb(process.memoryUsage().rss)}; raw JSON ${mb(raw)}; LMDB file ${mb(statSync(dbs.dataFile).size)} (${(statSync(dbs.dataFile).size / raw).toFixed(2)}× raw)`);
-  console.log("full text:", JSON.stringify(s.entries.fulltext.stats()));
-  await dbs.root.close();
+  ms.sort((a, b) => a - b);
+  return { p50: ms[Math.floor(RUNS / 2)], p95: ms[Math.floor(RUNS * 0.95)] };
+}
 
-  const r0 = performance.now();
-  const again = open();
-  const post = async (body: unknown) => {
-    const r = await again.app.handle(new Request("http://localhost/api/v1/workspace/logs/query", { method: "POST", headers: { "x-api-key": key, "content-type": "application/json" }, body: JSON.stringify(body) }));
-    if (r.status !== 200) throw new Error(`BUG: ${r.status}`);
-    return r.json() as Promise<unknown[]>;
-  };
-  const found = await post({ query: "timeout" }); // full text answers: the active segment is rebuilt
-  console.log(`restart until a full-text search answers: ${((performance.now() - r0) / 1000).toFixed(2)} s (${found.length} found); rss ${mb(process.memoryUsage().rss)}`);
-  for (const [name, body] of [["latest page", {}], ["level=error", { query: "level=error" }], ["full text", { query: 'message@"slow checkout"' }], ["tag", { query: "tag=svc-3" }]] as const) {
-    const ms: number[] = [];
-    for (let i = 0; i < 25; i++) {
-      const t = performance.now();
-      await post(body);
-      ms.push(performance.now() - t);
+export async function benchScale() {
+  const payloads = bodies(256);
+  const rawPerPass = payloads.reduce((n, p) => n + (JSON.parse(p) as unknown[]).reduce<number>((m, e) => m + Buffer.byteLength(JSON.stringify(e)), 0), 0);
+  const requests = Math.ceil(TOTAL / BATCH);
+  const rawBytes = (rawPerPass / payloads.length) * requests; // the entries' own JSON, as a client would send them one by one
+  const dir = mkdtempSync(join(tmpdir(), "sluice-scale-"));
+  let server: ServerProcess | undefined;
+  try {
+    const baseline = Bun.spawn([process.execPath, join(import.meta.dir, "baseline-server.ts")], { stdout: "pipe" });
+    const baseUrl = /listening on (\S+)/.exec(await readLine(baseline.stdout))![1];
+    const ceiling = await drive(baseUrl, {}, payloads, TOTAL);
+    baseline.kill();
+
+    server = await spawnServer(dir, SERVER_ENV);
+    const key = /API key \(shown only now\):\s+(\S+)/.exec(server.banner)![1];
+    let peakRss = 0;
+    const pid = server.proc.pid;
+    const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssOf(pid))), 250);
+    const rate = await drive(`${server.base}/api/v1/workspace/logs/bulk`, { "x-api-key": key }, payloads, TOTAL);
+    clearInterval(sampler);
+
+    const call = (base: string, body: Record<string, unknown>) =>
+      fetch(`${base}/api/v1/workspace/logs/query`, { method: "POST", headers: { "x-api-key": key, "content-type": "application/json" }, body: JSON.stringify(body) });
+    const usage = (await (await fetch(`${server.base}/api/v1/workspace/usage`, { headers: { "x-api-key": key } })).json()) as { used: number };
+    if (usage.used !== requests * BATCH) throw new Error(`BUG: stored ${usage.used} entries, expected ${requests * BATCH}`);
+
+    const queries: Record<string, Latency & { found: number }> = {};
+    const query = async (name: string, body: Record<string, unknown>) => {
+      const r = await call(server!.base, body);
+      if (r.status !== 200) throw new Error(`BUG: ${name}: ${r.status} ${await r.text()}`);
+      const found = ((await r.json()) as unknown[]).length;
+      queries[name] = { ...(await timed(async () => (await call(server!.base, body)).arrayBuffer())), found };
+    };
+    await query("latest page", {});
+    await query("level=error", { query: "level=error" });
+    await query("a Loghub system tag (tag=openssh, 0.6%)", { query: "tag=openssh" });
+    await query('full text message@"slow checkout"', { query: 'message@"slow checkout"' });
+    await query('rare phrase "authentication failure"', { query: '"authentication failure"' });
+
+    // page 100 through the cursor: the cursor of page 99 is fetched once, then page 100 is timed like page 1
+    const pageBody = { query: "level=warn", pageSize: 100 };
+    let cursor: [string, string] | undefined;
+    for (let page = 1; page < 100; page++) {
+      const r = await call(server.base, cursor ? { ...pageBody, cursorID: cursor[0], cursorTS: cursor[1] } : pageBody);
+      cursor = [r.headers.get("x-next-cursor-id")!, r.headers.get("x-next-cursor-ts")!];
+      await r.arrayBuffer();
+      if (!cursor[0]) throw new Error(`BUG: no cursor after page ${page}`);
     }
-    ms.sort((a, b) => a - b);
-    console.log(`${name}: p50 ${ms[12].toFixed(2)} ms, p95 ${ms[23].toFixed(2)} ms`);
+    const page1 = await timed(async () => (await call(server!.base, pageBody)).arrayBuffer());
+    const page100 = await timed(async () => (await call(server!.base, { ...pageBody, cursorID: cursor![0], cursorTS: cursor![1] })).arrayBuffer());
+    const rssAfterQueries = rssOf(pid);
+
+    server.proc.kill("SIGTERM");
+    await server.exited;
+    const du = Number(Bun.spawnSync(["du", "-sb", dir]).stdout.toString().split("\t")[0]);
+
+    // restart: time from spawn until /readyz says 200 and a full-text search has answered
+    const r0 = performance.now();
+    server = await spawnServer(dir, SERVER_ENV);
+    while ((await fetch(`${server.base}/readyz`)).status !== 200) await Bun.sleep(5);
+    const searched = await call(server.base, { query: "timeout" });
+    if (searched.status !== 200 || ((await searched.json()) as unknown[]).length === 0) throw new Error("BUG: full text found nothing after the restart");
+    const restartSecs = (performance.now() - r0) / 1000;
+    const rssAfterRestart = rssOf(server.proc.pid);
+    server.proc.kill("SIGTERM");
+    await server.exited;
+    server = undefined;
+    return { entries: requests * BATCH, ceiling, rate, peakRss, rssAfterQueries, rssAfterRestart, du, rawBytes, queries, page1, page100, restartSecs };
+  } finally {
+    server?.proc.kill("SIGKILL");
+    rmSync(dir, { recursive: true, force: true });
   }
-  console.log(`rss after queries ${mb(process.memoryUsage().rss)}`);
-  await again.s.entries.fulltext.settled();
-  await again.dbs.root.close();
-} finally {
-  rmSync(dir, { recursive: true, force: true });
+}
+
+if (import.meta.main) {
+  const r = await benchScale();
+  const f = (n: number) => Math.round(n).toLocaleString("en-US");
+  console.log(`scale: ${f(r.entries)} entries over HTTP, ${BATCH}/request, 4 clients`);
+  console.log(`  bare Bun.serve JSON parse: ${f(r.ceiling)} entries/s; sluice: ${f(r.rate)} entries/s; ratio ${((r.rate / r.ceiling) * 100).toFixed(1)}%`);
+  console.log(`  server RSS: peak ${mib(r.peakRss).toFixed(0)} MiB while ingesting, ${mib(r.rssAfterQueries).toFixed(0)} MiB after the queries`);
+  console.log(`  on disk ${mib(r.du).toFixed(0)} MiB; raw JSON of the entries ${mib(r.rawBytes).toFixed(0)} MiB; ratio ${(r.du / r.rawBytes).toFixed(2)}×`);
+  for (const [name, q] of Object.entries(r.queries)) console.log(`  ${name}: p50 ${q.p50.toFixed(2)} ms, p95 ${q.p95.toFixed(2)} ms (${q.found} on the page)`);
+  console.log(`  level=warn, 100 a page: page 1 p50 ${r.page1.p50.toFixed(2)} ms, page 100 p50 ${r.page100.p50.toFixed(2)} ms`);
+  console.log(`  restart until /readyz 200 and a full-text search answered: ${r.restartSecs.toFixed(2)} s (RSS then ${mib(r.rssAfterRestart).toFixed(0)} MiB)`);
 }
