@@ -49,5 +49,5 @@ row("10M: server RSS, peak while ingesting", `${f(scale.peakRss / 2 ** 20)} MiB`
 row("10M: on disk", `${f(scale.du / 2 ** 20)} MiB`, `${f(scale.rawBytes / 2 ** 20)} MiB raw JSON`, `${(scale.du / scale.rawBytes).toFixed(2)}×`, "≤ 1.5×", scale.du <= 1.5 * scale.rawBytes);
 row("10M: restart until /readyz 200 and full text answers", `${scale.restartSecs.toFixed(2)} s`, "", "", "≤ 5 s", scale.restartSecs <= 5);
 
-console.log("\n| target | figure | baseline (same run) | ratio | target | |\n|---|---|---|---|---|---|");
+console.log("\n| what | figure | baseline (same run) | ratio | target | |\n|---|---|---|---|---|---|");
 for (const r of rows) console.log(`| ${r.join(" | ")} |`);
