@@ -133,7 +133,8 @@ function reference(s: ReturnType<typeof services>, ws: string, body: Record<stri
   return out;
 }
 
-async function timeIt(f: () => Promise<unknown>, runs = RUNS): Promise<{ p50: number; p95: number }> {
+/** timeIt runs f once to warm up, then `runs` times, and returns the p50 and p95 in ms. */
+export async function timeIt(f: () => Promise<unknown>, runs = RUNS): Promise<{ p50: number; p95: number }> {
   await f(); // warm
   const ms: number[] = [];
   for (let i = 0; i < runs; i++) {

@@ -8,28 +8,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { spawnServer, type ServerProcess } from "../test/helpers/process.ts";
 import { BATCH, bodies, drive, readLine } from "./ingest.ts";
+import { timeIt } from "./query.ts";
 
 const TOTAL = Number(process.env.BENCH_SCALE_ENTRIES ?? 10_000_000);
-const RUNS = 25;
 const mib = (n: number) => n / 2 ** 20;
 const rssOf = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) * 1024;
 const SERVER_ENV = { SLUICE_IP_RATE_PER_MIN: "-1", SLUICE_ACCESS_LOG: "off" }; // one client address; 10,000 log lines are not the point
 
-interface Latency {
-  p50: number;
-  p95: number;
-}
-
-async function timed(run: () => Promise<unknown>): Promise<Latency> {
-  const ms: number[] = [];
-  for (let i = 0; i < RUNS; i++) {
-    const t = performance.now();
-    await run();
-    ms.push(performance.now() - t);
-  }
-  ms.sort((a, b) => a - b);
-  return { p50: ms[Math.floor(RUNS / 2)], p95: ms[Math.floor(RUNS * 0.95)] };
-}
+type Latency = Awaited<ReturnType<typeof timeIt>>;
 
 export async function benchScale() {
   const payloads = bodies(256);
@@ -62,7 +48,7 @@ export async function benchScale() {
       const r = await call(server!.base, body);
       if (r.status !== 200) throw new Error(`BUG: ${name}: ${r.status} ${await r.text()}`);
       const found = ((await r.json()) as unknown[]).length;
-      queries[name] = { ...(await timed(async () => (await call(server!.base, body)).arrayBuffer())), found };
+      queries[name] = { ...(await timeIt(async () => (await call(server!.base, body)).arrayBuffer())), found };
     };
     await query("latest page", {});
     await query("level=error", { query: "level=error" });
@@ -79,8 +65,8 @@ export async function benchScale() {
       await r.arrayBuffer();
       if (!cursor[0]) throw new Error(`BUG: no cursor after page ${page}`);
     }
-    const page1 = await timed(async () => (await call(server!.base, pageBody)).arrayBuffer());
-    const page100 = await timed(async () => (await call(server!.base, { ...pageBody, cursorID: cursor![0], cursorTS: cursor![1] })).arrayBuffer());
+    const page1 = await timeIt(async () => (await call(server!.base, pageBody)).arrayBuffer());
+    const page100 = await timeIt(async () => (await call(server!.base, { ...pageBody, cursorID: cursor![0], cursorTS: cursor![1] })).arrayBuffer());
     const rssAfterQueries = rssOf(pid);
 
     server.proc.kill("SIGTERM");
