@@ -13,7 +13,7 @@ export async function startServer(config: Config, print: (text: string) => void 
   const dbs = openDatabases(config.dataDir);
   const deps = {
     dbs, plans, adminToken: config.adminToken, ipRatePerMinute: config.ipRatePerMinute, trustProxyHops: config.trustProxyHops,
-    accessLog: config.accessLog ? (line: Record<string, unknown>) => console.log(JSON.stringify(line)) : undefined,
+    accessLog: config.accessLog ? lineLog() : undefined,
     bodyTimeoutMs: config.bodyTimeoutSeconds * 1000,
   };
   const s = services(deps);
@@ -49,9 +49,23 @@ export async function startServer(config: Config, print: (text: string) => void 
       await s.entries.fulltext.settled(); // a sealed full-text segment being exported is persisted
       await dbs.root.flushed;
       await dbs.root.close();
+      await Bun.sleep(0); // the last access-log lines are printed
     })());
   const onSignal = () => void stop().then(() => process.exit(0), () => process.exit(1));
   process.once("SIGTERM", onSignal);
   process.once("SIGINT", onSignal);
   return { port: server.port, baseUrl, stop };
+}
+
+/** lineLog prints JSON lines on stdout in one write an event-loop turn, however many requests the turn answered. */
+function lineLog(): (line: Record<string, unknown>) => void {
+  let pending: string[] = [];
+  const flush = () => {
+    console.log(pending.join("\n"));
+    pending = [];
+  };
+  return (line) => {
+    if (pending.length === 0) setImmediate(flush);
+    pending.push(JSON.stringify(line));
+  };
 }

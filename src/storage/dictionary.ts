@@ -19,12 +19,15 @@ export function trigrams(text: string): string[] {
 export class Dictionary {
   constructor(readonly db: Database) {}
 
-  /** addInTransaction records an action value once; call it inside the entry write transaction. */
-  addInTransaction(ws: string, env: Environment, action: string): void {
+  /**
+   * add queues the puts that record an action value, unless it is committed already, onto `puts`; queue them
+   * with the entry's. A value still in flight may be put twice: the same keys and values, so harmless.
+   */
+  add(ws: string, env: Environment, action: string, puts: Promise<unknown>[]): void {
     const key = termKey(action);
     if (this.db.get([ws, env, "v", key]) !== undefined) return;
-    this.db.put([ws, env, "v", key], action);
-    for (const t of trigrams(action.toLowerCase())) this.db.put([ws, env, "g", t, key], true);
+    puts.push(this.db.put([ws, env, "v", key], action));
+    for (const t of trigrams(action.toLowerCase())) puts.push(this.db.put([ws, env, "g", t, key], true));
   }
 
   /**

@@ -8,7 +8,7 @@
 // the id gives serverMs, and the block holding it is among those at [ws, env, serverMs, ≤ id].
 // Blocks written at the same millisecond by different writers may interleave in id, so readers
 // merge all blocks of one millisecond before ordering by id.
-// Beside each block, in the same transaction: its postings (postings.ts), new action values
+// Beside each block, in the same transaction (one event turn's puts): its postings (postings.ts), new action values
 // (dictionary.ts) and the month's usage count (usage.ts); right after commit, its words join
 // the full-text index (fulltext.ts).
 import type { Database } from "lmdb";
@@ -53,7 +53,6 @@ export class EntryStore {
   readonly dictionary: Dictionary;
   readonly fulltext: FullText;
   private readonly db: Database;
-  private queued: { write: () => unknown; resolve: (v: unknown) => void; reject: (e: unknown) => void }[] = [];
 
   constructor(dbs: EntryDatabases, private readonly usage: UsageStore, segmentEntries?: number) {
     this.db = dbs.entries;
@@ -72,42 +71,28 @@ export class EntryStore {
     for (let i = 0; i < entries.length; i += BLOCK_MAX) blocks.push(entries.slice(i, i + BLOCK_MAX));
     const values = blocks.map(encodeBlock);
     await this.fulltext.caughtUp();
-    const verdict = await this.inTransaction(() => {
-      const month = monthOf(serverMs);
-      const used = this.usage.used(ws, month);
-      if (monthlyLimit >= 0 && used + entries.length > monthlyLimit) return { stored: false, used };
-      blocks.forEach((block, b) => {
-        const firstId = block[0].id;
-        this.db.put([ws, env, serverMs, firstId], values[b]);
-        for (const [kind, term, positions] of termsOf(block)) {
-          this.postings.put(ws, env, kind, term, serverMs, firstId, encodePositions(positions, block.length));
-        }
-        for (const action of new Set(block.map((e) => e.action))) this.dictionary.addInTransaction(ws, env, action);
-      });
-      return { stored: true, used: this.usage.addInTransaction(ws, month, entries.length) };
+    const month = monthOf(serverMs);
+    // From here to the end of the stretch nothing awaits: lmdb-js commits every put of one event turn in one
+    // transaction, on its write thread, so the write is all or nothing and this thread does no B-tree work.
+    const taken = this.usage.take(ws, month, entries.length, monthlyLimit);
+    if (!taken.ok) return { stored: false, used: taken.used };
+    const puts: Promise<unknown>[] = [taken.committed];
+    blocks.forEach((block, b) => {
+      const firstId = block[0].id;
+      puts.push(this.db.put([ws, env, serverMs, firstId], values[b]));
+      for (const [kind, term, positions] of termsOf(block)) {
+        puts.push(this.postings.put(ws, env, kind, term, serverMs, firstId, encodePositions(positions, block.length)));
+      }
+      for (const action of new Set(block.map((e) => e.action))) this.dictionary.add(ws, env, action, puts);
     });
-    if (verdict.stored) for (const block of blocks) this.fulltext.add(ws, env, blockText(serverMs, block));
-    return verdict;
-  }
-
-  /**
-   * inTransaction runs the writes queued within one event-loop turn in one LMDB transaction: one hand-off to
-   * the write thread for many single-entry requests. If one write throws, none of them is stored.
-   */
-  private inTransaction<T>(write: () => T): Promise<T> {
-    return new Promise((resolve, reject) => {
-      if (this.queued.length === 0) setImmediate(() => this.commitQueued());
-      this.queued.push({ write, resolve: resolve as (v: unknown) => void, reject });
-    });
-  }
-
-  private commitQueued(): void {
-    const batch = this.queued;
-    this.queued = [];
-    this.db.transaction(() => batch.map((w) => w.write())).then(
-      (results) => batch.forEach((w, i) => w.resolve(results[i])),
-      (e) => batch.forEach((w) => w.reject(e)),
-    );
+    try {
+      await Promise.all(puts);
+    } catch (e) {
+      this.usage.giveBack(ws, month, entries.length).catch(() => {}); // at worst usage stays over-counted: the quota never overshoots
+      throw e;
+    }
+    for (const block of blocks) this.fulltext.add(ws, env, blockText(serverMs, block));
+    return { stored: true, used: taken.used };
   }
 
   /** get finds one entry by id within a workspace environment. */

@@ -1,18 +1,18 @@
 // fulltext-client: the main thread's handle on the full-text worker (fulltext-worker.ts), one per process.
-// Adds are posted and not awaited, so word splitting and FlexSearch run on the second core, off the
+// Requests are posted in order, batched per event-loop turn; adds are not awaited, so word splitting and FlexSearch run on the second core, off the
 // request path. A search is posted on the same queue and waited for, so it runs after every add posted
 // before it: an acknowledged write is always found, with no index lag to reason about.
 import { MessageChannel, Worker, receiveMessageOnPort, type MessagePort } from "node:worker_threads";
 
 export type Request =
-  | { op: "add"; id: number; doc: number; text: string }
+  | { op: "add"; id: number; doc: number; text: string; entries: number }
   | { op: "search"; id: number; query: string; limit: number; call: number }
   | { op: "export"; id: number; call: number }
   | { op: "import"; id: number; chunks: [string, string][] }
   | { op: "drop"; id: number };
 
-/** Blocks posted but not yet indexed beyond which writers wait: bounds memory and how long a search can wait. */
-export const MAX_BACKLOG = 16;
+/** Entries posted but not yet indexed beyond which writers wait: bounds memory and how long a search can wait. */
+export const MAX_BACKLOG = 16_000;
 const WAIT_MS = 60_000;
 // run from source, the worker is the file beside this one; in the compiled executable (scripts/build.ts)
 // it is bundled as a second entrypoint, at storage/fulltext-worker.js beside the program
@@ -22,11 +22,13 @@ type Reply = { call: number; result: unknown };
 
 export class FullTextWorker {
   private readonly worker: Worker;
-  /** [0] answers given, [1] adds done, [2] 1 once an add failed */
+  /** [0] answers given, [1] entries indexed, [2] 1 once an add failed */
   private readonly signal = new Int32Array(new SharedArrayBuffer(12));
   private readonly syncReplies: MessagePort;
   private readonly asyncReplies: MessagePort;
   private readonly waiting = new Map<number, (r: Reply) => void>();
+  /** requests not yet posted: one message an event-loop turn, however many writes it answered */
+  private outbox: Request[] = [];
   private posted = 0;
   private calls = 0;
   private ids = 0;
@@ -58,9 +60,9 @@ export class FullTextWorker {
     return ++this.ids;
   }
 
-  add(id: number, doc: number, text: string): void {
-    this.post({ op: "add", id, doc, text });
-    this.posted++;
+  add(id: number, doc: number, text: string, entries: number): void {
+    this.post({ op: "add", id, doc, text, entries });
+    this.posted = (this.posted + entries) | 0; // int32, as the worker's count is
   }
 
   import(id: number, chunks: [string, string][]): void {
@@ -71,9 +73,9 @@ export class FullTextWorker {
     this.post({ op: "drop", id });
   }
 
-  /** backlog is how many posted blocks the worker has still to index. */
+  /** backlog is how many posted entries the worker has still to index. */
   backlog(): number {
-    return this.posted - Atomics.load(this.signal, 1);
+    return (this.posted - Atomics.load(this.signal, 1)) | 0;
   }
 
   /** search blocks until the worker, having done every earlier request, answers with the matching documents. */
@@ -82,6 +84,7 @@ export class FullTextWorker {
     const call = ++this.calls;
     let seen = Atomics.load(this.signal, 0);
     this.post({ op: "search", id, query, limit, call });
+    this.flush();
     for (;;) {
       const got = receiveMessageOnPort(this.syncReplies) as { message: Reply } | undefined;
       if (got) return this.result(got.message) as number[];
@@ -113,7 +116,14 @@ export class FullTextWorker {
   }
 
   private post(r: Request): void {
-    this.worker.postMessage(r);
+    if (this.outbox.length === 0) setImmediate(() => this.flush());
+    this.outbox.push(r);
+  }
+
+  private flush(): void {
+    if (this.outbox.length === 0) return;
+    this.worker.postMessage(this.outbox);
+    this.outbox = [];
   }
 }
 

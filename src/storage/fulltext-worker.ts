@@ -32,14 +32,18 @@ function answer(call: number, result: unknown): void {
   Atomics.notify(signal, 0);
 }
 
-parentPort!.on("message", (r: Request) => {
+parentPort!.on("message", (batch: Request[]) => {
+  for (const r of batch) run(r);
+});
+
+function run(r: Request): void {
   try {
     switch (r.op) {
       case "add": {
         const words = new Set<string>();
         addWords(r.text, words);
         index(r.id).add(r.doc, [...words].join(" "));
-        Atomics.add(signal, 1, 1); // blocks done: the client's backlog
+        Atomics.add(signal, 1, r.entries); // entries done: the client's backlog
         return;
       }
       case "search":
@@ -64,4 +68,4 @@ parentPort!.on("message", (r: Request) => {
     Atomics.store(signal, 2, 1); // an index may now miss a block: every later search must fail, not answer short
     console.error(JSON.stringify({ level: "error", msg: "full-text worker failed a request", op: r.op, error: String(e) }));
   }
-});
+}

@@ -174,7 +174,7 @@ export class FullText {
     const key = `${block.ms}/${block.firstId}`;
     if (seg.has.has(key)) return;
     seg.has.add(key);
-    this.worker.add(seg.index, seg.blocks.length, block.text);
+    this.worker.add(seg.index, seg.blocks.length, block.text, block.entries);
     seg.blocks.push([block.ms, block.firstId]);
     seg.entries += block.entries;
   }

@@ -60,12 +60,12 @@ function decodePositions(value: Uint8Array): number[] | null {
   return [...new Uint16Array(copy.buffer, 0, copy.byteLength / 2)];
 }
 
-/** Postings reads posting lists; writes happen inside EntryStore's write transaction. */
+/** Postings reads posting lists; EntryStore queues their puts with the block's. */
 export class Postings {
   constructor(readonly db: Database) {}
 
-  put(ws: string, env: Environment, kind: PostingKind, term: string, ms: number, firstId: string, positions: Uint8Array): void {
-    this.db.put([ws, env, kind, termKey(term), ms, firstId], positions);
+  put(ws: string, env: Environment, kind: PostingKind, term: string, ms: number, firstId: string, positions: Uint8Array): Promise<unknown> {
+    return this.db.put([ws, env, kind, termKey(term), ms, firstId], positions);
   }
   remove(ws: string, env: Environment, kind: PostingKind, term: string, ms: number, firstId: string): void {
     this.db.removeSync([ws, env, kind, termKey(term), ms, firstId]);

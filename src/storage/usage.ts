@@ -1,23 +1,43 @@
 // usage: entries written per workspace per calendar month (UTC), in the `usage` database.
 //
-// Key layout: [workspaceId, "YYYY-MM"] → count. It changes in the same transaction as the
-// entries it counts, so a kill -9 never loses or double-counts usage.
+// Key layout: [workspaceId, "YYYY-MM"] → count. The count is put in the same write batch as the
+// entries it counts (one LMDB transaction), so a kill -9 never loses or double-counts usage.
+// This process is the only writer of usage: it keeps each month's count, committed or in flight,
+// in memory, so the quota is checked without waiting for earlier writes to commit.
 import type { Database } from "lmdb";
 
 /** monthOf names the UTC calendar month of an instant: "2026-11". */
 export const monthOf = (ms: number): string => new Date(ms).toISOString().slice(0, 7);
 
+export type Taken = { ok: true; used: number; committed: Promise<unknown> } | { ok: false; used: number };
+
 export class UsageStore {
+  /** counts of the months this process has written to, including writes not yet committed */
+  private readonly counts = new Map<string, number>();
   constructor(readonly db: Database) {}
 
+  /** used is the committed count. */
   used(ws: string, month: string): number {
     return (this.db.get([ws, month]) as number | undefined) ?? 0;
   }
 
-  /** add counts n entries; call it only inside the write transaction of those entries. */
-  addInTransaction(ws: string, month: string, n: number): number {
-    const next = this.used(ws, month) + n;
-    this.db.put([ws, month], next);
-    return next;
+  /**
+   * take counts n more entries unless the month would pass limit (-1: none). The new count is put
+   * asynchronously: issue the entries' puts in the same synchronous stretch, so they commit together.
+   */
+  take(ws: string, month: string, n: number, limit: number): Taken {
+    const key = `${ws}\u0000${month}`;
+    const used = this.counts.get(key) ?? this.used(ws, month);
+    if (limit >= 0 && used + n > limit) return { ok: false, used };
+    this.counts.set(key, used + n);
+    return { ok: true, used: used + n, committed: this.db.put([ws, month], used + n) };
+  }
+
+  /** giveBack undoes a take whose batch failed to commit; later batches may hold counts that included it, so the corrected count is put after them. */
+  giveBack(ws: string, month: string, n: number): Promise<unknown> {
+    const key = `${ws}\u0000${month}`;
+    const count = (this.counts.get(key) ?? n) - n;
+    this.counts.set(key, count);
+    return this.db.put([ws, month], count);
   }
 }

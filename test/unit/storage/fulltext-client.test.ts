@@ -12,18 +12,18 @@ test("a search posted after adds answers only once the worker has indexed every 
   const id = w.newIndex();
   const filler = Array.from({ length: 5_000 }, (_, i) => `w${i}`).join(" ");
   const marker = (n: number) => `only${String.fromCharCode(97 + (n % 26), 97 + Math.floor(n / 26))}`; // letters: FlexSearch splits digits
-  for (let doc = 0; doc < 200; doc++) w.add(id, doc, `${filler} ${marker(doc)}`);
+  for (let doc = 0; doc < 200; doc++) w.add(id, doc, `${filler} ${marker(doc)}`, 1);
   expect(w.search(id, marker(199), 10)).toEqual([199]);
   expect(w.search(id, "w17", 1_000).length).toBe(200);
   expect(w.backlog()).toBe(0);
 });
 
-test("caughtUp resolves only once the worker's backlog is at most MAX_BACKLOG blocks", async () => {
+test("caughtUp resolves only once the worker's backlog is at most MAX_BACKLOG entries", async () => {
   const dir = mkdtempSync(join(tmpdir(), "sluice-ft-"));
   const dbs = openDatabases(dir);
   const fulltext = new FullText(dbs.fulltext, () => [], 1e12);
   const filler = Array.from({ length: 20_000 }, (_, i) => `x${i}`).join(" ");
-  for (let b = 0; b < MAX_BACKLOG * 4; b++) fulltext.add("ws", "development", { ms: b, firstId: `id${b}`, text: `${filler} b${b}`, entries: 1 });
+  for (let b = 0; b < 64; b++) fulltext.add("ws", "development", { ms: b, firstId: `id${b}`, text: `${filler} b${b}`, entries: MAX_BACKLOG / 16 });
   const worker = (fulltext as unknown as { worker: FullTextWorker }).worker;
   expect(worker.backlog()).toBeGreaterThan(MAX_BACKLOG); // the adds outran the worker
   await fulltext.caughtUp();

@@ -1,0 +1,36 @@
+// The usage count: the quota counts writes still in flight, and a write that failed to commit gives its count back.
+import { afterAll, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openDatabases } from "../../../src/storage/db.ts";
+import { UsageStore } from "../../../src/storage/usage.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "sluice-usage-"));
+const dbs = openDatabases(dir);
+afterAll(async () => {
+  await dbs.root.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test("take counts writes not yet committed, so two in one turn cannot both pass the limit", async () => {
+  const usage = new UsageStore(dbs.usage);
+  const first = usage.take("ws-a", "2026-11", 6, 10);
+  const second = usage.take("ws-a", "2026-11", 6, 10); // same turn: the first has not committed
+  expect(first.ok).toBe(true);
+  expect(second).toEqual({ ok: false, used: 6 });
+  if (first.ok) await first.committed;
+  expect(usage.used("ws-a", "2026-11")).toBe(6);
+});
+
+test("giveBack returns a failed write's count, and the stored count ends right after later writes", async () => {
+  const usage = new UsageStore(dbs.usage);
+  const failed = usage.take("ws-b", "2026-11", 4, 10);
+  const later = usage.take("ws-b", "2026-11", 5, 10); // put 9, counting the write that is about to fail
+  expect(later.ok).toBe(true);
+  await usage.giveBack("ws-b", "2026-11", 4);
+  expect(failed.ok).toBe(true);
+  expect(usage.used("ws-b", "2026-11")).toBe(5);
+  expect(usage.take("ws-b", "2026-11", 5, 10).ok).toBe(true); // the 4 given back are free again
+  expect(usage.take("ws-b", "2026-11", 1, 10).ok).toBe(false);
+});
