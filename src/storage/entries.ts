@@ -2,13 +2,13 @@
 //
 // Key layout (db `entries`, lmdb ordered-binary array keys, compared element by element):
 //   [workspaceId, environment, serverMs, firstId] → Block (columnar; see block.ts)
-// One block holds the entries of one write (at most BLOCK_MAX of them) that share serverMs;
-// their ids are UUIDv7 whose time field is serverMs and which increase in input order.
+// One block holds at most BLOCK_MAX entries that share serverMs, of one write or of several committed
+// in the same event-loop turn; their ids are UUIDv7 whose time field is serverMs, ascending in the block.
 // So a page is a reverse range scan, a cursor is a seek, and GET by id needs no id index:
 // the id gives serverMs, and the block holding it is among those at [ws, env, serverMs, ≤ id].
 // Blocks written at the same millisecond by different writers may interleave in id, so readers
 // merge all blocks of one millisecond before ordering by id.
-// Beside each block, in the same transaction (one event turn's puts): its postings (postings.ts), new action values
+// Beside each block, in the same transaction: its postings (postings.ts), new action values
 // (dictionary.ts) and the month's usage count (usage.ts); right after commit, its words join
 // the full-text index (fulltext.ts).
 import type { Database } from "lmdb";
@@ -40,6 +40,17 @@ export interface ScanRange {
   after?: { ms: number; id: string };
 }
 
+interface PendingWrite {
+  ws: string;
+  env: Environment;
+  serverMs: number;
+  entries: Entry[];
+  monthlyLimit: number;
+  used?: number;
+  resolve: (verdict: { stored: boolean; used: number }) => void;
+  reject: (e: unknown) => void;
+}
+
 export interface EntryDatabases {
   entries: Database;
   postings: Database;
@@ -53,6 +64,7 @@ export class EntryStore {
   readonly dictionary: Dictionary;
   readonly fulltext: FullText;
   private readonly db: Database;
+  private pending: PendingWrite[] = [];
 
   constructor(dbs: EntryDatabases, private readonly usage: UsageStore, segmentEntries?: number) {
     this.db = dbs.entries;
@@ -67,32 +79,68 @@ export class EntryStore {
    * verdict; by then the entries are findable through every index and full text.
    */
   async append(ws: string, env: Environment, serverMs: number, entries: Entry[], monthlyLimit: number): Promise<{ stored: boolean; used: number }> {
-    const blocks: Entry[][] = [];
-    for (let i = 0; i < entries.length; i += BLOCK_MAX) blocks.push(entries.slice(i, i + BLOCK_MAX));
-    const values = blocks.map(encodeBlock);
     await this.fulltext.caughtUp();
-    const month = monthOf(serverMs);
-    // From here to the end of the stretch nothing awaits: lmdb-js commits every put of one event turn in one
-    // transaction, on its write thread, so the write is all or nothing and this thread does no B-tree work.
-    const taken = this.usage.take(ws, month, entries.length, monthlyLimit);
-    if (!taken.ok) return { stored: false, used: taken.used };
-    const puts: Promise<unknown>[] = [taken.committed];
-    blocks.forEach((block, b) => {
-      const firstId = block[0].id;
-      puts.push(this.db.put([ws, env, serverMs, firstId], values[b]));
-      for (const [kind, term, positions] of termsOf(block)) {
-        puts.push(this.postings.put(ws, env, kind, term, serverMs, firstId, encodePositions(positions, block.length)));
-      }
-      for (const action of new Set(block.map((e) => e.action))) this.dictionary.add(ws, env, action, puts);
+    return new Promise((resolve, reject) => {
+      if (this.pending.length === 0) setImmediate(() => this.commitPending());
+      this.pending.push({ ws, env, serverMs, entries, monthlyLimit, resolve, reject });
     });
-    try {
-      await Promise.all(puts);
-    } catch (e) {
-      this.usage.giveBack(ws, month, entries.length).catch(() => {}); // at worst usage stays over-counted: the quota never overshoots
-      throw e;
+  }
+
+  /**
+   * commitPending stores the writes of one event-loop turn. Writes to one tenant at one millisecond share
+   * blocks, so many single-entry requests cost one block, one set of postings and one full-text add.
+   * Nothing here awaits: lmdb-js commits every put of one event turn in one transaction, on its write
+   * thread, so each write is all or nothing (and one failed commit fails the turn's writes together).
+   */
+  private commitPending(): void {
+    const writes = this.pending;
+    this.pending = [];
+    const groups = new Map<string, PendingWrite[]>();
+    const counted = new Map<string, [string, string]>();
+    for (const w of writes) {
+      const month = monthOf(w.serverMs);
+      const taken = this.usage.take(w.ws, month, w.entries.length, w.monthlyLimit); // in arrival order
+      if (!taken.ok) {
+        w.resolve({ stored: false, used: taken.used });
+        continue;
+      }
+      w.used = taken.used;
+      counted.set(`${w.ws}\u0000${month}`, [w.ws, month]);
+      const group = `${w.ws}\u0000${w.env}\u0000${w.serverMs}`;
+      groups.get(group)?.push(w) ?? groups.set(group, [w]);
     }
-    for (const block of blocks) this.fulltext.add(ws, env, blockText(serverMs, block));
-    return { stored: true, used: taken.used };
+    if (groups.size === 0) return;
+    const puts: Promise<unknown>[] = [];
+    for (const [ws, month] of counted.values()) puts.push(this.usage.put(ws, month));
+    const texts: [string, Environment, BlockText][] = [];
+    for (const group of groups.values()) {
+      const { ws, env, serverMs } = group[0];
+      // ids ascend within a block: each write's ids do, and writes' id ranges never interleave
+      if (group.length > 1) group.sort((a, b) => (a.entries[0].id < b.entries[0].id ? -1 : 1));
+      const entries = group.length === 1 ? group[0].entries : group.flatMap((w) => w.entries);
+      for (let i = 0; i < entries.length; i += BLOCK_MAX) {
+        const block = entries.length <= BLOCK_MAX ? entries : entries.slice(i, i + BLOCK_MAX);
+        const firstId = block[0].id;
+        puts.push(this.db.put([ws, env, serverMs, firstId], encodeBlock(block)));
+        for (const [kind, term, positions] of termsOf(block)) {
+          puts.push(this.postings.put(ws, env, kind, term, serverMs, firstId, encodePositions(positions, block.length)));
+        }
+        for (const action of new Set(block.map((e) => e.action))) this.dictionary.add(ws, env, action, puts);
+        texts.push([ws, env, blockText(serverMs, block)]);
+      }
+    }
+    const stored = [...groups.values()].flat();
+    Promise.all(puts).then(
+      () => {
+        for (const [ws, env, text] of texts) this.fulltext.add(ws, env, text);
+        for (const w of stored) w.resolve({ stored: true, used: w.used! });
+      },
+      (e) => {
+        // at worst usage stays over-counted for a while: the quota never overshoots
+        for (const w of stored) this.usage.giveBack(w.ws, monthOf(w.serverMs), w.entries.length).catch(() => {});
+        for (const w of stored) w.reject(e);
+      },
+    );
   }
 
   /** get finds one entry by id within a workspace environment. */

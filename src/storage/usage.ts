@@ -9,7 +9,6 @@ import type { Database } from "lmdb";
 /** monthOf names the UTC calendar month of an instant: "2026-11". */
 export const monthOf = (ms: number): string => new Date(ms).toISOString().slice(0, 7);
 
-export type Taken = { ok: true; used: number; committed: Promise<unknown> } | { ok: false; used: number };
 
 export class UsageStore {
   /** counts of the months this process has written to, including writes not yet committed */
@@ -21,16 +20,18 @@ export class UsageStore {
     return (this.db.get([ws, month]) as number | undefined) ?? 0;
   }
 
-  /**
-   * take counts n more entries unless the month would pass limit (-1: none). The new count is put
-   * asynchronously: issue the entries' puts in the same synchronous stretch, so they commit together.
-   */
-  take(ws: string, month: string, n: number, limit: number): Taken {
+  /** take counts n more entries, in memory, unless the month would pass limit (-1: none); `put` then stores the count. */
+  take(ws: string, month: string, n: number, limit: number): { ok: boolean; used: number } {
     const key = `${ws}\u0000${month}`;
     const used = this.counts.get(key) ?? this.used(ws, month);
     if (limit >= 0 && used + n > limit) return { ok: false, used };
     this.counts.set(key, used + n);
-    return { ok: true, used: used + n, committed: this.db.put([ws, month], used + n) };
+    return { ok: true, used: used + n };
+  }
+
+  /** put queues the month's count as taken so far: issue it with the entries' puts, in the same event turn, so they commit together. */
+  put(ws: string, month: string): Promise<unknown> {
+    return this.db.put([ws, month], this.counts.get(`${ws}\u0000${month}`) ?? 0);
   }
 
   /** giveBack undoes a take whose batch failed to commit; later batches may hold counts that included it, so the corrected count is put after them. */

@@ -19,15 +19,16 @@ test("take counts writes not yet committed, so two in one turn cannot both pass 
   const second = usage.take("ws-a", "2026-11", 6, 10); // same turn: the first has not committed
   expect(first.ok).toBe(true);
   expect(second).toEqual({ ok: false, used: 6 });
-  if (first.ok) await first.committed;
+  await usage.put("ws-a", "2026-11");
   expect(usage.used("ws-a", "2026-11")).toBe(6);
 });
 
 test("giveBack returns a failed write's count, and the stored count ends right after later writes", async () => {
   const usage = new UsageStore(dbs.usage);
   const failed = usage.take("ws-b", "2026-11", 4, 10);
-  const later = usage.take("ws-b", "2026-11", 5, 10); // put 9, counting the write that is about to fail
+  const later = usage.take("ws-b", "2026-11", 5, 10);
   expect(later.ok).toBe(true);
+  void usage.put("ws-b", "2026-11"); // 9, counting the write that is about to fail
   await usage.giveBack("ws-b", "2026-11", 4);
   expect(failed.ok).toBe(true);
   expect(usage.used("ws-b", "2026-11")).toBe(5);
