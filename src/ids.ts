@@ -30,7 +30,8 @@ export class IdGenerator {
     const ids = new Array<string>(count);
     const random = new Uint8Array(4 * count);
     crypto.getRandomValues(random);
-    for (let i = 0; i < count; i++) ids[i] = format(ms, ++this.counter, random, i * 4);
+    const prefix = timePrefix(ms); // the same for every id of one write
+    for (let i = 0; i < count; i++) ids[i] = prefix + tail(++this.counter, random, i * 4);
     return { ms, ids };
   }
 }
@@ -40,20 +41,15 @@ const shared = new IdGenerator();
 /** nextIds draws from the process-wide generator; see IdGenerator.next. */
 export const nextIds = (count: number, now = Date.now()) => shared.next(count, now);
 
-function format(ms: number, ctr: number, random: Uint8Array, at: number): string {
-  const b = new Uint8Array(16);
-  const hi = Math.floor(ms / 2 ** 16);
-  b[0] = hi >>> 24; b[1] = hi >>> 16; b[2] = hi >>> 8; b[3] = hi;
-  b[4] = ms >>> 8; b[5] = ms;
+/** timePrefix is "tttttttt-tttt-": the 48-bit millisecond time field. */
+function timePrefix(ms: number): string {
+  const hi = Math.floor(ms / 2 ** 16); // 32 bits
+  return `${HEX[hi >>> 24]}${HEX[(hi >>> 16) & 255]}${HEX[(hi >>> 8) & 255]}${HEX[hi & 255]}-${HEX[(ms >>> 8) & 255]}${HEX[ms & 255]}-`;
+}
+
+/** tail is the rest of the id: version 7, the 42-bit counter across rand_a and rand_b, then 32 random bits. */
+function tail(ctr: number, random: Uint8Array, at: number): string {
   const top = Math.floor(ctr / 2 ** 30); // 12 bits
   const low = ctr % 2 ** 30; // 30 bits
-  b[6] = 0x70 | (top >>> 8); b[7] = top;
-  b[8] = 0x80 | (low >>> 24); b[9] = low >>> 16; b[10] = low >>> 8; b[11] = low;
-  b[12] = random[at]; b[13] = random[at + 1]; b[14] = random[at + 2]; b[15] = random[at + 3];
-  let s = "";
-  for (let i = 0; i < 16; i++) {
-    if (i === 4 || i === 6 || i === 8 || i === 10) s += "-";
-    s += HEX[b[i]];
-  }
-  return s;
+  return `${HEX[0x70 | (top >>> 8)]}${HEX[top & 255]}-${HEX[0x80 | (low >>> 24)]}${HEX[(low >>> 16) & 255]}-${HEX[(low >>> 8) & 255]}${HEX[low & 255]}${HEX[random[at]]}${HEX[random[at + 1]]}${HEX[random[at + 2]]}${HEX[random[at + 3]]}`;
 }

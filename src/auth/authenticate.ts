@@ -58,7 +58,12 @@ export function requirePermission(c: Caller, p: Permission): void {
 
 /** requireEnvironment throws 403 environment_mismatch when env is not the caller's own environment. */
 export function requireEnvironment(c: Caller, env: Environment): void {
-  if (env !== c.key.environment) {
-    throw forbidden("environment_mismatch", `this key is bound to ${c.key.environment} and cannot use ${env}; use a ${env} key`);
+  requireKeyEnvironment(c.key.environment, env);
+}
+
+/** requireKeyEnvironment is requireEnvironment for a key's environment alone (the ingest worker has no caller). */
+export function requireKeyEnvironment(keyEnvironment: Environment, env: Environment): void {
+  if (env !== keyEnvironment) {
+    throw forbidden("environment_mismatch", `this key is bound to ${keyEnvironment} and cannot use ${env}; use a ${env} key`);
   }
 }

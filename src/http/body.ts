@@ -1,10 +1,10 @@
 // body: reads a JSON request body with the checks of contract §4, counting bytes as they stream in.
 import { badRequest } from "../errors.ts";
 import { DepthMeter } from "./depth.ts";
+import { parseJson } from "./parse.ts";
 import { noteBodyBytes } from "./observe.ts";
 
 const JSON_TYPE = /^application\/json\s*(;\s*charset\s*=\s*"?utf-8"?\s*)?$/i;
-const decoder = new TextDecoder("utf-8", { fatal: true });
 
 /** BodyLimits bound a body: its bytes, how deeply it nests, and how long it may take to arrive. */
 export interface BodyLimits {
@@ -20,20 +20,19 @@ const SMALL_BODY = 64 * 1024; // a body of declared length up to this is read at
 
 /** readJson returns the parsed body, or throws the 400 that says what is wrong with it. */
 export async function readJson(request: Request, limits: BodyLimits): Promise<unknown> {
+  return parseJson(await readJsonBytes(request, limits));
+}
+
+/** readJsonBytes checks the type, size and nesting of a JSON body as it arrives and returns its bytes, unparsed. */
+export async function readJsonBytes(request: Request, limits: BodyLimits): Promise<Uint8Array> {
   const type = request.headers.get("content-type");
   if (!type || !JSON_TYPE.test(type.trim())) {
     throw badRequest("VALIDATION_INVALID_CONTENT_TYPE", `send the body as JSON with Content-Type: application/json (got ${type ? JSON.stringify(type) : "none"})`);
   }
-  const text = await readText(request, limits);
-  if (text.trim() === "") throw badRequest("VALIDATION_EMPTY_BODY", "the request body is empty; send a JSON document");
-  try {
-    return JSON.parse(text);
-  } catch (e) {
-    throw badRequest("VALIDATION_INVALID_JSON", `the body is not valid JSON (${(e as Error).message}); check its syntax`);
-  }
+  return readBytes(request, limits);
 }
 
-async function readText(request: Request, limits: BodyLimits): Promise<string> {
+async function readBytes(request: Request, limits: BodyLimits): Promise<Uint8Array> {
   const limitBytes = limits.bytes;
   const tooLarge = () =>
     badRequest("VALIDATION_FAILED", `the body is larger than this workspace's limit of ${limitBytes} bytes; send fewer or smaller entries`, {
@@ -42,7 +41,7 @@ async function readText(request: Request, limits: BodyLimits): Promise<string> {
     });
   const declared = Number(request.headers.get("content-length") ?? NaN);
   if (declared > limitBytes) throw tooLarge();
-  if (!request.body) return "";
+  if (!request.body) return new Uint8Array(0);
   const meter = new DepthMeter(limits.depth);
   const timeoutMs = limits.timeoutMs ?? BODY_TIMEOUT_MS;
   let timer: Timer | undefined;
@@ -54,14 +53,14 @@ async function readText(request: Request, limits: BodyLimits): Promise<string> {
 }
 
 /** readSmall reads a body of known, small length at once: a stream's per-chunk machinery costs more than such a body. */
-async function readSmall(request: Request, meter: DepthMeter, depth: number, late: Promise<never>): Promise<string> {
+async function readSmall(request: Request, meter: DepthMeter, depth: number, late: Promise<never>): Promise<Uint8Array> {
   const bytes = new Uint8Array(await Promise.race([request.arrayBuffer(), late]));
   if (!meter.feed(bytes)) throw tooDeep(depth);
   noteBodyBytes(request, bytes.byteLength);
-  return decode(bytes);
+  return bytes;
 }
 
-async function readStream(request: Request, meter: DepthMeter, depth: number, limitBytes: number, tooLarge: () => Error, late: Promise<never>): Promise<string> {
+async function readStream(request: Request, meter: DepthMeter, depth: number, limitBytes: number, tooLarge: () => Error, late: Promise<never>): Promise<Uint8Array> {
   const chunks: Uint8Array[] = [];
   let size = 0;
   const reader = request.body!.getReader();
@@ -79,15 +78,7 @@ async function readStream(request: Request, meter: DepthMeter, depth: number, li
     throw e;
   }
   noteBodyBytes(request, size);
-  return decode(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
-}
-
-function decode(bytes: Uint8Array): string {
-  try {
-    return decoder.decode(bytes);
-  } catch {
-    throw badRequest("VALIDATION_INVALID_JSON", "the body is not valid UTF-8; send JSON encoded as UTF-8");
-  }
+  return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
 }
 
 const tooDeep = (depth: number) =>

@@ -4,7 +4,7 @@ import type { IngestService } from "../ingest/ingest.ts";
 import { maxBodyBytes, type Plan } from "../limits/plans.ts";
 import { BulkCreated, CreateLogRequest, LogEntry, ValidationResponse } from "../schema.ts";
 import { Type as T } from "@sinclair/typebox";
-import { readJson } from "./body.ts";
+import { readJson, readJsonBytes } from "./body.ts";
 import type { Metrics } from "./observe.ts";
 import type { Gate } from "./guard.ts";
 import { operation } from "./openapi.ts";
@@ -46,8 +46,8 @@ export function ingestRoutes(gate: Gate, ingest: IngestService, metrics: Metrics
     .post(
       "/logs/bulk",
       gate.guarded("logs:write", async ({ request, caller }) => {
-        const body = await readJson(request, { ...entryBodyLimits(caller.plan), timeoutMs: gate.bodyTimeoutMs });
-        const created = await ingest.createMany(body, caller);
+        const bytes = await readJsonBytes(request, { ...entryBodyLimits(caller.plan), timeoutMs: gate.bodyTimeoutMs });
+        const created = await ingest.createMany(bytes, caller);
         metrics.entries.inc(created.count);
         return json(created, 201);
       }),

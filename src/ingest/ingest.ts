@@ -1,12 +1,13 @@
 // ingest: turns received bodies into stored entries (POST /logs, /logs/bulk) or a dry-run report (/logs/validate).
 import type { Caller } from "../auth/authenticate.ts";
-import { requireEnvironment } from "../auth/authenticate.ts";
 import { ApiError, badRequest, validationFailed, type FieldError } from "../errors.ts";
 import { IdGenerator } from "../ids.ts";
 import { limit } from "../limits/plans.ts";
 import { quotaExceeded } from "../limits/quota.ts";
 import { isEnvironment, type LogEntry } from "../schema.ts";
 import { toLogEntry, type Entry, type EntryStore } from "../storage/entries.ts";
+import { acceptEntries } from "./prepare.ts";
+import { preparer } from "./preparer.ts";
 import { checkEntry, type NewEntry } from "./rules.ts";
 
 /** IngestService validates and stores entries for one caller at a time. */
@@ -19,29 +20,17 @@ export class IngestService {
     if (typeof body !== "object" || body === null || Array.isArray(body)) {
       throw badRequest("VALIDATION_INVALID_REQUEST", "POST /logs takes one JSON object; send arrays to POST /logs/bulk");
     }
-    const [entry] = this.accept([body], null, caller);
+    const [entry] = acceptEntries([body], null, caller.plan, caller.key.environment);
     const { ms, stored } = await this.write([entry], caller);
     return toLogEntry(caller.key.environment, ms, stored[0]);
   }
 
-  /** createMany stores a batch all or nothing and returns the new ids in input order. */
-  async createMany(body: unknown, caller: Caller): Promise<{ count: number; ids: string[] }> {
-    if (!Array.isArray(body)) {
-      throw badRequest("VALIDATION_INVALID_REQUEST", "POST /logs/bulk takes a JSON array of entries; send single objects to POST /logs");
-    }
-    if (body.length === 0) {
-      throw validationFailed([{ field: "", message: "the batch is empty; send at least one entry", log_index: null }]);
-    }
-    const max = caller.plan.max_batch_size;
-    if (body.length > limit(max)) {
-      throw badRequest("VALIDATION_BULK_LIMIT_EXCEEDED", `the batch has ${body.length} entries; the ${caller.plan.code} plan allows ${max} per request: split it`, {
-        max_batch_size: max,
-        received: body.length,
-      });
-    }
-    const entries = this.accept(body, 0, caller);
-    const { stored } = await this.write(entries, caller);
-    return { count: stored.length, ids: stored.map((e) => e.id) };
+  /** createMany checks a bulk body (its bytes, unparsed), stores it all or nothing and returns the new ids in input order. */
+  async createMany(bytes: Uint8Array, caller: Caller): Promise<{ count: number; ids: string[] }> {
+    const batch = await preparer().prepare(bytes, caller.plan, caller.key.environment);
+    const { ms, ids } = this.ids.next(batch.count, this.clock());
+    await this.commit(caller, batch.count, ms, () => this.store.appendPrepared(caller.workspace.id, caller.key.environment, ms, ids, batch.blocks, caller.plan.logs_per_month));
+    return { count: batch.count, ids };
   }
 
   /** validate runs every check of a write and stores nothing. */
@@ -71,26 +60,6 @@ export class IngestService {
     return { valid: errors.length === 0, warnings, errors };
   }
 
-  /** accept checks environments first (403), then every entry rule (400 listing all problems). */
-  private accept(raws: unknown[], firstIndex: number | null, caller: Caller): NewEntry[] {
-    for (const raw of raws) {
-      const env = (raw as Record<string, unknown> | null)?.environment;
-      if (isEnvironment(env)) requireEnvironment(caller, env);
-    }
-    const entries: NewEntry[] = [];
-    const errors: FieldError[] = [];
-    raws.forEach((raw, i) => {
-      const check = checkEntry(raw, firstIndex === null ? null : i, caller.plan);
-      if (check.entry) entries.push(check.entry);
-      else errors.push(...check.errors);
-    });
-    if (errors.length > 0) {
-      const envProblem = errors.some((e) => e.field === "environment");
-      throw validationFailed(errors, envProblem ? "VALIDATION_INVALID_ENVIRONMENT" : "VALIDATION_FAILED");
-    }
-    return entries;
-  }
-
   /** write commits the entries, or nothing when they would pass the monthly quota (checked in the same transaction). */
   private async write(entries: NewEntry[], caller: Caller): Promise<{ ms: number; stored: Entry[] }> {
     const { ms, ids } = this.ids.next(entries.length, this.clock());
@@ -98,13 +67,18 @@ export class IngestService {
       id: ids[i], level: e.level, action: e.action, message: e.message, tags: e.tags, clientMs: e.clientMs,
       actor: e.actor, target: e.target, context: e.context, metadata: e.metadata,
     }));
+    await this.commit(caller, entries.length, ms, () => this.store.append(caller.workspace.id, caller.key.environment, ms, stored, caller.plan.logs_per_month));
+    return { ms, stored };
+  }
+
+  /** commit runs a store write and turns its failure or quota verdict into the answer's error. */
+  private async commit(caller: Caller, count: number, ms: number, append: () => Promise<{ stored: boolean; used: number }>): Promise<void> {
     let verdict: { stored: boolean; used: number };
     try {
-      verdict = await this.store.append(caller.workspace.id, caller.key.environment, ms, stored, caller.plan.logs_per_month);
+      verdict = await append();
     } catch (e) {
       throw new ApiError(500, "INTERNAL_LOG_SERVICE_ERROR", "the entries could not be stored; nothing was written, retry later", undefined, undefined, e);
     }
-    if (!verdict.stored) throw quotaExceeded(caller.plan, verdict.used, entries.length, ms);
-    return { ms, stored };
+    if (!verdict.stored) throw quotaExceeded(caller.plan, verdict.used, count, ms);
   }
 }

@@ -5,6 +5,9 @@
 import { Packr } from "msgpackr";
 import type { Level } from "../schema.ts";
 
+/** Entries in one block at most. */
+export const BLOCK_MAX = 1000;
+
 /** Entry is one stored entry as the read side sees it; object fields may decode lazily. */
 export interface Entry {
   readonly id: string;
@@ -24,7 +27,8 @@ type Objects = [Entry["actor"], Entry["target"], Entry["context"], Entry["metada
 /** The columns, in the order they are stored; each is its own msgpack value, decoded when first read. */
 const enum Col { Id, Level, Action, Message, Tags, ClientMs, Objects }
 interface Stored {
-  v: 3;
+  /** 4: the id column is one string of the ids joined (each 36 characters); 3: an array of ids */
+  v: 3 | 4;
   n: number;
   /** one msgpack buffer per column; the objects column (JSON texts) is null when no entry has any object */
   c: [Uint8Array, Uint8Array, Uint8Array, Uint8Array, Uint8Array, Uint8Array, Uint8Array | null];
@@ -35,26 +39,49 @@ const packr = new Packr({ useRecords: true, moreTypes: false, bundleStrings: fal
 
 /** encodeBlock packs entries (ids ascending) into one value, column by column. */
 export function encodeBlock(entries: readonly Entry[]): Uint8Array {
+  return assembleBlock(entries.map((e) => e.id), encodeColumns(entries));
+}
+
+/** Columns are a block's packed columns but the ids: what can be encoded before the ids are drawn. */
+export type Columns = [Uint8Array, Uint8Array, Uint8Array, Uint8Array, Uint8Array, Uint8Array | null];
+
+/** encodeColumns packs every column of a block but the ids (any thread may call it). */
+export function encodeColumns(entries: readonly Omit<Entry, "id">[]): Columns {
   let anyObject = false;
   const objects = entries.map((e): string | null => {
     if (e.actor === null && e.target === null && e.context === null && e.metadata === null) return null;
     anyObject = true;
     return JSON.stringify([e.actor, e.target, e.context, e.metadata]); // they came from JSON: it keeps them exactly
   });
-  const stored: Stored = {
-    v: 3,
-    n: entries.length,
-    c: [
-      packr.pack(entries.map((e) => e.id)),
-      packr.pack(entries.map((e) => e.level)),
-      packr.pack(entries.map((e) => e.action)),
-      packr.pack(entries.map((e) => e.message)),
-      packr.pack(entries.map((e) => e.tags)),
-      packr.pack(entries.map((e) => e.clientMs)),
-      anyObject ? packr.pack(objects) : null,
-    ],
-  };
+  return [
+    packr.pack(entries.map((e) => e.level)),
+    packr.pack(entries.map((e) => e.action)),
+    packr.pack(entries.map((e) => e.message)),
+    packr.pack(entries.map((e) => e.tags)),
+    packr.pack(entries.map((e) => e.clientMs)),
+    anyObject ? packr.pack(objects) : null,
+  ];
+}
+
+/** assembleBlock packs a block's ids (ascending) with its other columns into the stored value. */
+export function assembleBlock(ids: readonly string[], columns: Columns): Uint8Array {
+  // one string packs far faster than a thousand short ones
+  const stored: Stored = { v: 4, n: ids.length, c: [packr.pack(ids.join("")), ...columns] };
   return packr.pack(stored);
+}
+
+/** blockWords is a block's full-text document: its distinct actions and its messages (the worker splits the words). */
+export function blockWords(entries: readonly Pick<Entry, "action" | "message">[]): string {
+  const parts: string[] = [];
+  const actions = new Set<string>(); // actions repeat within a block: index each once
+  for (const e of entries) {
+    if (!actions.has(e.action)) {
+      actions.add(e.action);
+      parts.push(e.action);
+    }
+    if (e.message !== null) parts.push(e.message);
+  }
+  return parts.join("\n"); // "\n" is no letter or digit, so words never run across two parts
 }
 
 /** Block is a decoded block; a column is decoded the first time any entry's field of it is read. */
@@ -73,7 +100,7 @@ export class Block {
     let values = this.cols[c];
     if (!values) {
       const bytes = this.stored.c[c];
-      values = this.cols[c] = bytes === null ? [] : (packr.unpack(bytes) as unknown[]);
+      values = this.cols[c] = bytes === null ? [] : c === Col.Id && this.stored.v === 4 ? splitIds(packr.unpack(bytes) as string) : (packr.unpack(bytes) as unknown[]);
     }
     return values as T[];
   }
@@ -123,6 +150,14 @@ export class Block {
     }
     return -1;
   }
+}
+
+const ID_LENGTH = 36; // canonical UUID text
+
+function splitIds(joined: string): string[] {
+  const ids = new Array<string>(joined.length / ID_LENGTH);
+  for (let i = 0; i < ids.length; i++) ids[i] = joined.slice(i * ID_LENGTH, (i + 1) * ID_LENGTH);
+  return ids;
 }
 
 /** EntryView reads entry i of block b; the executor moves one view along a block to test entries without allocating. */

@@ -15,10 +15,11 @@ import type { Database } from "lmdb";
 import { uuidTimeMs } from "../ids.ts";
 import type { Environment, LogEntry } from "../schema.ts";
 import { formatMs } from "../time.ts";
-import { Block, EntryView, encodeBlock, type Entry } from "./block.ts";
+import { BLOCK_MAX, Block, EntryView, assembleBlock, blockWords, encodeBlock, type Entry } from "./block.ts";
 import { Dictionary } from "./dictionary.ts";
 import { FullText, type BlockText } from "./fulltext.ts";
-import { Postings, encodePositions, rangeKeys, termsOf, type BlockRef } from "./postings.ts";
+import { Postings, encodePositions, rangeKeys, termsOf, type BlockRef, type PostingKind } from "./postings.ts";
+import type { PreparedBlock } from "../ingest/prepare.ts";
 import { monthOf, type UsageStore } from "./usage.ts";
 
 export type { Entry } from "./block.ts";
@@ -29,7 +30,7 @@ export interface Row {
   entry: Entry;
 }
 
-export const BLOCK_MAX = 1000;
+export { BLOCK_MAX } from "./block.ts";
 
 export interface ScanRange {
   /** inclusive lower bound on serverMs */
@@ -44,7 +45,11 @@ interface PendingWrite {
   ws: string;
   env: Environment;
   serverMs: number;
-  entries: Entry[];
+  count: number;
+  /** entries to store in blocks shared with the turn's other writes... */
+  entries?: Entry[];
+  /** ...or blocks encoded already (PreparedBlock), with their ids, stored as they are */
+  prepared?: { ids: string[]; blocks: PreparedBlock[] };
   monthlyLimit: number;
   used?: number;
   resolve: (verdict: { stored: boolean; used: number }) => void;
@@ -79,10 +84,19 @@ export class EntryStore {
    * verdict; by then the entries are findable through every index and full text.
    */
   async append(ws: string, env: Environment, serverMs: number, entries: Entry[], monthlyLimit: number): Promise<{ stored: boolean; used: number }> {
+    return this.enqueue({ ws, env, serverMs, count: entries.length, entries, monthlyLimit });
+  }
+
+  /** appendPrepared is append for blocks prepared off the main thread (ingest/prepare.ts); `ids` ascend across them. */
+  async appendPrepared(ws: string, env: Environment, serverMs: number, ids: string[], blocks: PreparedBlock[], monthlyLimit: number): Promise<{ stored: boolean; used: number }> {
+    return this.enqueue({ ws, env, serverMs, count: ids.length, prepared: { ids, blocks }, monthlyLimit });
+  }
+
+  private async enqueue(write: Omit<PendingWrite, "resolve" | "reject">): Promise<{ stored: boolean; used: number }> {
     await this.fulltext.caughtUp();
     return new Promise((resolve, reject) => {
       if (this.pending.length === 0) setImmediate(() => this.commitPending());
-      this.pending.push({ ws, env, serverMs, entries, monthlyLimit, resolve, reject });
+      this.pending.push({ ...write, resolve, reject });
     });
   }
 
@@ -95,24 +109,34 @@ export class EntryStore {
   private commitPending(): void {
     const writes = this.pending;
     this.pending = [];
-    const groups = new Map<string, PendingWrite[]>();
+    const groups = new Map<string, (PendingWrite & { entries: Entry[] })[]>();
+    const stored: PendingWrite[] = [];
     const counted = new Map<string, [string, string]>();
     for (const w of writes) {
       const month = monthOf(w.serverMs);
-      const taken = this.usage.take(w.ws, month, w.entries.length, w.monthlyLimit); // in arrival order
+      const taken = this.usage.take(w.ws, month, w.count, w.monthlyLimit); // in arrival order
       if (!taken.ok) {
         w.resolve({ stored: false, used: taken.used });
         continue;
       }
       w.used = taken.used;
+      stored.push(w);
       counted.set(`${w.ws}\u0000${month}`, [w.ws, month]);
+      if (!w.entries) continue;
       const group = `${w.ws}\u0000${w.env}\u0000${w.serverMs}`;
-      groups.get(group)?.push(w) ?? groups.set(group, [w]);
+      groups.get(group)?.push(w as PendingWrite & { entries: Entry[] }) ?? groups.set(group, [w as PendingWrite & { entries: Entry[] }]);
     }
-    if (groups.size === 0) return;
+    if (stored.length === 0) return;
     const puts: Promise<unknown>[] = [];
     for (const [ws, month] of counted.values()) puts.push(this.usage.put(ws, month));
     const texts: [string, Environment, BlockText][] = [];
+    const putBlock = (ws: string, env: Environment, ms: number, ids: string[], value: Uint8Array, terms: Iterable<[PostingKind, string, Uint8Array]>, actions: Iterable<string>, words: string) => {
+      const firstId = ids[0];
+      puts.push(this.db.put([ws, env, ms, firstId], value));
+      for (const [kind, term, positions] of terms) puts.push(this.postings.put(ws, env, kind, term, ms, firstId, positions));
+      for (const action of actions) this.dictionary.add(ws, env, action, puts);
+      texts.push([ws, env, { ms, firstId, text: words, entries: ids.length }]);
+    };
     for (const group of groups.values()) {
       const { ws, env, serverMs } = group[0];
       // ids ascend within a block: each write's ids do, and writes' id ranges never interleave
@@ -120,16 +144,18 @@ export class EntryStore {
       const entries = group.length === 1 ? group[0].entries : group.flatMap((w) => w.entries);
       for (let i = 0; i < entries.length; i += BLOCK_MAX) {
         const block = entries.length <= BLOCK_MAX ? entries : entries.slice(i, i + BLOCK_MAX);
-        const firstId = block[0].id;
-        puts.push(this.db.put([ws, env, serverMs, firstId], encodeBlock(block)));
-        for (const [kind, term, positions] of termsOf(block)) {
-          puts.push(this.postings.put(ws, env, kind, term, serverMs, firstId, encodePositions(positions, block.length)));
-        }
-        for (const action of new Set(block.map((e) => e.action))) this.dictionary.add(ws, env, action, puts);
-        texts.push([ws, env, blockText(serverMs, block)]);
+        const terms = termsOf(block).map(([kind, term, at]): [PostingKind, string, Uint8Array] => [kind, term, encodePositions(at, block.length)]);
+        putBlock(ws, env, serverMs, block.map((e) => e.id), encodeBlock(block), terms, new Set(block.map((e) => e.action)), blockWords(block));
       }
     }
-    const stored = [...groups.values()].flat();
+    for (const w of stored) {
+      if (!w.prepared) continue;
+      let at = 0;
+      for (const b of w.prepared.blocks) {
+        const ids = w.prepared.ids.slice(at, (at += b.size));
+        putBlock(w.ws, w.env, w.serverMs, ids, assembleBlock(ids, b.columns), b.terms, b.actions, b.text);
+      }
+    }
     Promise.all(puts).then(
       () => {
         for (const [ws, env, text] of texts) this.fulltext.add(ws, env, text);
@@ -137,7 +163,7 @@ export class EntryStore {
       },
       (e) => {
         // at worst usage stays over-counted for a while: the quota never overshoots
-        for (const w of stored) this.usage.giveBack(w.ws, monthOf(w.serverMs), w.entries.length).catch(() => {});
+        for (const w of stored) this.usage.giveBack(w.ws, monthOf(w.serverMs), w.count).catch(() => {});
         for (const w of stored) w.reject(e);
       },
     );
@@ -275,24 +301,10 @@ export class EntryStore {
     for (const { key, value } of this.db.getRange({ start, end: [ws, env, 8.64e15], snapshot: false })) {
       const ms = (key as unknown[])[2] as number;
       const block = Block.decode(ms, value as Uint8Array);
-      yield blockText(ms, Array.from({ length: block.size }, (_, i) => block.entry(i)));
+      const entries = Array.from({ length: block.size }, (_, i) => block.entry(i));
+      yield { ms, firstId: entries[0].id, text: blockWords(entries), entries: entries.length };
     }
   }
-}
-
-/** blockText joins a block's distinct actions and its messages: the full-text worker splits it into words. */
-function blockText(ms: number, entries: readonly Entry[]): BlockText {
-  const parts: string[] = [];
-  const actions = new Set<string>(); // actions repeat within a block: index each once
-  for (const e of entries) {
-    if (!actions.has(e.action)) {
-      actions.add(e.action);
-      parts.push(e.action);
-    }
-    if (e.message !== null) parts.push(e.message);
-  }
-  // "\n" is no letter or digit, so words never run across two parts
-  return { ms, firstId: entries[0].id, text: parts.join("\n"), entries: entries.length };
 }
 
 /** toLogEntry renders a stored entry in the wire shape of interface §2.1. */

@@ -28,7 +28,7 @@ export interface BlockRef {
 }
 
 /** termsOf lists, per kind and term, the positions of a block's entries that carry it. */
-export function termsOf(entries: readonly Entry[]): [PostingKind, string, number[]][] {
+export function termsOf(entries: readonly Pick<Entry, "level" | "action" | "tags">[]): [PostingKind, string, number[]][] {
   const levels = new Map<string, number[]>();
   const actions = new Map<string, number[]>();
   const tags = new Map<string, number[]>();

@@ -96,6 +96,13 @@ describe("the compiled binary", () => {
       const found = await fetch(`${s.base}${WS}/logs/query`, { method: "POST", headers, body: JSON.stringify({ query: "compiled binary" }) });
       expect(found.status).toBe(200);
       expect(((await found.json()) as { id: string }[]).map((e) => e.id)).toEqual([id]);
+      // a large bulk body is checked and encoded by the ingest worker: the binary must carry it too
+      const bulk = Array.from({ length: 400 }, (_, i) => ({ ...body, message: `bulk entry ${i} ${"x".repeat(200)}` }));
+      const stored = await fetch(`${s.base}${WS}/logs/bulk`, { method: "POST", headers, body: JSON.stringify(bulk) });
+      expect(stored.status).toBe(201);
+      const { ids } = (await stored.json()) as { ids: string[] };
+      const last = await fetch(`${s.base}${WS}/logs/${ids[399]}`, { headers });
+      expect(((await last.json()) as { message: string }).message).toStartWith("bulk entry 399 ");
 
       const dd = ["--data-dir", dataDir];
       const [first] = await json(binary, ["workspaces", "list", ...dd]);

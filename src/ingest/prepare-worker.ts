@@ -1,0 +1,31 @@
+// prepare-worker: runs prepareBatch for large bulk bodies on another core, so the main thread only
+// draws ids and queues puts. Each reply transfers its buffers: nothing is copied back.
+import { parentPort } from "node:worker_threads";
+import { ApiError } from "../errors.ts";
+import { prepareBatch } from "./prepare.ts";
+import type { PrepareReply, PrepareRequest } from "./preparer.ts";
+
+parentPort!.on("message", ({ call, bytes, plan, env }: PrepareRequest) => {
+  let reply: PrepareReply;
+  const transfer: ArrayBuffer[] = [];
+  try {
+    const batch = prepareBatch(bytes, plan, env);
+    for (const block of batch.blocks) {
+      // msgpackr packs into one reused buffer: give each column a buffer of its own to hand over
+      block.columns = block.columns.map((c) => c && own(c, transfer)) as typeof block.columns;
+      for (const t of block.terms) t[2] = own(t[2], transfer);
+    }
+    reply = { call, batch };
+  } catch (e) {
+    reply = e instanceof ApiError
+      ? { call, error: { status: e.status, code: e.code, message: e.message, details: e.details } }
+      : { call, error: { message: String((e as Error)?.stack ?? e) } };
+  }
+  parentPort!.postMessage(reply, transfer);
+});
+
+function own(bytes: Uint8Array, transfer: ArrayBuffer[]): Uint8Array {
+  const copy = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : new Uint8Array(bytes); // a copy: Buffer#slice is a view
+  if (copy.byteLength > 0) transfer.push(copy.buffer as ArrayBuffer);
+  return copy;
+}

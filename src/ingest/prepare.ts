@@ -1,0 +1,83 @@
+// prepare: a bulk body's bytes → blocks ready to store: parsed, checked, encoded and indexed, all but the
+// ids, which only the main thread draws (they must increase across the process). No I/O and no shared
+// state, so it runs on an ingest worker (prepare-worker.ts) for large bodies and inline for small ones.
+import { requireKeyEnvironment } from "../auth/authenticate.ts";
+import { badRequest, validationFailed, type FieldError } from "../errors.ts";
+import { parseJson } from "../http/parse.ts";
+import { limit, type Plan } from "../limits/plans.ts";
+import { isEnvironment, type Environment } from "../schema.ts";
+import { BLOCK_MAX, blockWords, encodeColumns, type Columns } from "../storage/block.ts";
+import { encodePositions, termsOf, type PostingKind } from "../storage/postings.ts";
+import { checkEntry, type NewEntry } from "./rules.ts";
+
+/** PreparedBlock is one block of a batch, all but its ids. */
+export interface PreparedBlock {
+  size: number;
+  columns: Columns;
+  /** postings: kind, term and the encoded positions of the entries that carry it */
+  terms: [PostingKind, string, Uint8Array][];
+  /** distinct actions, for the dictionary */
+  actions: string[];
+  /** the full-text document (blockWords) */
+  text: string;
+}
+
+export interface PreparedBatch {
+  count: number;
+  blocks: PreparedBlock[];
+}
+
+/** prepareBatch runs every check of POST /logs/bulk on a body and encodes its blocks; it throws the ApiError to answer. */
+export function prepareBatch(bytes: Uint8Array, plan: Plan, keyEnvironment: Environment): PreparedBatch {
+  const entries = acceptBatch(parseJson(bytes), plan, keyEnvironment);
+  const blocks: PreparedBlock[] = [];
+  for (let i = 0; i < entries.length; i += BLOCK_MAX) {
+    const block = entries.length <= BLOCK_MAX ? entries : entries.slice(i, i + BLOCK_MAX);
+    blocks.push({
+      size: block.length,
+      columns: encodeColumns(block),
+      terms: termsOf(block).map(([kind, term, at]) => [kind, term, encodePositions(at, block.length)]),
+      actions: [...new Set(block.map((e) => e.action))],
+      text: blockWords(block),
+    });
+  }
+  return { count: entries.length, blocks };
+}
+
+/** acceptBatch checks a bulk body's shape and size, then every entry (acceptEntries). */
+export function acceptBatch(body: unknown, plan: Plan, keyEnvironment: Environment): NewEntry[] {
+  if (!Array.isArray(body)) {
+    throw badRequest("VALIDATION_INVALID_REQUEST", "POST /logs/bulk takes a JSON array of entries; send single objects to POST /logs");
+  }
+  if (body.length === 0) {
+    throw validationFailed([{ field: "", message: "the batch is empty; send at least one entry", log_index: null }]);
+  }
+  const max = plan.max_batch_size;
+  if (body.length > limit(max)) {
+    throw badRequest("VALIDATION_BULK_LIMIT_EXCEEDED", `the batch has ${body.length} entries; the ${plan.code} plan allows ${max} per request: split it`, {
+      max_batch_size: max,
+      received: body.length,
+    });
+  }
+  return acceptEntries(body, 0, plan, keyEnvironment);
+}
+
+/** acceptEntries checks environments first (403), then every entry rule (400 listing all problems). */
+export function acceptEntries(raws: unknown[], firstIndex: number | null, plan: Plan, keyEnvironment: Environment): NewEntry[] {
+  for (const raw of raws) {
+    const env = (raw as Record<string, unknown> | null)?.environment;
+    if (isEnvironment(env)) requireKeyEnvironment(keyEnvironment, env);
+  }
+  const entries: NewEntry[] = [];
+  const errors: FieldError[] = [];
+  raws.forEach((raw, i) => {
+    const check = checkEntry(raw, firstIndex === null ? null : i, plan);
+    if (check.entry) entries.push(check.entry);
+    else errors.push(...check.errors);
+  });
+  if (errors.length > 0) {
+    const envProblem = errors.some((e) => e.field === "environment");
+    throw validationFailed(errors, envProblem ? "VALIDATION_INVALID_ENVIRONMENT" : "VALIDATION_FAILED");
+  }
+  return entries;
+}
