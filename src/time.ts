@@ -20,12 +20,18 @@ export function parseRfc3339(text: string): Instant | null {
   const hour = digits(text, 11, 2), minute = digits(text, 14, 2), second = digits(text, 17, 2);
   if (year < 0 || month < 0 || day < 0 || hour < 0 || minute < 0 || second < 0) return null;
   let at = 19;
-  let fraction = "";
+  let fractionMs = 0; // the first 3 fraction digits
+  let subNs = 0; // the next 6
   if (text.charCodeAt(at) === 46) {
     const start = ++at;
     while (at < n && isDigit(text.charCodeAt(at))) at++;
-    if (at === start || at - start > 9) return null;
-    fraction = text.slice(start, at);
+    const len = at - start;
+    if (len === 0 || len > 9) return null;
+    for (let k = 0; k < 9; k++) {
+      const d = k < len ? text.charCodeAt(start + k) - 48 : 0;
+      if (k < 3) fractionMs = fractionMs * 10 + d;
+      else subNs = subNs * 10 + d;
+    }
   }
   let offsetMin = 0;
   const z = text.charCodeAt(at);
@@ -40,11 +46,10 @@ export function parseRfc3339(text: string): Instant | null {
   } else return null;
   if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
   if (hour > 23 || minute > 59 || second > 60) return null; // 60: RFC 3339 allows a leap second
-  const padded = fraction.padEnd(9, "0");
   const seconds = ((daysFromCivil(year, month, day) * 24 + hour) * 60 + minute - offsetMin) * 60 + second;
-  const ms = seconds * 1000 + +padded.slice(0, 3);
+  const ms = seconds * 1000 + fractionMs;
   if (ms < MIN_MS || ms > MAX_MS) return null; // outside 0000–9999 it cannot be rendered as RFC 3339
-  return { ms, subNs: +padded.slice(3) };
+  return { ms, subNs };
 }
 
 const isDigit = (c: number): boolean => c >= 48 && c <= 57;

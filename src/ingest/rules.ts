@@ -53,7 +53,7 @@ export function checkEntry(raw: unknown, logIndex: number | null, plan: Plan): E
   const errors: FieldError[] = [];
   const fail = (field: string, message: string) => errors.push({ field, message, log_index: logIndex });
 
-  const bad = new Set<string>();
+  const bad = new Set<string>(); // fields the schema refused: no further rule applies to them
   if (!schema.Check(e)) {
     for (const err of schema.Errors(e)) {
       const field = err.path.split("/")[1] ?? "";
@@ -76,12 +76,12 @@ export function checkEntry(raw: unknown, logIndex: number | null, plan: Plan): E
   }
   let tags: string[] = [];
   if (!bad.has("tags") && Array.isArray(e.tags)) {
-    tags = [...new Set(e.tags as string[])];
+    tags = distinct(e.tags as string[]);
     if (tags.length > limit(plan.max_tags)) fail("tags", `at most ${plan.max_tags} distinct tags on the ${plan.code} plan; this entry has ${tags.length}`);
   }
   for (const f of OBJECT_FIELDS) {
-    if (bad.has(f) || e[f] == null) continue;
-    if (deeperThan(e[f], limit(plan.max_metadata_depth))) {
+    if (bad.has(f) || e[f] == null || plan.max_metadata_depth < 0) continue;
+    if (deeperThan(e[f], plan.max_metadata_depth)) {
       fail(f, `${f} nests deeper than ${plan.max_metadata_depth} levels, the ${plan.code} plan's limit (the object itself is level 1)`);
     }
   }
@@ -89,7 +89,8 @@ export function checkEntry(raw: unknown, logIndex: number | null, plan: Plan): E
   if (size === undefined) fail("", "entry nests too deeply to be stored; flatten it");
   else if (size > limit(plan.max_log_size)) fail("", `entry is ${size} bytes as JSON; the ${plan.code} plan allows ${plan.max_log_size}`);
 
-  const unknownFields = Object.keys(e).filter((k) => !KNOWN.has(k));
+  const unknownFields: string[] = [];
+  for (const k in e) if (!KNOWN.has(k)) unknownFields.push(k); // own keys only: parsed JSON inherits no enumerable ones
   if (errors.length > 0) return { entry: undefined, errors, unknownFields };
   return {
     entry: {
@@ -107,6 +108,12 @@ export function checkEntry(raw: unknown, logIndex: number | null, plan: Plan): E
     errors,
     unknownFields,
   };
+}
+
+/** distinct drops repeated tags, keeping first occurrences in order; most tag lists are short and have none. */
+function distinct(tags: string[]): string[] {
+  for (let i = 1; i < tags.length; i++) for (let j = 0; j < i; j++) if (tags[i] === tags[j]) return [...new Set(tags)];
+  return tags;
 }
 
 /** badTags reports each tag that is not a string of 1–64 characters, at its dotted path. */
@@ -128,12 +135,21 @@ function byteSize(e: unknown): number | undefined {
 
 /** deeperThan tells whether a JSON value nests more than `maxDepth` objects/arrays, without recursion. */
 export function deeperThan(value: unknown, maxDepth: number): boolean {
-  const stack: [unknown, number][] = [[value, 1]];
-  while (stack.length > 0) {
-    const [v, depth] = stack.pop()!;
+  const values: unknown[] = [value];
+  const depths: number[] = [1]; // beside values: no tuple allocated per node
+  while (values.length > 0) {
+    const v = values.pop()!;
+    const depth = depths.pop()!;
     if (depth > maxDepth) return true;
-    const children = Array.isArray(v) ? v : Object.values(v as object);
-    for (const c of children) if (typeof c === "object" && c !== null) stack.push([c, depth + 1]);
+    if (Array.isArray(v)) {
+      for (const c of v) if (typeof c === "object" && c !== null) values.push(c), depths.push(depth + 1);
+    } else {
+      const o = v as Record<string, unknown>;
+      for (const k in o) {
+        const c = o[k];
+        if (typeof c === "object" && c !== null) values.push(c), depths.push(depth + 1);
+      }
+    }
   }
   return false;
 }
