@@ -103,70 +103,50 @@ export class EntryStore {
   /**
    * commitPending stores the writes of one event-loop turn. Writes to one tenant at one millisecond share
    * blocks, so many single-entry requests cost one block, one set of postings and one full-text add.
-   * Nothing here awaits: lmdb-js commits every put of one event turn in one transaction, on its write
-   * thread, so each write is all or nothing (and one failed commit fails the turn's writes together).
+   * Everything that can fail runs before the first put; then nothing awaits: lmdb-js commits every put
+   * of one event turn in one transaction, on its write thread, so each write is all or nothing (and a
+   * failed commit fails the turn's writes together).
    */
   private commitPending(): void {
     const writes = this.pending;
     this.pending = [];
-    const groups = new Map<string, (PendingWrite & { entries: Entry[] })[]>();
     const stored: PendingWrite[] = [];
-    const counted = new Map<string, [string, string]>();
-    for (const w of writes) {
-      const month = monthOf(w.serverMs);
-      const taken = this.usage.take(w.ws, month, w.count, w.monthlyLimit); // in arrival order
-      if (!taken.ok) {
-        w.resolve({ stored: false, used: taken.used });
-        continue;
+    let blocks: ReadyBlock[];
+    try {
+      for (const w of writes) {
+        const taken = this.usage.take(w.ws, monthOf(w.serverMs), w.count, w.monthlyLimit); // in arrival order
+        if (taken.ok) (w.used = taken.used), stored.push(w);
+        else w.resolve({ stored: false, used: taken.used });
       }
-      w.used = taken.used;
-      stored.push(w);
-      counted.set(`${w.ws}\u0000${month}`, [w.ws, month]);
-      if (!w.entries) continue;
-      const group = `${w.ws}\u0000${w.env}\u0000${w.serverMs}`;
-      groups.get(group)?.push(w as PendingWrite & { entries: Entry[] }) ?? groups.set(group, [w as PendingWrite & { entries: Entry[] }]);
+      blocks = readyBlocks(stored);
+    } catch (e) {
+      this.giveBack(stored);
+      for (const w of writes) w.reject(e); // a write answered already stays answered
+      return;
     }
     if (stored.length === 0) return;
     const puts: Promise<unknown>[] = [];
-    for (const [ws, month] of counted.values()) puts.push(this.usage.put(ws, month));
-    const texts: [string, Environment, BlockText][] = [];
-    const putBlock = (ws: string, env: Environment, ms: number, ids: string[], value: Uint8Array, terms: Iterable<[PostingKind, string, Uint8Array]>, actions: Iterable<string>, words: string) => {
-      const firstId = ids[0];
-      puts.push(this.db.put([ws, env, ms, firstId], value));
-      for (const [kind, term, positions] of terms) puts.push(this.postings.put(ws, env, kind, term, ms, firstId, positions));
-      for (const action of actions) this.dictionary.add(ws, env, action, puts);
-      texts.push([ws, env, { ms, firstId, text: words, entries: ids.length }]);
-    };
-    for (const group of groups.values()) {
-      const { ws, env, serverMs } = group[0];
-      // ids ascend within a block: each write's ids do, and writes' id ranges never interleave
-      if (group.length > 1) group.sort((a, b) => (a.entries[0].id < b.entries[0].id ? -1 : 1));
-      const entries = group.length === 1 ? group[0].entries : group.flatMap((w) => w.entries);
-      for (let i = 0; i < entries.length; i += BLOCK_MAX) {
-        const block = entries.length <= BLOCK_MAX ? entries : entries.slice(i, i + BLOCK_MAX);
-        const terms = termsOf(block).map(([kind, term, at]): [PostingKind, string, Uint8Array] => [kind, term, encodePositions(at, block.length)]);
-        putBlock(ws, env, serverMs, block.map((e) => e.id), encodeBlock(block), terms, new Set(block.map((e) => e.action)), blockWords(block));
-      }
-    }
-    for (const w of stored) {
-      if (!w.prepared) continue;
-      let at = 0;
-      for (const b of w.prepared.blocks) {
-        const ids = w.prepared.ids.slice(at, (at += b.size));
-        putBlock(w.ws, w.env, w.serverMs, ids, assembleBlock(ids, b.columns), b.terms, b.actions, b.text);
-      }
+    for (const w of new Map(stored.map((w) => [`${w.ws}\u0000${monthOf(w.serverMs)}`, w])).values()) puts.push(this.usage.put(w.ws, monthOf(w.serverMs)));
+    for (const b of blocks) {
+      puts.push(this.db.put([b.ws, b.env, b.ms, b.firstId], b.value));
+      for (const [kind, term, positions] of b.terms) puts.push(this.postings.put(b.ws, b.env, kind, term, b.ms, b.firstId, positions));
+      for (const action of b.actions) this.dictionary.add(b.ws, b.env, action, puts);
     }
     Promise.all(puts).then(
       () => {
-        for (const [ws, env, text] of texts) this.fulltext.add(ws, env, text);
+        for (const b of blocks) this.fulltext.add(b.ws, b.env, { ms: b.ms, firstId: b.firstId, text: b.words, entries: b.size });
         for (const w of stored) w.resolve({ stored: true, used: w.used! });
       },
       (e) => {
-        // at worst usage stays over-counted for a while: the quota never overshoots
-        for (const w of stored) this.usage.giveBack(w.ws, monthOf(w.serverMs), w.count).catch(() => {});
+        this.giveBack(stored);
         for (const w of stored) w.reject(e);
       },
     );
+  }
+
+  /** giveBack returns the counts of writes that were not stored; at worst usage stays over-counted for a while, so the quota never overshoots. */
+  private giveBack(writes: PendingWrite[]): void {
+    for (const w of writes) this.usage.giveBack(w.ws, monthOf(w.serverMs), w.count).catch(() => {});
   }
 
   /** get finds one entry by id within a workspace environment. */
@@ -305,6 +285,54 @@ export class EntryStore {
       yield { ms, firstId: entries[0].id, text: blockWords(entries), entries: entries.length };
     }
   }
+}
+
+/** ReadyBlock is one block of a turn's writes, encoded, with what its puts and full-text add need. */
+interface ReadyBlock {
+  ws: string;
+  env: Environment;
+  ms: number;
+  firstId: string;
+  size: number;
+  value: Uint8Array;
+  terms: Iterable<[PostingKind, string, Uint8Array]>;
+  actions: Iterable<string>;
+  words: string;
+}
+
+/** readyBlocks encodes the blocks of a turn's stored writes: entries of one tenant and millisecond together, prepared blocks as they are. */
+function readyBlocks(writes: PendingWrite[]): ReadyBlock[] {
+  const out: ReadyBlock[] = [];
+  const groups = new Map<string, (PendingWrite & { entries: Entry[] })[]>();
+  for (const w of writes) {
+    if (w.prepared) {
+      let at = 0;
+      for (const b of w.prepared.blocks) {
+        const ids = w.prepared.ids.slice(at, (at += b.size));
+        out.push({ ws: w.ws, env: w.env, ms: w.serverMs, firstId: ids[0], size: b.size, value: assembleBlock(ids, b.columns), terms: b.terms, actions: b.actions, words: b.text });
+      }
+    } else {
+      const key = `${w.ws}\u0000${w.env}\u0000${w.serverMs}`;
+      const group = w as PendingWrite & { entries: Entry[] };
+      groups.get(key)?.push(group) ?? groups.set(key, [group]);
+    }
+  }
+  for (const group of groups.values()) {
+    const { ws, env, serverMs } = group[0];
+    // ids ascend within a block: each write's ids do, and writes' id ranges never interleave
+    if (group.length > 1) group.sort((a, b) => (a.entries[0].id < b.entries[0].id ? -1 : 1));
+    const entries = group.length === 1 ? group[0].entries : group.flatMap((w) => w.entries);
+    for (let i = 0; i < entries.length; i += BLOCK_MAX) {
+      const block = entries.length <= BLOCK_MAX ? entries : entries.slice(i, i + BLOCK_MAX);
+      out.push({
+        ws, env, ms: serverMs, firstId: block[0].id, size: block.length, value: encodeBlock(block),
+        terms: termsOf(block).map(([kind, term, at]): [PostingKind, string, Uint8Array] => [kind, term, encodePositions(at, block.length)]),
+        actions: new Set(block.map((e) => e.action)),
+        words: blockWords(block),
+      });
+    }
+  }
+  return out;
 }
 
 /** toLogEntry renders a stored entry in the wire shape of interface §2.1. */

@@ -1,0 +1,54 @@
+// The write batch of one event-loop turn: a turn that cannot be encoded stores none of its writes and
+// gives their quota back; writes of one tenant and millisecond share blocks and keep their own verdicts.
+import { afterAll, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { nextIds } from "../../../src/ids.ts";
+import { openDatabases } from "../../../src/storage/db.ts";
+import { EntryStore, type Entry } from "../../../src/storage/entries.ts";
+import { UsageStore } from "../../../src/storage/usage.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "sluice-commit-"));
+const dbs = openDatabases(dir);
+const usage = new UsageStore(dbs.usage);
+const store = new EntryStore(dbs, usage);
+afterAll(async () => {
+  await store.fulltext.settled();
+  await dbs.root.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const MONTH = "2026-11";
+const write = (n: number, metadata: Entry["metadata"] = null) => {
+  const { ms, ids } = nextIds(n, Date.parse("2026-11-22T09:00:00.000Z"));
+  const entries = ids.map((id): Entry => ({ id, level: "info", action: "commit.test", message: `m ${id}`, tags: [], clientMs: ms, actor: null, target: null, context: null, metadata }));
+  return { ms, ids, entries };
+};
+const all = (ws: string) => [...store.scan(ws, "development", { fromMs: 0, toMs: 8.64e15 })].map((r) => r.entry.id);
+
+test("a turn whose encoding fails stores none of its writes and gives their quota back", async () => {
+  const good = write(3);
+  const bad = write(2, { n: 1n as unknown as number }); // JSON.stringify throws on a BigInt: the block cannot be encoded
+  const results = await Promise.allSettled([
+    store.append("ws-fail", "development", good.ms, good.entries, 10),
+    store.append("ws-fail", "development", bad.ms, bad.entries, 10),
+  ]);
+  expect(results.map((r) => r.status)).toEqual(["rejected", "rejected"]);
+  expect(all("ws-fail")).toEqual([]);
+  expect(usage.used("ws-fail", MONTH)).toBe(0);
+  const again = write(10);
+  expect(await store.append("ws-fail", "development", again.ms, again.entries, 10)).toEqual({ stored: true, used: 10 }); // the whole quota is free again
+  expect(all("ws-fail").length).toBe(10);
+});
+
+test("writes of one turn share a block, and one over the quota is refused alone", async () => {
+  const a = write(4);
+  const b = write(7); // 4 + 7 passes 10: refused, nothing of it stored
+  const c = write(5);
+  const [ra, rb, rc] = await Promise.all([a, b, c].map((w) => store.append("ws-share", "development", w.ms, w.entries, 10)));
+  expect([ra, rb, rc]).toEqual([{ stored: true, used: 4 }, { stored: false, used: 4 }, { stored: true, used: 9 }]);
+  expect(all("ws-share")).toEqual([...a.ids, ...c.ids].reverse());
+  expect(store.countBlocks("ws-share", "development", { fromMs: 0, toMs: 8.64e15 }, 100)).toBe(1);
+  expect(usage.used("ws-share", MONTH)).toBe(9);
+});
