@@ -21,7 +21,11 @@ parentPort!.on("message", ({ call, bytes, plan, env }: PrepareRequest) => {
       ? { call, error: { status: e.status, code: e.code, message: e.message, details: e.details } }
       : { call, error: { message: String((e as Error)?.stack ?? e) } };
   }
-  parentPort!.postMessage(reply, transfer);
+  try {
+    parentPort!.postMessage(reply, transfer);
+  } catch (e) {
+    parentPort!.postMessage({ call, error: { message: `the prepared batch could not be handed over: ${String(e)}` } } satisfies PrepareReply); // a 500, not a dead worker
+  }
 });
 
 function own(bytes: Uint8Array, transfer: ArrayBuffer[]): Uint8Array {
