@@ -29,10 +29,14 @@ export class IdGenerator {
     }
     this.lastMs = ms;
     // one ASCII buffer read as one flat string, each id a slice of it: strings built piece by piece are
-    // ropes here, which JSON.stringify and join must flatten one by one (3× the cost for 1,000 ids)
+    // ropes here, which JSON.stringify and join must flatten one by one (over twice the cost for 1,000 ids)
     const random = crypto.getRandomValues(new Uint8Array(4 * count));
     const out = new Uint8Array(ID_CHARS * count);
-    for (let i = 0, at = 0; i < count; i++, at += ID_CHARS) writeId(out, at, ms, ++this.counter, random, i * 4);
+    writePrefix(out, ms);
+    for (let i = 0, at = 0; i < count; i++, at += ID_CHARS) {
+      if (at > 0) out.copyWithin(at, 0, PREFIX_CHARS); // every id of one write shares its time field
+      writeTail(out, at, ++this.counter, random, i * 4);
+    }
     const joined = Buffer.from(out.buffer).toString("latin1");
     const ids = new Array<string>(count);
     for (let i = 0; i < count; i++) ids[i] = joined.slice(i * ID_CHARS, (i + 1) * ID_CHARS);
@@ -53,17 +57,23 @@ function hex(out: Uint8Array, at: number, byte: number): void {
 
 const DASH = 0x2d;
 
-/** writeId writes tttttttt-tttt-7ccc-8ccc-ccccrrrrrrrr: the 48-bit ms, version 7, the 42-bit counter across rand_a and rand_b, then 32 random bits. */
-function writeId(out: Uint8Array, at: number, ms: number, ctr: number, random: Uint8Array, r: number): void {
+const PREFIX_CHARS = 14;
+
+/** writePrefix writes "tttttttt-tttt-", the 48-bit millisecond time field, at the start of out. */
+function writePrefix(out: Uint8Array, ms: number): void {
   const hi = Math.floor(ms / 2 ** 16); // 32 bits
-  hex(out, at, hi >>> 24);
-  hex(out, at + 2, (hi >>> 16) & 255);
-  hex(out, at + 4, (hi >>> 8) & 255);
-  hex(out, at + 6, hi & 255);
-  out[at + 8] = DASH;
-  hex(out, at + 9, (ms >>> 8) & 255);
-  hex(out, at + 11, ms & 255);
-  out[at + 13] = DASH;
+  hex(out, 0, hi >>> 24);
+  hex(out, 2, (hi >>> 16) & 255);
+  hex(out, 4, (hi >>> 8) & 255);
+  hex(out, 6, hi & 255);
+  out[8] = DASH;
+  hex(out, 9, (ms >>> 8) & 255);
+  hex(out, 11, ms & 255);
+  out[13] = DASH;
+}
+
+/** writeTail writes the rest of the id at `at`: version 7, the 42-bit counter across rand_a and rand_b, then 32 random bits. */
+function writeTail(out: Uint8Array, at: number, ctr: number, random: Uint8Array, r: number): void {
   const top = Math.floor(ctr / 2 ** 30); // 12 bits
   const low = ctr % 2 ** 30; // 30 bits
   hex(out, at + 14, 0x70 | (top >>> 8));
