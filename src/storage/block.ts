@@ -1,9 +1,9 @@
 // block: the columnar encoding of one block of entries (one write, one server millisecond).
-// Each column is its own msgpack value inside the block, decoded only when first read: a scan of
-// messages decodes messages, not ids or objects. The objects column holds one JSON text per entry,
-// parsed only for the entries a read needs: a page of 50 does not decode a block's 1,000.
-import { Packr } from "msgpackr";
+// Each column is its own value inside the block, opened only when first read, and read one entry at a
+// time (columns.ts): a page of 50 decodes 50 messages of a block, not 1,000. The objects column holds
+// one JSON text per entry, parsed only for the entries a read needs.
 import type { Level } from "../schema.ts";
+import { dictListReader, dictReader, encodeDict, encodeDictList, encodeFloat64, encodeText, float64Reader, packr, textReader, type Reader } from "./columns.ts";
 
 /** Entries in one block at most. */
 export const BLOCK_MAX = 1000;
@@ -24,18 +24,18 @@ export interface Entry {
 
 type Objects = [Entry["actor"], Entry["target"], Entry["context"], Entry["metadata"]];
 
-/** The columns, in the order they are stored; each is its own msgpack value, decoded when first read. */
+/** The columns, in the order they are stored. */
 const enum Col { Id, Level, Action, Message, Tags, ClientMs, Objects }
 interface Stored {
-  /** 4: the id column is one string of the ids joined (each 36 characters); 3: an array of ids */
-  v: 3 | 4;
+  /**
+   * 5: the columns of columns.ts; the ids one string of the ids joined (each 36 characters).
+   * 4 (still read): every column a msgpack array but the ids, joined as in 5. 3 (still read): the ids an array too.
+   */
+  v: 3 | 4 | 5;
   n: number;
-  /** one msgpack buffer per column; the objects column (JSON texts) is null when no entry has any object */
+  /** one buffer per column; the objects column (JSON texts) is null when no entry has any object */
   c: [Uint8Array, Uint8Array, Uint8Array, Uint8Array, Uint8Array, Uint8Array, Uint8Array | null];
 }
-
-// LMDB hands out private copies of values, so decoded byte strings may share them without copying
-const packr = new Packr({ useRecords: true, moreTypes: false, bundleStrings: false });
 
 /** encodeBlock packs entries (ids ascending) into one value, column by column. */
 export function encodeBlock(entries: readonly Entry[]): Uint8Array {
@@ -54,19 +54,19 @@ export function encodeColumns(entries: readonly Omit<Entry, "id">[]): Columns {
     return JSON.stringify([e.actor, e.target, e.context, e.metadata]); // they came from JSON: it keeps them exactly
   });
   return [
-    packr.pack(entries.map((e) => e.level)),
-    packr.pack(entries.map((e) => e.action)),
-    packr.pack(entries.map((e) => e.message)),
-    packr.pack(entries.map((e) => e.tags)),
-    packr.pack(entries.map((e) => e.clientMs)),
-    anyObject ? packr.pack(objects) : null,
+    encodeDict(entries.map((e) => e.level)),
+    encodeDict(entries.map((e) => e.action)),
+    encodeText(entries.map((e) => e.message)),
+    encodeDictList(entries.map((e) => e.tags)),
+    encodeFloat64(entries.map((e) => e.clientMs)),
+    anyObject ? encodeText(objects) : null,
   ];
 }
 
 /** assembleBlock packs a block's ids (ascending) with its other columns into the stored value. */
 export function assembleBlock(ids: readonly string[], columns: Columns): Uint8Array {
   // one string packs far faster than a thousand short ones
-  const stored: Stored = { v: 4, n: ids.length, c: [packr.pack(ids.join("")), ...columns] };
+  const stored: Stored = { v: 5, n: ids.length, c: [packr.pack(ids.join("")), ...columns] };
   return packr.pack(stored);
 }
 
@@ -84,9 +84,9 @@ export function blockWords(entries: readonly Pick<Entry, "action" | "message">[]
   return parts.join("\n"); // "\n" is no letter or digit, so words never run across two parts
 }
 
-/** Block is a decoded block; a column is decoded the first time any entry's field of it is read. */
+/** Block is a decoded block; a column is opened the first time any entry's field of it is read. */
 export class Block {
-  private readonly cols: unknown[][] = [];
+  private readonly readers: Reader<unknown>[] = [];
   private readonly objects = new Map<number, Objects | null>();
   private constructor(readonly serverMs: number, readonly size: number, private readonly stored: Stored) {}
 
@@ -96,38 +96,48 @@ export class Block {
     return new Block(serverMs, stored.n, stored);
   }
 
-  private col<T>(c: Col): T[] {
-    let values = this.cols[c];
-    if (!values) {
-      const bytes = this.stored.c[c];
-      values = this.cols[c] = bytes === null ? [] : c === Col.Id && this.stored.v === 4 ? splitIds(packr.unpack(bytes) as string) : (packr.unpack(bytes) as unknown[]);
+  private read<T>(c: Col, i: number): T {
+    return ((this.readers[c] ??= this.open(c)) as Reader<T>)(i);
+  }
+
+  private open(c: Col): Reader<unknown> {
+    const { v, n, c: cols } = this.stored;
+    const bytes = cols[c];
+    if (bytes === null) return () => null;
+    if (c === Col.Id && v >= 4) return idReader(packr.unpack(bytes) as string, n);
+    if (v < 5) {
+      const values = packr.unpack(bytes) as unknown[];
+      return (i) => values[i];
     }
-    return values as T[];
+    if (c === Col.Level || c === Col.Action) return dictReader(bytes, n);
+    if (c === Col.Tags) return dictListReader(bytes, n);
+    if (c === Col.ClientMs) return float64Reader(bytes);
+    return textReader(bytes, n);
   }
 
   id(i: number): string {
-    return this.col<string>(Col.Id)[i];
+    return this.read(Col.Id, i);
   }
   level(i: number): Level {
-    return this.col<Level>(Col.Level)[i];
+    return this.read(Col.Level, i);
   }
   action(i: number): string {
-    return this.col<string>(Col.Action)[i];
+    return this.read(Col.Action, i);
   }
   message(i: number): string | null {
-    return this.col<string | null>(Col.Message)[i];
+    return this.read(Col.Message, i);
   }
   tags(i: number): string[] {
-    return this.col<string[]>(Col.Tags)[i];
+    return this.read(Col.Tags, i);
   }
   clientMs(i: number): number {
-    return this.col<number>(Col.ClientMs)[i];
+    return this.read(Col.ClientMs, i);
   }
   objectsOf(i: number): Objects | null {
     if (this.stored.c[Col.Objects] === null) return null;
     let o = this.objects.get(i);
     if (o === undefined) {
-      const text = this.col<string | null>(Col.Objects)[i];
+      const text = this.read<string | null>(Col.Objects, i);
       this.objects.set(i, (o = text === null ? null : (JSON.parse(text) as Objects)));
     }
     return o;
@@ -138,12 +148,11 @@ export class Block {
   }
   /** indexOf finds an entry by id (ids ascend within a block). */
   indexOf(id: string): number {
-    const ids = this.col<string>(Col.Id);
     let lo = 0;
-    let hi = ids.length - 1;
+    let hi = this.size - 1;
     while (lo <= hi) {
       const mid = (lo + hi) >> 1;
-      const m = ids[mid];
+      const m = this.id(mid);
       if (m === id) return mid;
       if (m < id) lo = mid + 1;
       else hi = mid - 1;
@@ -154,10 +163,10 @@ export class Block {
 
 const ID_LENGTH = 36; // canonical UUID text
 
-function splitIds(joined: string): string[] {
-  const ids = new Array<string>(joined.length / ID_LENGTH);
-  for (let i = 0; i < ids.length; i++) ids[i] = joined.slice(i * ID_LENGTH, (i + 1) * ID_LENGTH);
-  return ids;
+// ids are cut from the joined string when first asked for, then kept: sorting compares them often
+function idReader(joined: string, n: number): Reader<string> {
+  const ids = new Array<string | undefined>(n);
+  return (i) => (ids[i] ??= joined.slice(i * ID_LENGTH, (i + 1) * ID_LENGTH));
 }
 
 /** EntryView reads entry i of block b; the executor moves one view along a block to test entries without allocating. */

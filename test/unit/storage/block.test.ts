@@ -1,4 +1,4 @@
-// Block encoding: a block reads back exactly, and blocks written by earlier versions (v3) still read.
+// Block encoding: a block reads back exactly, and blocks written by earlier versions (v3, v4) still read.
 import { expect, test } from "bun:test";
 import { Packr } from "msgpackr";
 import { nextIds } from "../../../src/ids.ts";
@@ -6,7 +6,8 @@ import { Block, encodeBlock, type Entry } from "../../../src/storage/block.ts";
 
 const entries = (n: number): Entry[] =>
   nextIds(n).ids.map((id, i) => ({
-    id, level: i % 2 ? "info" : "error", action: `a.${i}`, message: i % 3 ? `m ${i}` : null, tags: [`t${i % 4}`], clientMs: 1_700_000_000_000 + i,
+    id, level: i % 2 ? "info" : "error", action: `a.${i % 9}`, message: i % 3 ? (i % 11 ? `m ${i}` : `ünïcödé ☕ ${i}`) : i % 6 ? null : "",
+    tags: i % 8 ? [`t${i % 4}`, ...(i % 5 ? [] : ["ü", `x${i}`])] : [], clientMs: 1_700_000_000_000 + i,
     actor: i % 5 ? null : { id: i }, target: null, context: null, metadata: i % 7 ? null : { deep: { x: [i] } },
   }));
 const read = (b: Block) => Array.from({ length: b.size }, (_, i) => fields(b.entry(i)));
@@ -19,16 +20,42 @@ test("a block reads back every field of every entry, and finds each by id", () =
   for (let i = 0; i < sent.length; i += 97) expect(block.indexOf(sent[i].id)).toBe(i);
 });
 
+const packr = new Packr({ useRecords: true, moreTypes: false, bundleStrings: false });
+const column = (sent: Entry[], f: (e: Entry) => unknown) => packr.pack(sent.map(f));
+const objectsColumn = (sent: Entry[]) => column(sent, (e) => (e.actor === null && e.metadata === null ? null : JSON.stringify([e.actor, e.target, e.context, e.metadata])));
+
+test("a v4 block (every column but the ids a msgpack array), as earlier versions wrote it, still reads", () => {
+  const sent = entries(50);
+  const v4 = packr.pack({
+    v: 4, n: sent.length,
+    c: [packr.pack(sent.map((e) => e.id).join("")), column(sent, (e) => e.level), column(sent, (e) => e.action), column(sent, (e) => e.message),
+      column(sent, (e) => e.tags), column(sent, (e) => e.clientMs), objectsColumn(sent)],
+  });
+  const block = Block.decode(0, v4);
+  expect(read(block)).toEqual(sent.map(fields));
+  expect(block.indexOf(sent[17].id)).toBe(17);
+});
+
 test("a v3 block (ids as an array), as earlier versions wrote it, still reads", () => {
   const sent = entries(50);
-  const packr = new Packr({ useRecords: true, moreTypes: false, bundleStrings: false });
-  const col = (f: (e: Entry) => unknown) => packr.pack(sent.map(f));
+  const col = (f: (e: Entry) => unknown) => column(sent, f);
   const v3 = packr.pack({
     v: 3, n: sent.length,
-    c: [col((e) => e.id), col((e) => e.level), col((e) => e.action), col((e) => e.message), col((e) => e.tags), col((e) => e.clientMs),
-      col((e) => (e.actor === null && e.metadata === null ? null : JSON.stringify([e.actor, e.target, e.context, e.metadata])))],
+    c: [col((e) => e.id), col((e) => e.level), col((e) => e.action), col((e) => e.message), col((e) => e.tags), col((e) => e.clientMs), objectsColumn(sent)],
   });
   const block = Block.decode(0, v3);
   expect(read(block)).toEqual(sent.map(fields));
   expect(block.indexOf(sent[17].id)).toBe(17);
+});
+
+test("a block without objects reads every object field as null", () => {
+  const sent = entries(20).map((e) => ({ ...e, actor: null, target: null, context: null, metadata: null }));
+  expect(read(Block.decode(0, encodeBlock(sent)))).toEqual(sent.map(fields));
+});
+
+test("entries read in any order, a field at a time, read back the same", () => {
+  const sent = entries(300);
+  const block = Block.decode(0, encodeBlock(sent));
+  for (let i = sent.length - 1; i >= 0; i -= 7) expect(block.message(i)).toBe(sent[i].message);
+  for (let i = 3; i < sent.length; i += 13) expect(fields(block.entry(i))).toEqual(fields(sent[i]));
 });

@@ -1,0 +1,164 @@
+// columns: the encodings of a block's columns (block format v5), each read one entry at a time.
+// A page of 50 reads 50 entries of a 1,000-entry block, so it decodes 50 values, not 1,000:
+//   text       message, objects: a uint32 of flags, the uint32 end offsets in bytes (bit 31: null), unless
+//              all is ASCII the end offsets in characters, then the UTF-8 bytes (all little-endian)
+//   dict       level, action: the distinct values, then one code per entry
+//   dict list  tags: the distinct values, where each entry's codes start, then the codes
+//   float64    clientMs: float64s (every platform Bun runs on is little-endian)
+// Typed arrays need aligned offsets and msgpack places a column anywhere, so readers copy the
+// small offset and code arrays once and view the large text bytes where they are.
+import { Packr } from "msgpackr";
+
+// LMDB hands out private copies of values, so decoded byte strings may share them without copying
+export const packr = new Packr({ useRecords: true, moreTypes: false, bundleStrings: false });
+
+/** Reader gives entry i's value of one column. */
+export type Reader<T> = (i: number) => T;
+
+const NULL_BIT = 0x80000000;
+const WIDE = 1; // a text column's flag: not all ASCII, so character offsets follow the byte offsets
+const encoder = new TextEncoder();
+// a copy at offset 0 (aligned for any typed array); Buffer's own slice would be a view
+const copyOf = (bytes: Uint8Array, start?: number, end?: number): ArrayBuffer => Uint8Array.prototype.slice.call(bytes, start, end).buffer;
+
+/** encodeText packs strings or nulls so that each decodes alone, and all of them in one go. */
+export function encodeText(values: readonly (string | null)[]): Uint8Array {
+  const n = values.length;
+  const joined = values.join(""); // join writes null as ""
+  const size = Buffer.byteLength(joined);
+  const ascii = size === joined.length; // then byte offsets are character offsets too
+  if (!ascii) return encodeWideText(values);
+  if (size >= NULL_BIT) throw new Error(`BUG: a block's text column of ${size} bytes passes 2 GiB`);
+  const out = new Uint8Array(4 * (1 + n) + size);
+  const ends = new Uint32Array(out.buffer, 4, n);
+  let at = 0;
+  for (let i = 0; i < n; i++) {
+    const v = values[i];
+    if (v !== null) at += v.length;
+    ends[i] = v === null ? at + NULL_BIT : at;
+  }
+  encoder.encodeInto(joined, out.subarray(4 * (1 + n)));
+  return out;
+}
+
+// each string is encoded alone: joined, a lone surrogate at the end of one could pair with the next
+function encodeWideText(values: readonly (string | null)[]): Uint8Array {
+  const n = values.length;
+  let size = 0;
+  for (const v of values) if (v !== null) size += Buffer.byteLength(v);
+  if (size >= NULL_BIT) throw new Error(`BUG: a block's text column of ${size} bytes passes 2 GiB`);
+  const out = new Uint8Array(4 * (1 + 2 * n) + size);
+  const head = new Uint32Array(out.buffer, 0, 1 + 2 * n);
+  head[0] = WIDE;
+  const payload = out.subarray(head.byteLength);
+  let at = 0;
+  let chars = 0;
+  for (let i = 0; i < n; i++) {
+    const v = values[i];
+    if (v !== null) (at += encoder.encodeInto(v, payload.subarray(at)).written), (chars += v.length); // a lone surrogate decodes as U+FFFD: one character still
+    head[1 + i] = v === null ? at + NULL_BIT : at;
+    head[1 + n + i] = chars;
+  }
+  return out;
+}
+
+/** textReader reads a column of encodeText, decoding an entry's string when first asked for it. */
+export function textReader(bytes: Uint8Array, n: number): Reader<string | null> {
+  const wide = (bytes[0] & WIDE) !== 0;
+  const head = new Uint32Array(copyOf(bytes, 0, 4 * (1 + (wide ? 2 : 1) * n)));
+  const ends = head.subarray(1, 1 + n); // byte offsets; bit 31 marks a null
+  const charEnds = wide ? head.subarray(1 + n) : ends;
+  const text = Buffer.from(bytes.buffer, bytes.byteOffset + head.byteLength, bytes.length - head.byteLength);
+  const values: (string | null | undefined)[] = new Array(n);
+  let decoded = 0;
+  const decodeWhole = () => {
+    const whole = text.toString("utf8");
+    for (let i = 0; i < n; i++) values[i] ??= ends[i] >= NULL_BIT ? null : whole.slice(i === 0 ? 0 : charEnds[i - 1] % NULL_BIT, charEnds[i] % NULL_BIT);
+  };
+  return (i) => {
+    let v = values[i];
+    if (v === undefined) {
+      if (++decoded === WHOLE_AFTER) decodeWhole();
+      v = values[i] ??= ends[i] >= NULL_BIT ? null : text.toString("utf8", i === 0 ? 0 : ends[i - 1] % NULL_BIT, ends[i]);
+    }
+    return v;
+  };
+}
+
+// a read that wants many entries of a block (a scan) is served faster by one decode of the whole text
+const WHOLE_AFTER = 64;
+
+/** encodeDict packs repeating strings as their distinct values and one code per entry. */
+export function encodeDict(values: readonly string[]): Uint8Array {
+  const dict = new Dictionary();
+  const codes = new Uint32Array(values.length);
+  for (let i = 0; i < values.length; i++) codes[i] = dict.code(values[i]);
+  return packr.pack([dict.values(), packCodes(codes, dict.size)]);
+}
+
+/** dictReader reads a column of encodeDict. */
+export function dictReader(bytes: Uint8Array, n: number): Reader<string> {
+  const [distinct, packed] = packr.unpack(bytes) as [string[], Uint8Array];
+  const codes = unpackCodes(packed, n, distinct.length);
+  return (i) => distinct[codes[i]];
+}
+
+/** encodeDictList packs a list of strings per entry (tags) as the distinct values, where each entry's codes start, and the codes. */
+export function encodeDictList(lists: readonly (readonly string[])[]): Uint8Array {
+  const dict = new Dictionary();
+  const starts = new Uint32Array(lists.length + 1);
+  const codes: number[] = [];
+  for (let i = 0; i < lists.length; i++) {
+    for (const v of lists[i]) codes.push(dict.code(v));
+    starts[i + 1] = codes.length;
+  }
+  return packr.pack([dict.values(), new Uint8Array(starts.buffer), packCodes(codes, dict.size)]);
+}
+
+/** dictListReader reads a column of encodeDictList; each call gives a new array. */
+export function dictListReader(bytes: Uint8Array, n: number): Reader<string[]> {
+  const [distinct, packedStarts, packed] = packr.unpack(bytes) as [string[], Uint8Array, Uint8Array];
+  const starts = new Uint32Array(copyOf(packedStarts));
+  const codes = unpackCodes(packed, starts[n], distinct.length);
+  return (i) => {
+    const out = new Array<string>(starts[i + 1] - starts[i]);
+    for (let k = 0; k < out.length; k++) out[k] = distinct[codes[starts[i] + k]];
+    return out;
+  };
+}
+
+/** encodeFloat64 packs numbers as float64s. */
+export function encodeFloat64(values: readonly number[]): Uint8Array {
+  return new Uint8Array(new Float64Array(values).buffer);
+}
+
+/** float64Reader reads a column of encodeFloat64. */
+export function float64Reader(bytes: Uint8Array): Reader<number> {
+  const values = new Float64Array(copyOf(bytes));
+  return (i) => values[i];
+}
+
+class Dictionary {
+  private readonly index = new Map<string, number>();
+  get size(): number {
+    return this.index.size;
+  }
+  code(value: string): number {
+    let code = this.index.get(value);
+    if (code === undefined) this.index.set(value, (code = this.index.size));
+    return code;
+  }
+  values(): string[] {
+    return [...this.index.keys()];
+  }
+}
+
+// codes take two bytes each while there are at most 65,536 distinct values, four beyond
+function packCodes(codes: ArrayLike<number>, distinct: number): Uint8Array {
+  return new Uint8Array((distinct <= 0x10000 ? new Uint16Array(codes) : new Uint32Array(codes)).buffer);
+}
+
+function unpackCodes(bytes: Uint8Array, count: number, distinct: number): Uint16Array | Uint32Array {
+  const copy = copyOf(bytes);
+  return distinct <= 0x10000 ? new Uint16Array(copy, 0, count) : new Uint32Array(copy, 0, count);
+}
