@@ -14,10 +14,16 @@ export interface Caller {
 }
 
 const TOUCH_EVERY_MS = 60_000; // last_used_at is minute-accurate; writing it per request would cost a commit each
+const RESOLVED_MAX = 10_000; // keys kept resolved at most; past that, a key is read from LMDB each time
 
-/** Authenticator resolves the key of a request; every lookup reads LMDB so revocations act at once. */
+/**
+ * Authenticator resolves the key of a request. What a key hash resolved to is kept only while the meta
+ * generation is unchanged, and that is read on every request, so revocations act at once, from any process.
+ */
 export class Authenticator {
   private readonly touched = new Map<string, number>();
+  private readonly resolved = new Map<string, { key: KeyRecord; workspace: WorkspaceRecord }>();
+  private generation = -1;
   constructor(private readonly meta: MetaStore, private readonly plans: PlanTable) {}
 
   authenticate(headers: Headers, nowMs = Date.now()): Caller {
@@ -25,11 +31,11 @@ export class Authenticator {
     if (secret === undefined) {
       throw unauthorized("AUTH_MISSING_API_KEY", "no API key: send it as the X-API-Key header or as Authorization: ApiKey <key>");
     }
-    const key = looksLikeKey(secret) ? this.meta.keyByHash(hashSecret(secret)) : undefined;
-    const workspace = key && !key.revoked_at ? this.meta.workspace(key.workspace_id) : undefined;
-    if (!key || !workspace) {
+    const found = looksLikeKey(secret) ? this.resolve(hashSecret(secret)) : undefined;
+    if (!found) {
       throw unauthorized("AUTH_INVALID_API_KEY", "the API key is not valid: it is malformed, unknown or revoked; check it or ask an admin for a new one");
     }
+    const { key, workspace } = found;
     if (key.expires_at && Date.parse(key.expires_at) <= nowMs) {
       throw unauthorized("AUTH_API_KEY_EXPIRED", `the API key expired at ${key.expires_at}; ask an admin to rotate it or create a new one`);
     }
@@ -38,6 +44,23 @@ export class Authenticator {
       this.meta.touchKey(key.id, formatMs(nowMs));
     }
     return { key, workspace, plan: this.plans.get(workspace.plan) };
+  }
+
+  // a valid, unrevoked key and its workspace; unknown keys are not kept (they would let anyone fill memory)
+  private resolve(hash: string): { key: KeyRecord; workspace: WorkspaceRecord } | undefined {
+    const generation = this.meta.generation();
+    if (generation !== this.generation) {
+      this.resolved.clear();
+      this.generation = generation;
+    }
+    let found = this.resolved.get(hash);
+    if (found) return found;
+    const key = this.meta.keyByHash(hash);
+    const workspace = key && !key.revoked_at ? this.meta.workspace(key.workspace_id) : undefined;
+    if (!key || !workspace) return undefined;
+    found = { key, workspace };
+    if (this.resolved.size < RESOLVED_MAX) this.resolved.set(hash, found);
+    return found;
   }
 }
 

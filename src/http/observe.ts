@@ -60,13 +60,14 @@ export const noteBodyBytes = (request: Request, n: number): void => void bodyByt
 export function observe(metrics: Metrics, log: ((line: Record<string, unknown>) => void) | undefined) {
   return new Elysia({ name: "observe" })
     .onRequest(({ request }) => void started.set(request, performance.now()))
-    .onAfterResponse({ as: "global" }, (ctx) => {
+    // destructured, not taken whole: Elysia then knows this hook needs no cookies, query or body parsed
+    .onAfterResponse({ as: "global" }, (({ request, set, route, responseValue, error, code }: AfterResponse) => {
       try {
-        record(ctx as unknown as AfterResponse);
+        record({ request, set, route, responseValue, error, code });
       } catch (e) {
         console.error(JSON.stringify({ level: "error", msg: "BUG: recording a request failed", error: String(e) })); // never fatal
       }
-    });
+    }) as () => void);
 
   function record({ request, set, route = "unmatched", responseValue, error, code }: AfterResponse) {
     const status = responseValue instanceof Response ? responseValue.status : statusOf(error, code, set.status);

@@ -4,9 +4,10 @@
 //   ["org", id] → OrgRecord          ["orgname", name] → org id
 //   ["ws", id] → WorkspaceRecord
 //   ["key", id] → KeyRecord          ["hash", sha256(secret)] → key id
-//   ["admin"] → { token_hash }
-// Only hashes of secrets are stored. Every read goes to LMDB (no cache), so changes made
-// by the CLI in another process are seen by the server on its next request.
+//   ["admin"] → { token_hash }        ["generation"] → number
+// Only hashes of secrets are stored. Every write here raises the generation in its transaction, so a
+// reader may keep what it read while the generation stays the same: changes made by the CLI in
+// another process are still seen by the server on its next request.
 import type { Database } from "lmdb";
 import type { Environment } from "../schema.ts";
 import type { KeyType } from "../auth/keys.ts";
@@ -52,6 +53,10 @@ export class MetaStore {
     const all = this.db.getRange({ start: ["key"], end: ["key", "\uffff"] }).map(({ value }) => value as KeyRecord);
     return [...all.filter((k) => k.workspace_id === workspaceId)];
   }
+  /** generation changes with every write made through a MetaStore, in any process. */
+  generation(): number {
+    return (this.db.get(["generation"]) as number | undefined) ?? 0;
+  }
   adminTokenHash(): string | undefined {
     return (this.db.get(["admin"]) as { token_hash: string } | undefined)?.token_hash;
   }
@@ -68,12 +73,16 @@ export class MetaStore {
       }
       record = { ...ws, org_id: orgId };
       this.db.put(["ws", ws.id], record);
+      this.raiseGeneration();
     });
     return record;
   }
 
   async updateWorkspace(ws: WorkspaceRecord): Promise<void> {
-    await this.db.put(["ws", ws.id], ws);
+    await this.db.transaction(() => {
+      this.db.put(["ws", ws.id], ws);
+      this.raiseGeneration();
+    });
   }
 
   async putKey(key: KeyRecord, replacesHash?: string): Promise<void> {
@@ -82,6 +91,7 @@ export class MetaStore {
       if (!key.revoked_at) this.db.put(["hash", key.hash], key.id);
       else this.db.remove(["hash", key.hash]);
       this.db.put(["key", key.id], key);
+      this.raiseGeneration();
     });
   }
 
@@ -90,10 +100,19 @@ export class MetaStore {
     void this.db.transaction(() => {
       const k = this.db.get(["key", id]) as KeyRecord | undefined;
       if (k) this.db.put(["key", id], { ...k, last_used_at: at });
+      this.raiseGeneration();
     });
   }
 
   async setAdminTokenHash(hash: string): Promise<void> {
-    await this.db.put(["admin"], { token_hash: hash });
+    await this.db.transaction(() => {
+      this.db.put(["admin"], { token_hash: hash });
+      this.raiseGeneration();
+    });
+  }
+
+  // inside a write transaction: its read sees the latest generation, and the write lock keeps it so until commit
+  private raiseGeneration(): void {
+    this.db.put(["generation"], this.generation() + 1);
   }
 }
