@@ -6,8 +6,17 @@
 // in memory, so the quota is checked without waiting for earlier writes to commit.
 import type { Database } from "lmdb";
 
+let lastMonth = { from: 0, to: 0, name: "" }; // writes come in time order: nearly every call falls in the last month named
+
 /** monthOf names the UTC calendar month of an instant: "2026-11". */
-export const monthOf = (ms: number): string => new Date(ms).toISOString().slice(0, 7);
+export function monthOf(ms: number): string {
+  if (ms >= lastMonth.from && ms < lastMonth.to) return lastMonth.name;
+  const d = new Date(ms);
+  const [y, m] = [d.getUTCFullYear(), d.getUTCMonth()];
+  const first = (month: number) => new Date(0).setUTCFullYear(y, month, 1); // not Date.UTC: it reads years 0–99 as 19xx
+  lastMonth = { from: first(m), to: first(m + 1), name: d.toISOString().slice(0, 7) };
+  return lastMonth.name;
+}
 
 
 export class UsageStore {

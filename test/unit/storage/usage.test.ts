@@ -4,7 +4,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openDatabases } from "../../../src/storage/db.ts";
-import { UsageStore } from "../../../src/storage/usage.ts";
+import { UsageStore, monthOf } from "../../../src/storage/usage.ts";
+import fc from "fast-check";
 
 const dir = mkdtempSync(join(tmpdir(), "sluice-usage-"));
 const dbs = openDatabases(dir);
@@ -34,4 +35,16 @@ test("giveBack returns a failed write's count, and the stored count ends right a
   expect(usage.used("ws-b", "2026-11")).toBe(5);
   expect(usage.take("ws-b", "2026-11", 5, 10).ok).toBe(true); // the 4 given back are free again
   expect(usage.take("ws-b", "2026-11", 1, 10).ok).toBe(false);
+});
+
+test("monthOf names the UTC month of any instant, in any order of calls, at month edges and in years 0–99", () => {
+  const edges = [Date.UTC(2026, 10, 1) - 1, Date.UTC(2026, 10, 1), Date.UTC(2026, 11, 31, 23, 59, 59, 999), Date.UTC(2027, 0, 1)];
+  const early = [new Date(0).setUTCFullYear(50, 5, 30, 23, 59, 59, 999), new Date(0).setUTCFullYear(1950, 5, 15)];
+  for (const ms of [...edges, ...early, ...edges.reverse()]) expect(monthOf(ms)).toBe(new Date(ms).toISOString().slice(0, 7));
+  fc.assert(
+    fc.property(fc.array(fc.integer({ min: -62135596800000, max: 253402300799999 }), { minLength: 1, maxLength: 20 }), (times) => {
+      for (const ms of times) expect(monthOf(ms)).toBe(new Date(ms).toISOString().slice(0, 7));
+      for (const ms of times) expect(monthOf(ms + 1)).toBe(new Date(ms + 1).toISOString().slice(0, 7)); // the same month again, mostly: the kept one
+    }),
+  );
 });
