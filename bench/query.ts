@@ -135,16 +135,25 @@ function reference(s: ReturnType<typeof services>, ws: string, body: Record<stri
 
 /** timeIt runs f once to warm up, then `runs` times, and returns the p50 and p95 in ms. */
 export async function timeIt(f: () => Promise<unknown>, runs = RUNS): Promise<{ p50: number; p95: number }> {
-  await f(); // warm
-  const ms: number[] = [];
+  return (await timeTogether([f], runs))[0];
+}
+
+/** timeTogether times several calls in turn, `runs` rounds, so that the machine's noise falls on each alike. */
+export async function timeTogether(fs: (() => Promise<unknown>)[], runs = RUNS): Promise<{ p50: number; p95: number }[]> {
+  for (const f of fs) await f(); // warm
+  const ms: number[][] = fs.map(() => []);
   for (let i = 0; i < runs; i++) {
-    const t = performance.now();
-    await f();
-    ms.push(performance.now() - t);
+    for (const [k, f] of fs.entries()) {
+      const t = performance.now();
+      await f();
+      ms[k].push(performance.now() - t);
+    }
   }
-  ms.sort((a, b) => a - b);
-  const at = (q: number) => Number(ms[Math.min(ms.length - 1, Math.floor(q * ms.length))].toFixed(2));
-  return { p50: at(0.5), p95: at(0.95) };
+  return ms.map((m) => {
+    m.sort((a, b) => a - b);
+    const at = (q: number) => Number(m[Math.min(m.length - 1, Math.floor(q * m.length))].toFixed(2));
+    return { p50: at(0.5), p95: at(0.95) };
+  });
 }
 
 if (import.meta.main) {
