@@ -2,6 +2,7 @@
 // (lowercased, split into words, glob parts) instead of once per entry. It must accept exactly
 // what the reference matcher (match.ts) accepts; the exactness property test holds it to that.
 import type { Environment } from "../schema.ts";
+import type { Block } from "../storage/block.ts";
 import type { Row } from "../storage/entries.ts";
 import type { Query, Term } from "./ast.ts";
 import { glob, hasAllWords, matchTerm } from "./match.ts";
@@ -18,6 +19,31 @@ export function compileQuery(q: Query, env: Environment): Test {
     return true;
   };
 }
+
+/**
+ * compileBlockTest returns a test that every block holding a match passes, or undefined when the query
+ * has none: for a message `~` or contains-filter, one of its values' longest run of ASCII digits, spaces and
+ * punctuation (a request id, an address, a code) must be in the block's message bytes. Such a run matches
+ * exactly itself under any case: lowercasing turns no other character into one of these.
+ */
+export function compileBlockTest(q: Query): ((block: Block) => boolean) | undefined {
+  const groups: Uint8Array[][] = []; // a block must hold some needle of every group
+  for (const t of q.terms) {
+    // the parts each value's match holds whole: a literal is one part; a `~` glob's parts between `*`s all appear
+    const values = t.kind === "literal" && t.facet === "message" ? [[t.text]]
+      : t.kind === "text" && t.facet === "message" && t.op === "~" ? t.values.flatMap((v) => (v.kind === "string" ? [v.text.split("*")] : []))
+      : [];
+    if (values.length === 0) continue;
+    const needles = values.map((parts) => longest(parts.flatMap((part) => part.match(ASCII_NOT_LETTERS) ?? [])));
+    if (needles.every((n) => n.length >= MIN_RUN)) groups.push(needles.map((n) => Buffer.from(n)));
+  }
+  if (groups.length === 0) return undefined;
+  return (block) => groups.every((needles) => needles.some((n) => block.messagesMayInclude(n)));
+}
+
+const MIN_RUN = 3; // shorter runs (" 1", ": ") are in nearly every block: not worth the search
+const ASCII_NOT_LETTERS = /[\x00-\x40\x5b-\x60\x7b-\x7f]+/g;
+const longest = (xs: string[]): string => xs.reduce((a, b) => (b.length > a.length ? b : a), "");
 
 function compileTerm(t: Term, env: Environment): Test {
   switch (t.kind) {

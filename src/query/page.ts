@@ -7,7 +7,7 @@ import { toLogEntry, type EntryStore, type Row, type ScanRange } from "../storag
 import { formatMs } from "../time.ts";
 import type { Query } from "./ast.ts";
 import { formatQuery } from "./format.ts";
-import { compileQuery } from "./compile.ts";
+import { compileBlockTest, compileQuery } from "./compile.ts";
 import { planQuery, type Candidate, type Plan } from "./plan.ts";
 
 /** PageRequest is a validated read: a query (all terms ANDed), a time range with an optional cursor, a page size. */
@@ -42,7 +42,7 @@ export function readPage(store: EntryStore, caller: Caller, req: PageRequest, no
 /** runCandidate reads candidates in the read order and keeps those the query accepts, up to a page (plus whether more follow). */
 export function runCandidate(store: EntryStore, ws: string, env: Environment, query: Query, range: ScanRange, candidate: Candidate, pageSize: number) {
   const rows: Row[] = [];
-  for (const row of store.rows(ws, env, candidate.open(), range, compileQuery(query, env))) {
+  for (const row of store.rows(ws, env, candidate.open(), range, compileQuery(query, env), compileBlockTest(query))) {
     if (rows.length === pageSize) return { rows, more: true };
     rows.push(row);
   }

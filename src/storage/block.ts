@@ -3,7 +3,7 @@
 // time (columns.ts): a page of 50 decodes 50 messages of a block, not 1,000. The objects column holds
 // one JSON text per entry, parsed only for the entries a read needs.
 import type { Level } from "../schema.ts";
-import { dictListReader, dictReader, encodeDict, encodeDictList, encodeFloat64, encodeText, float64Reader, packr, textReader, type Reader } from "./columns.ts";
+import { dictListReader, dictReader, encodeDict, encodeDictList, encodeFloat64, encodeText, float64Reader, packr, textBytesInclude, textReader, type Reader } from "./columns.ts";
 
 /** Entries in one block at most. */
 export const BLOCK_MAX = 1000;
@@ -141,6 +141,14 @@ export class Block {
       this.objects.set(i, (o = text === null ? null : (JSON.parse(text) as Objects)));
     }
     return o;
+  }
+  /**
+   * messagesMayInclude is false only when no message of the block holds `ascii` (a run of ASCII characters),
+   * read off the stored bytes without decoding a message; blocks of earlier formats always may.
+   */
+  messagesMayInclude(ascii: Uint8Array): boolean {
+    const bytes = this.stored.c[Col.Message];
+    return this.stored.v < 5 || textBytesInclude(bytes, this.size, ascii);
   }
   /** entry gives a view of entry i. */
   entry(i: number): Entry {

@@ -85,6 +85,12 @@ export function textReader(bytes: Uint8Array, n: number): Reader<string | null> 
   };
 }
 
+/** textBytesInclude tells whether the UTF-8 bytes of a column of encodeText, all its strings in a row, include `needle`. */
+export function textBytesInclude(bytes: Uint8Array, n: number, needle: Uint8Array): boolean {
+  const header = 4 * (1 + ((bytes[0] & WIDE) !== 0 ? 2 : 1) * n);
+  return Buffer.from(bytes.buffer, bytes.byteOffset + header, bytes.length - header).indexOf(needle) >= 0;
+}
+
 // a read that wants many entries of a block (a scan) is served faster by one decode of the whole text
 const WHOLE_AFTER = 64;
 

@@ -190,7 +190,12 @@ export class EntryStore {
    * serverMs descending, then id descending — strictly after the range's cursor. `accept` sees a view
    * that is reused for the next entry: it must not keep it. References to deleted blocks are skipped.
    */
-  *rows(ws: string, env: Environment, refs: Iterable<BlockRef>, range: ScanRange, accept: (row: Row) => boolean = () => true): Generator<Row> {
+  *rows(
+    ws: string, env: Environment, refs: Iterable<BlockRef>, range: ScanRange,
+    accept: (row: Row) => boolean = () => true,
+    /** false for a block none of whose entries `accept` can take (compileBlockTest): its entries are not read */
+    mayHold: (block: Block) => boolean = () => true,
+  ): Generator<Row> {
     const { after } = range;
     const probe = { serverMs: 0, entry: new EntryView(undefined as unknown as Block, 0) };
     let groupMs = NaN;
@@ -208,7 +213,7 @@ export class EntryStore {
         // one block: ids ascend with positions, so walk them backwards without building a list
         const [[firstId, positions]] = group;
         const block = this.block(ws, env, groupMs, firstId);
-        if (!block) return;
+        if (!block || !mayHold(block)) return;
         const at = positions === null ? null : [...positions].sort((a, b) => a - b);
         for (let k = (at ? at.length : block.size) - 1; k >= 0; k--) {
           const i = at ? at[k] : k;
@@ -219,7 +224,7 @@ export class EntryStore {
       const candidates: [Block, number][] = [];
       for (const [firstId, positions] of group) {
         const block = this.block(ws, env, groupMs, firstId);
-        if (!block) continue;
+        if (!block || !mayHold(block)) continue;
         if (positions === null) for (let i = 0; i < block.size; i++) candidates.push([block, i]);
         else for (const i of positions) candidates.push([block, i]);
       }

@@ -28,7 +28,7 @@ afterAll(async () => {
 
 const T0 = Date.UTC(2026, 10, 22, 10, 0, 0, 0);
 const ACTIONS = ["user.login", "User.Login", "user.logout", "login_failed", "order.created", "ÉTÉ.go", "a", "x.y*z", "nu\u0000ll.go"];
-const MESSAGES = [null, "", "timeout while connecting to db", "User LOGIN ok", "straße ΣΊΣΥΦΟΣ", "retry 3 of 5", "login* done", "42", "!!!"];
+const MESSAGES = [null, "", "timeout while connecting to db", "User LOGIN ok", "straße ΣΊΣΥΦΟΣ", "retry 3 of 5", "login* done", "42", "!!!", "NO. 1-2-3 \u212a İ"];
 const TAGS = ["a", "b", "B", "prod", "x-1", "é", "t\u0000"];
 const OBJECT_VALUES = [null, "u1", "U1", 5, 500, "500", true, "true", [1, 2], { code: 5 }, 2.5];
 
@@ -66,7 +66,7 @@ const instant = (ms: number, sub: boolean) => {
   return { kind: "time" as const, text, instant: parseRfc3339(text)!, pos: 0 };
 };
 const eq = pick<"=" | "!=">(["=", "!="]);
-const textValues = ["user", "LOGIN", "login*", "*out", "user.*", "x.y", "timeout db", "straße", "σίσυφος", "ok", "42", "!!!", "x.y*z", "a", "u\u0000ll", "nu"];
+const textValues = ["user", "LOGIN", "login*", "*out", "user.*", "x.y", "timeout db", "straße", "σίσυφος", "ok", "42", "!!!", "x.y*z", "a", "u\u0000ll", "nu", "o. 1-2-3 k", "*1-2-3*", " 3 of"];
 /** termArb draws terms whose values come from the same vocabulary as the entries, so they often match. */
 const termArb = (idCount: number): fc.Arbitrary<Term> =>
   fc.oneof(
@@ -97,7 +97,7 @@ const termArb = (idCount: number): fc.Arbitrary<Term> =>
     // indexable forms again, so that each index is chosen often enough to matter
     some(pick([...TAGS, "X"]).map(str), 2).map((values) => ({ kind: "tag" as const, op: "=" as const, values, pos: 0 })),
     some(pick(["staging", "production", "development"] as const).map(str), 2).map((values) => ({ kind: "enum" as const, facet: "environment" as const, op: "=" as const, values, pos: 0 })),
-    fc.record({ kind: fc.constant("literal" as const), facet: pick<"action" | "message">(["action", "message"]), text: pick(["user", "LOGIN", "y*z", "*", "login* d"]), pos: fc.constant(0) }),
+    fc.record({ kind: fc.constant("literal" as const), facet: pick<"action" | "message">(["action", "message"]), text: pick(["user", "LOGIN", "y*z", "*", "login* d", "1-2-3 k", "* d"]), pos: fc.constant(0) }),
     ...(idCount > 0 ? [fc.record({ kind: fc.constant("id" as const), op: eq, values: some(fc.integer({ min: 0, max: idCount - 1 }).map((i) => str(`@${i}`)), 2), pos: fc.constant(0) })] : []),
   );
 
