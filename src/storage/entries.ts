@@ -10,17 +10,18 @@
 // merge all blocks of one millisecond before ordering by id.
 // Beside each block, in the same transaction: its postings (postings.ts), new action values
 // (dictionary.ts) and the month's usage count (usage.ts); right after commit, its words join
-// the full-text index (fulltext.ts).
+// the full-text index (fulltext.ts). The writes of one event-loop turn commit together (commit.ts).
 import type { Database } from "lmdb";
 import { uuidTimeMs } from "../ids.ts";
 import type { Environment, LogEntry } from "../schema.ts";
 import { formatMs } from "../time.ts";
-import { BLOCK_MAX, Block, EntryView, assembleBlock, blockWords, encodeBlock, type Entry } from "./block.ts";
+import { Block, EntryView, blockWords, type Entry } from "./block.ts";
+import { TurnCommitter, type Verdict, type Write } from "./commit.ts";
 import { Dictionary } from "./dictionary.ts";
 import { FullText, type BlockText } from "./fulltext.ts";
-import { Postings, encodePositions, rangeKeys, termsOf, type BlockRef, type PostingKind } from "./postings.ts";
+import { Postings, rangeKeys, termsOf, type BlockRef } from "./postings.ts";
 import type { PreparedBlock } from "../ingest/prepare.ts";
-import { monthOf, type UsageStore } from "./usage.ts";
+import type { UsageStore } from "./usage.ts";
 
 export type { Entry } from "./block.ts";
 
@@ -41,21 +42,6 @@ export interface ScanRange {
   after?: { ms: number; id: string };
 }
 
-interface PendingWrite {
-  ws: string;
-  env: Environment;
-  serverMs: number;
-  count: number;
-  /** entries to store in blocks shared with the turn's other writes... */
-  entries?: Entry[];
-  /** ...or blocks encoded already (PreparedBlock), with their ids, stored as they are */
-  prepared?: { ids: string[]; blocks: PreparedBlock[] };
-  monthlyLimit: number;
-  used?: number;
-  resolve: (verdict: { stored: boolean; used: number }) => void;
-  reject: (e: unknown) => void;
-}
-
 export interface EntryDatabases {
   entries: Database;
   postings: Database;
@@ -69,13 +55,14 @@ export class EntryStore {
   readonly dictionary: Dictionary;
   readonly fulltext: FullText;
   private readonly db: Database;
-  private pending: PendingWrite[] = [];
+  private readonly turns: TurnCommitter;
 
-  constructor(dbs: EntryDatabases, private readonly usage: UsageStore, segmentEntries?: number) {
+  constructor(dbs: EntryDatabases, usage: UsageStore, segmentEntries?: number) {
     this.db = dbs.entries;
     this.postings = new Postings(dbs.postings);
     this.dictionary = new Dictionary(dbs.dictionary);
     this.fulltext = new FullText(dbs.fulltext, (ws, env, after) => this.blockTextsAfter(ws, env, after), segmentEntries);
+    this.turns = new TurnCommitter({ entries: this.db, postings: this.postings, dictionary: this.dictionary, usage, fulltext: this.fulltext });
   }
 
   /**
@@ -83,70 +70,18 @@ export class EntryStore {
    * would pass `monthlyLimit` (-1: none); then it stores nothing. Resolves once committed, with the
    * verdict; by then the entries are findable through every index and full text.
    */
-  async append(ws: string, env: Environment, serverMs: number, entries: Entry[], monthlyLimit: number): Promise<{ stored: boolean; used: number }> {
+  async append(ws: string, env: Environment, serverMs: number, entries: Entry[], monthlyLimit: number): Promise<Verdict> {
     return this.enqueue({ ws, env, serverMs, count: entries.length, entries, monthlyLimit });
   }
 
   /** appendPrepared is append for blocks prepared off the main thread (ingest/prepare.ts); `ids` ascend across them. */
-  async appendPrepared(ws: string, env: Environment, serverMs: number, ids: string[], blocks: PreparedBlock[], monthlyLimit: number): Promise<{ stored: boolean; used: number }> {
+  async appendPrepared(ws: string, env: Environment, serverMs: number, ids: string[], blocks: PreparedBlock[], monthlyLimit: number): Promise<Verdict> {
     return this.enqueue({ ws, env, serverMs, count: ids.length, prepared: { ids, blocks }, monthlyLimit });
   }
 
-  private async enqueue(write: Omit<PendingWrite, "resolve" | "reject">): Promise<{ stored: boolean; used: number }> {
+  private async enqueue(write: Write): Promise<Verdict> {
     await this.fulltext.caughtUp();
-    return new Promise((resolve, reject) => {
-      if (this.pending.length === 0) setImmediate(() => this.commitPending());
-      this.pending.push({ ...write, resolve, reject });
-    });
-  }
-
-  /**
-   * commitPending stores the writes of one event-loop turn. Writes to one tenant at one millisecond share
-   * blocks, so many single-entry requests cost one block, one set of postings and one full-text add.
-   * Everything that can fail runs before the first put; then nothing awaits: lmdb-js commits every put
-   * of one event turn in one transaction, on its write thread, so each write is all or nothing (and a
-   * failed commit fails the turn's writes together).
-   */
-  private commitPending(): void {
-    const writes = this.pending;
-    this.pending = [];
-    const stored: PendingWrite[] = [];
-    let blocks: ReadyBlock[];
-    try {
-      for (const w of writes) {
-        const taken = this.usage.take(w.ws, monthOf(w.serverMs), w.count, w.monthlyLimit); // in arrival order
-        if (taken.ok) (w.used = taken.used), stored.push(w);
-        else w.resolve({ stored: false, used: taken.used });
-      }
-      blocks = readyBlocks(stored);
-    } catch (e) {
-      this.giveBack(stored);
-      for (const w of writes) w.reject(e); // a write answered already stays answered
-      return;
-    }
-    if (stored.length === 0) return;
-    const puts: Promise<unknown>[] = [];
-    for (const w of new Map(stored.map((w) => [`${w.ws}\u0000${monthOf(w.serverMs)}`, w])).values()) puts.push(this.usage.put(w.ws, monthOf(w.serverMs)));
-    for (const b of blocks) {
-      puts.push(this.db.put([b.ws, b.env, b.ms, b.firstId], b.value));
-      for (const [kind, term, positions] of b.terms) puts.push(this.postings.put(b.ws, b.env, kind, term, b.ms, b.firstId, positions));
-      for (const action of b.actions) this.dictionary.add(b.ws, b.env, action, puts);
-    }
-    Promise.all(puts).then(
-      () => {
-        for (const b of blocks) this.fulltext.add(b.ws, b.env, { ms: b.ms, firstId: b.firstId, text: b.words, entries: b.size });
-        for (const w of stored) w.resolve({ stored: true, used: w.used! });
-      },
-      (e) => {
-        this.giveBack(stored);
-        for (const w of stored) w.reject(e);
-      },
-    );
-  }
-
-  /** giveBack returns the counts of writes that were not stored; at worst usage stays over-counted for a while, so the quota never overshoots. */
-  private giveBack(writes: PendingWrite[]): void {
-    for (const w of writes) this.usage.giveBack(w.ws, monthOf(w.serverMs), w.count).catch(() => {});
+    return this.turns.commit(write);
   }
 
   /** get finds one entry by id within a workspace environment. */
@@ -290,54 +225,6 @@ export class EntryStore {
       yield { ms, firstId: entries[0].id, text: blockWords(entries), entries: entries.length };
     }
   }
-}
-
-/** ReadyBlock is one block of a turn's writes, encoded, with what its puts and full-text add need. */
-interface ReadyBlock {
-  ws: string;
-  env: Environment;
-  ms: number;
-  firstId: string;
-  size: number;
-  value: Uint8Array;
-  terms: Iterable<[PostingKind, string, Uint8Array]>;
-  actions: Iterable<string>;
-  words: string;
-}
-
-/** readyBlocks encodes the blocks of a turn's stored writes: entries of one tenant and millisecond together, prepared blocks as they are. */
-function readyBlocks(writes: PendingWrite[]): ReadyBlock[] {
-  const out: ReadyBlock[] = [];
-  const groups = new Map<string, (PendingWrite & { entries: Entry[] })[]>();
-  for (const w of writes) {
-    if (w.prepared) {
-      let at = 0;
-      for (const b of w.prepared.blocks) {
-        const ids = w.prepared.ids.slice(at, (at += b.size));
-        out.push({ ws: w.ws, env: w.env, ms: w.serverMs, firstId: ids[0], size: b.size, value: assembleBlock(ids, b.columns), terms: b.terms, actions: b.actions, words: b.text });
-      }
-    } else {
-      const key = `${w.ws}\u0000${w.env}\u0000${w.serverMs}`;
-      const group = w as PendingWrite & { entries: Entry[] };
-      groups.get(key)?.push(group) ?? groups.set(key, [group]);
-    }
-  }
-  for (const group of groups.values()) {
-    const { ws, env, serverMs } = group[0];
-    // ids ascend within a block: each write's ids do, and writes' id ranges never interleave
-    if (group.length > 1) group.sort((a, b) => (a.entries[0].id < b.entries[0].id ? -1 : 1));
-    const entries = group.length === 1 ? group[0].entries : group.flatMap((w) => w.entries);
-    for (let i = 0; i < entries.length; i += BLOCK_MAX) {
-      const block = entries.length <= BLOCK_MAX ? entries : entries.slice(i, i + BLOCK_MAX);
-      out.push({
-        ws, env, ms: serverMs, firstId: block[0].id, size: block.length, value: encodeBlock(block),
-        terms: termsOf(block).map(([kind, term, at]): [PostingKind, string, Uint8Array] => [kind, term, encodePositions(at, block.length)]),
-        actions: new Set(block.map((e) => e.action)),
-        words: blockWords(block),
-      });
-    }
-  }
-  return out;
 }
 
 /** toLogEntry renders a stored entry in the wire shape of interface §2.1. */

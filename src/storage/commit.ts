@@ -1,0 +1,153 @@
+// commit: the writes of one event-loop turn, stored together in one LMDB transaction.
+// Writes to one tenant at one millisecond share blocks, so many single-entry requests cost one block,
+// one set of postings and one full-text add. Everything that can fail (the quota, block encoding) runs
+// before the first put; then nothing awaits: lmdb-js commits every put of one event turn in one
+// transaction, on its write thread, so each write is all or nothing (and a failed commit fails the
+// turn's writes together). The key layout is at the top of entries.ts.
+import type { Database } from "lmdb";
+import type { PreparedBlock } from "../ingest/prepare.ts";
+import type { Environment } from "../schema.ts";
+import { BLOCK_MAX, assembleBlock, blockWords, encodeBlock, type Entry } from "./block.ts";
+import type { Dictionary } from "./dictionary.ts";
+import type { FullText } from "./fulltext.ts";
+import { encodePositions, termsOf, type PostingKind, type Postings } from "./postings.ts";
+import { monthOf, type UsageStore } from "./usage.ts";
+
+/** Write is one request's entries for one tenant and server millisecond, with its monthly limit (-1: none). */
+export interface Write {
+  ws: string;
+  env: Environment;
+  serverMs: number;
+  count: number;
+  /** entries to store in blocks shared with the turn's other writes... */
+  entries?: Entry[];
+  /** ...or blocks encoded already (PreparedBlock), with their ids, stored as they are */
+  prepared?: { ids: string[]; blocks: PreparedBlock[] };
+  monthlyLimit: number;
+}
+
+/** Verdict is a write's outcome: stored, or refused by the monthly limit; `used` is the month's count after it. */
+export interface Verdict {
+  stored: boolean;
+  used: number;
+}
+
+interface PendingWrite extends Write {
+  used?: number;
+  resolve: (verdict: Verdict) => void;
+  reject: (e: unknown) => void;
+}
+
+/** Stores are what a turn writes to. */
+export interface Stores {
+  entries: Database;
+  postings: Postings;
+  dictionary: Dictionary;
+  usage: UsageStore;
+  fulltext: FullText;
+}
+
+/** TurnCommitter gathers the writes of one event-loop turn and commits them together. */
+export class TurnCommitter {
+  private pending: PendingWrite[] = [];
+  constructor(private readonly to: Stores) {}
+
+  /** commit resolves once the write is committed (or refused by its limit), with its verdict. */
+  commit(write: Write): Promise<Verdict> {
+    return new Promise((resolve, reject) => {
+      if (this.pending.length === 0) setImmediate(() => this.commitPending());
+      this.pending.push({ ...write, resolve, reject });
+    });
+  }
+
+  /** commitPending stores the writes of the turn that just ended (see the top of this file). */
+  private commitPending(): void {
+    const writes = this.pending;
+    this.pending = [];
+    const stored: PendingWrite[] = [];
+    let blocks: ReadyBlock[];
+    try {
+      for (const w of writes) {
+        const taken = this.to.usage.take(w.ws, monthOf(w.serverMs), w.count, w.monthlyLimit); // in arrival order
+        if (taken.ok) (w.used = taken.used), stored.push(w);
+        else w.resolve({ stored: false, used: taken.used });
+      }
+      blocks = readyBlocks(stored);
+    } catch (e) {
+      this.giveBack(stored);
+      for (const w of writes) w.reject(e); // a write answered already stays answered
+      return;
+    }
+    if (stored.length === 0) return;
+    const puts: Promise<unknown>[] = [];
+    for (const w of new Map(stored.map((w) => [`${w.ws}\u0000${monthOf(w.serverMs)}`, w])).values()) puts.push(this.to.usage.put(w.ws, monthOf(w.serverMs)));
+    for (const b of blocks) {
+      puts.push(this.to.entries.put([b.ws, b.env, b.ms, b.firstId], b.value));
+      for (const [kind, term, positions] of b.terms) puts.push(this.to.postings.put(b.ws, b.env, kind, term, b.ms, b.firstId, positions));
+      for (const action of b.actions) this.to.dictionary.add(b.ws, b.env, action, puts);
+    }
+    Promise.all(puts).then(
+      () => {
+        for (const b of blocks) this.to.fulltext.add(b.ws, b.env, { ms: b.ms, firstId: b.firstId, text: b.words, entries: b.size });
+        for (const w of stored) w.resolve({ stored: true, used: w.used! });
+      },
+      (e) => {
+        this.giveBack(stored);
+        for (const w of stored) w.reject(e);
+      },
+    );
+  }
+
+  /** giveBack returns the counts of writes that were not stored; at worst usage stays over-counted for a while, so the quota never overshoots. */
+  private giveBack(writes: PendingWrite[]): void {
+    for (const w of writes) this.to.usage.giveBack(w.ws, monthOf(w.serverMs), w.count).catch(() => {});
+  }
+}
+
+/** ReadyBlock is one block of a turn's writes, encoded, with what its puts and full-text add need. */
+interface ReadyBlock {
+  ws: string;
+  env: Environment;
+  ms: number;
+  firstId: string;
+  size: number;
+  value: Uint8Array;
+  terms: Iterable<[PostingKind, string, Uint8Array]>;
+  actions: Iterable<string>;
+  words: string;
+}
+
+/** readyBlocks encodes the blocks of a turn's stored writes: entries of one tenant and millisecond together, prepared blocks as they are. */
+function readyBlocks(writes: PendingWrite[]): ReadyBlock[] {
+  const out: ReadyBlock[] = [];
+  const groups = new Map<string, (PendingWrite & { entries: Entry[] })[]>();
+  for (const w of writes) {
+    if (w.prepared) {
+      let at = 0;
+      for (const b of w.prepared.blocks) {
+        const ids = w.prepared.ids.slice(at, (at += b.size));
+        out.push({ ws: w.ws, env: w.env, ms: w.serverMs, firstId: ids[0], size: b.size, value: assembleBlock(ids, b.columns), terms: b.terms, actions: b.actions, words: b.text });
+      }
+    } else {
+      const key = `${w.ws}\u0000${w.env}\u0000${w.serverMs}`;
+      const group = w as PendingWrite & { entries: Entry[] };
+      groups.get(key)?.push(group) ?? groups.set(key, [group]);
+    }
+  }
+  for (const group of groups.values()) {
+    const { ws, env, serverMs } = group[0];
+    // ids ascend within a block: each write's ids do, and writes' id ranges never interleave
+    if (group.length > 1) group.sort((a, b) => (a.entries[0].id < b.entries[0].id ? -1 : 1));
+    const entries = group.length === 1 ? group[0].entries : group.flatMap((w) => w.entries);
+    for (let i = 0; i < entries.length; i += BLOCK_MAX) {
+      const block = entries.length <= BLOCK_MAX ? entries : entries.slice(i, i + BLOCK_MAX);
+      out.push({
+        ws, env, ms: serverMs, firstId: block[0].id, size: block.length, value: encodeBlock(block),
+        terms: termsOf(block).map(([kind, term, at]): [PostingKind, string, Uint8Array] => [kind, term, encodePositions(at, block.length)]),
+        actions: new Set(block.map((e) => e.action)),
+        words: blockWords(block),
+      });
+    }
+  }
+  return out;
+}
