@@ -65,10 +65,10 @@ function encodeWideText(values: readonly (string | null)[]): Uint8Array {
 /** textReader reads a column of encodeText, decoding an entry's string when first asked for it. */
 export function textReader(bytes: Uint8Array, n: number): Reader<string | null> {
   const wide = (bytes[0] & WIDE) !== 0;
-  const head = new Uint32Array(copyOf(bytes, 0, 4 * (1 + (wide ? 2 : 1) * n)));
+  const head = new Uint32Array(copyOf(bytes, 0, textHeadBytes(bytes, n)));
   const ends = head.subarray(1, 1 + n); // byte offsets; bit 31 marks a null
   const charEnds = wide ? head.subarray(1 + n) : ends;
-  const text = Buffer.from(bytes.buffer, bytes.byteOffset + head.byteLength, bytes.length - head.byteLength);
+  const text = textPayload(bytes, n);
   const values: (string | null | undefined)[] = new Array(n);
   let decoded = 0;
   const decodeWhole = () => {
@@ -87,8 +87,16 @@ export function textReader(bytes: Uint8Array, n: number): Reader<string | null> 
 
 /** textBytesInclude tells whether the UTF-8 bytes of a column of encodeText, all its strings in a row, include `needle`. */
 export function textBytesInclude(bytes: Uint8Array, n: number, needle: Uint8Array): boolean {
-  const header = 4 * (1 + ((bytes[0] & WIDE) !== 0 ? 2 : 1) * n);
-  return Buffer.from(bytes.buffer, bytes.byteOffset + header, bytes.length - header).indexOf(needle) >= 0;
+  return textPayload(bytes, n).indexOf(needle) >= 0;
+}
+
+// a text column's head: the flags, the byte end offsets and, when not all ASCII, the character end offsets
+const textHeadBytes = (bytes: Uint8Array, n: number): number => 4 * (1 + ((bytes[0] & WIDE) !== 0 ? 2 : 1) * n);
+
+// the UTF-8 bytes after the head, viewed where they are
+function textPayload(bytes: Uint8Array, n: number): Buffer {
+  const head = textHeadBytes(bytes, n);
+  return Buffer.from(bytes.buffer, bytes.byteOffset + head, bytes.length - head);
 }
 
 // a read that wants many entries of a block (a scan) is served faster by one decode of the whole text
@@ -96,7 +104,7 @@ const WHOLE_AFTER = 64;
 
 /** encodeDict packs repeating strings as their distinct values and one code per entry. */
 export function encodeDict(values: readonly string[]): Uint8Array {
-  const dict = new Dictionary();
+  const dict = new CodeTable();
   const codes = new Uint32Array(values.length);
   for (let i = 0; i < values.length; i++) codes[i] = dict.code(values[i]);
   return packr.pack([dict.values(), packCodes(codes, dict.size)]);
@@ -111,7 +119,7 @@ export function dictReader(bytes: Uint8Array, n: number): Reader<string> {
 
 /** encodeDictList packs a list of strings per entry (tags) as the distinct values, where each entry's codes start, and the codes. */
 export function encodeDictList(lists: readonly (readonly string[])[]): Uint8Array {
-  const dict = new Dictionary();
+  const dict = new CodeTable();
   const starts = new Uint32Array(lists.length + 1);
   const codes: number[] = [];
   for (let i = 0; i < lists.length; i++) {
@@ -144,7 +152,8 @@ export function float64Reader(bytes: Uint8Array): Reader<number> {
   return (i) => values[i];
 }
 
-class Dictionary {
+/** CodeTable numbers distinct strings in order of first appearance (not storage/dictionary.ts, the stored actions). */
+class CodeTable {
   private readonly index = new Map<string, number>();
   get size(): number {
     return this.index.size;
