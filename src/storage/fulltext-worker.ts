@@ -12,8 +12,10 @@ const indexes = new Map<number, Index>();
 const newIndex = () =>
   new Index({
     tokenize: "strict",
-    // our own words, split on spaces and left as they are: FlexSearch must neither merge nor drop any
-    encoder: new Encoder({ normalize: false, dedupe: false, split: " ", cache: false, minlength: 1 }),
+    // our own words, split on spaces, lowercased already: FlexSearch must neither merge nor drop any (its default
+    // maxlength, 1,024, dropped longer words until 2026-11-23). It does split digit runs into triplets: a search
+    // yields a superset, which the engine checks, and the index stays about a third of its size with whole numbers
+    encoder: new Encoder({ normalize: false, dedupe: false, split: " ", cache: false, minlength: 1, maxlength: Number.MAX_SAFE_INTEGER }),
     resolution: 1,
     fastupdate: false,
     context: false,

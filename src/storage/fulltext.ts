@@ -30,7 +30,12 @@ interface SegmentMeta {
   /** document number → block key, in key order */
   blocks: [ms: number, firstId: string][];
   entries: number;
+  /** the index holds words of any length; segments sealed before it was set lack words over LONG_WORD characters */
+  longWords?: true;
 }
+
+/** FlexSearch's Encoder, used until 2026-11-23, dropped longer words from the index */
+const LONG_WORD = 1024;
 
 interface Segment extends SegmentMeta {
   /** the index in the worker */
@@ -85,7 +90,7 @@ export class FullText {
       const [firstMs] = seg.blocks[0];
       if (lastMs < range.fromMs) break; // this and every older segment end before the range
       if (firstMs > top[0]) continue;
-      const docs = this.worker.search(this.indexOf(ws, env, seg), words.join(" "), seg.blocks.length);
+      const docs = this.lacksWords(seg, words) ? seg.blocks.map((_, d) => d) : this.worker.search(this.indexOf(ws, env, seg), words.join(" "), seg.blocks.length);
       const hits = docs.map((d) => seg.blocks[d]).sort(([am, ai], [bm, bi]) => bm - am || (ai < bi ? 1 : ai > bi ? -1 : 0));
       for (const [ms, firstId] of hits) {
         if (ms < range.fromMs) break;
@@ -105,18 +110,23 @@ export class FullText {
     let hits = 0;
     let sampled = 0;
     let total = t.active.entries;
-    const inMemory: { index: number; blocks: unknown[]; entries: number }[] = [t.active];
+    const inMemory: { index: number; blocks: unknown[]; entries: number; lacksWords?: boolean }[] = [t.active];
     for (const seg of t.sealed) {
       total += seg.entries;
       const index = this.loaded.get(`${ws}\u0000${env}\u0000${seg.no}`);
-      if (index) inMemory.push({ index, blocks: seg.blocks, entries: seg.entries });
+      if (index) inMemory.push({ index, blocks: seg.blocks, entries: seg.entries, lacksWords: this.lacksWords(seg, words) });
     }
     for (const seg of inMemory) {
       if (seg.blocks.length === 0) continue;
-      hits += this.worker.search(seg.index, query, seg.blocks.length).length;
+      hits += seg.lacksWords ? seg.blocks.length : this.worker.search(seg.index, query, seg.blocks.length).length;
       sampled += seg.entries;
     }
     return sampled === 0 ? 0 : Math.ceil((hits * total) / sampled);
+  }
+
+  /** lacksWords tells whether a segment's index may lack some of the words: then every block of it is a candidate. */
+  private lacksWords(seg: SegmentMeta, words: string[]): boolean {
+    return !seg.longWords && words.some((w) => w.length > LONG_WORD);
   }
 
   /** dropBefore forgets sealed segments whose every block is older than ms (retention). */
@@ -159,7 +169,7 @@ export class FullText {
     if (t) return t;
     const sealed = [...this.db.getRange({ start: [ws, env, "s"], end: [ws, env, "s\u0000"] }).map(({ value }) => value as SegmentMeta)];
     const last = sealed[sealed.length - 1];
-    const active: Segment = { no: (last?.no ?? 0) + 1, blocks: [], entries: 0, index: this.worker.newIndex(), has: new Set() };
+    const active: Segment = { no: (last?.no ?? 0) + 1, blocks: [], entries: 0, longWords: true, index: this.worker.newIndex(), has: new Set() };
     t = { sealed, active };
     this.tenants.set(id, t);
     for (const block of this.blocksAfter(ws, env, last ? last.blocks[last.blocks.length - 1] : undefined)) {
@@ -182,10 +192,10 @@ export class FullText {
   /** seal starts a new active segment and persists the full one once the worker has exported it; it stays loaded meanwhile. */
   private seal(ws: string, env: Environment, t: Tenant): void {
     const seg = t.active;
-    const meta: SegmentMeta = { no: seg.no, blocks: seg.blocks, entries: seg.entries };
+    const meta: SegmentMeta = { no: seg.no, blocks: seg.blocks, entries: seg.entries, longWords: seg.longWords };
     const id = `${ws}\u0000${env}\u0000${seg.no}`;
     t.sealed.push(meta);
-    t.active = { no: seg.no + 1, blocks: [], entries: 0, index: this.worker.newIndex(), has: new Set() };
+    t.active = { no: seg.no + 1, blocks: [], entries: 0, longWords: true, index: this.worker.newIndex(), has: new Set() };
     // segments persist in order (one after the other), so a failed one never leaves a later one on disk
     const write = Promise.all([...this.sealing.values()])
       .then(() => this.worker.export(seg.index))

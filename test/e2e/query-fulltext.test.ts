@@ -2,7 +2,9 @@
 // survive a restart without rebuilding sealed segments, keep at most 4 sealed segments loaded,
 // and forget entries the retention sweeper deleted, from every index.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Encoder, Index } from "flexsearch";
 import { PlanTable } from "../../src/limits/plans.ts";
+import { words } from "../../src/query/words.ts";
 import { RetentionSweeper } from "../../src/storage/retention.ts";
 import { entry, removeDir, startTestSluice, WS, type TestSluice } from "../helpers/sluice.ts";
 
@@ -250,4 +252,73 @@ test("full text is fed off the request path, yet every entry answered 201 is fou
   for (let b = bulks - 1; b >= 0; b--) expect(await search(t, key, `needle${b}`)).toEqual([written[b]]);
   await t.close();
   removeDir(t.dir);
+});
+
+describe("words longer than 1,024 characters (FlexSearch's Encoder dropped them until 2026-11-23)", () => {
+  const long = (b: number) => String.fromCharCode(97 + b).repeat(1_100) + b; // letters and a digit: one word
+  const message = (b: number, i: number) => (i === 3 ? `blob ${long(b)} end` : `short ${b}-${i} code${b}${i}4567`);
+  /** writeLong writes 3 blocks of 10 entries (message(b, i)) and returns their ids */
+  async function writeLong(t: TestSluice, key: string): Promise<string[][]> {
+    const ids: string[][] = [];
+    for (let b = 0; b < 3; b++) {
+      const body = Array.from({ length: 10 }, (_, i) => entry({ message: message(b, i) }));
+      const res = await t.call("POST", `${WS}/logs/bulk`, { key, body });
+      expect(res.status).toBe(201);
+      ids.push((await json(res)).ids);
+    }
+    return ids;
+  }
+  const expectFound = async (t: TestSluice, key: string, ids: string[][]) => {
+    for (let b = 0; b < 3; b++) {
+      expect(await planOf(t, key, `message@"${long(b)}"`)).toBe("fulltext");
+      expect(await search(t, key, `message@"${long(b)}"`)).toEqual([ids[b][3]]);
+      expect(await search(t, key, long(b))).toEqual([ids[b][3]]);
+      expect(await search(t, key, `message@"code${b}54567"`)).toEqual([ids[b][5]]);
+      expect(await search(t, key, `code${b}84567`)).toEqual([ids[b][8]]);
+    }
+  };
+
+  test("are found in the active segment and in sealed ones, before and after a restart", async () => {
+    let t = startTestSluice(undefined, { segmentEntries: SEGMENT });
+    const key = await (await t.workspace()).key("development", "rw");
+    const ids = await writeLong(t, key);
+    expect(t.svc.entries.fulltext.stats()).toMatchObject({ sealed: 1, activeBlocks: 1 });
+    await expectFound(t, key, ids);
+    await t.svc.entries.fulltext.settled();
+    await t.close();
+    t = startTestSluice(t.dir, { segmentEntries: SEGMENT });
+    await expectFound(t, key, ids);
+    await t.close();
+    removeDir(t.dir);
+  });
+
+  test("a segment sealed by an older version, whose index lacks them, offers all its blocks for such a word, so the search stays exact", async () => {
+    let t = startTestSluice(undefined, { segmentEntries: SEGMENT });
+    const ws = await t.workspace();
+    const key = await ws.key("development", "rw");
+    const ids = await writeLong(t, key);
+    await t.svc.entries.fulltext.settled();
+    // rewrite sealed segment 1 (blocks 0 and 1) as the older version stored it: FlexSearch's Encoder, no longWords mark
+    const db = t.dbs.fulltext;
+    const meta = db.get([ws.id, "development", "s", 1]) as { blocks: unknown[]; longWords?: true };
+    expect(meta.longWords).toBe(true);
+    const old = new Index({ tokenize: "strict", encoder: new Encoder({ normalize: false, dedupe: false, split: " ", cache: false, minlength: 1 }), resolution: 1, fastupdate: false, context: false });
+    for (let b = 0; b < 2; b++) old.add(b, words(["user.login", ...Array.from({ length: 10 }, (_, i) => message(b, i))].join("\n")).join(" "));
+    expect(old.search(long(0))).toEqual([]); // the old index lacks the word
+    expect(old.search("code054567")).toEqual([0]); // other words it finds as the new index does
+    const chunks: [string, string][] = [];
+    old.export((k: string, data: string) => void chunks.push([k, data]));
+    await db.transaction(() => {
+      for (const k of db.getKeys({ start: [ws.id, "development", "c", 1], end: [ws.id, "development", "c", 2] })) db.removeSync(k);
+      chunks.forEach((c, i) => db.putSync([ws.id, "development", "c", 1, i], c));
+      const { longWords: _, ...older } = meta;
+      db.putSync([ws.id, "development", "s", 1], older);
+    });
+    await t.close();
+    t = startTestSluice(t.dir, { segmentEntries: SEGMENT });
+    expect(await search(t, key, "short")).toHaveLength(27); // the rewritten index still serves other words
+    await expectFound(t, key, ids);
+    await t.close();
+    removeDir(t.dir);
+  });
 });

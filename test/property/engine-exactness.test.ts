@@ -28,7 +28,8 @@ afterAll(async () => {
 
 const T0 = Date.UTC(2026, 10, 22, 10, 0, 0, 0);
 const ACTIONS = ["user.login", "User.Login", "user.logout", "login_failed", "order.created", "ÉTÉ.go", "a", "x.y*z", "nu\u0000ll.go"];
-const MESSAGES = [null, "", "timeout while connecting to db", "User LOGIN ok", "straße ΣΊΣΥΦΟΣ", "retry 3 of 5", "login* done", "42", "!!!", "NO. 1-2-3 \u212a İ"];
+const LONG = "z".repeat(1_030) + "9"; // one word longer than FlexSearch's Encoder kept
+const MESSAGES = [null, "", `retry ${LONG} ok`, "timeout while connecting to db", "User LOGIN ok", "straße ΣΊΣΥΦΟΣ", "retry 3 of 5", "login* done", "42", "!!!", "NO. 1-2-3 \u212a İ"];
 const TAGS = ["a", "b", "B", "prod", "x-1", "é", "t\u0000"];
 const OBJECT_VALUES = [null, "u1", "U1", 5, 500, "500", true, "true", [1, 2], { code: 5 }, 2.5];
 
@@ -66,7 +67,7 @@ const instant = (ms: number, sub: boolean) => {
   return { kind: "time" as const, text, instant: parseRfc3339(text)!, pos: 0 };
 };
 const eq = pick<"=" | "!=">(["=", "!="]);
-const textValues = ["user", "LOGIN", "login*", "*out", "user.*", "x.y", "timeout db", "straße", "σίσυφος", "ok", "42", "!!!", "x.y*z", "a", "u\u0000ll", "nu", "o. 1-2-3 k", "*1-2-3*", " 3 of"];
+const textValues = ["user", "LOGIN", "login*", "*out", "user.*", "x.y", "timeout db", "straße", "σίσυφος", "ok", "42", "!!!", "x.y*z", "a", "u\u0000ll", "nu", "o. 1-2-3 k", "*1-2-3*", " 3 of", LONG];
 /** termArb draws terms whose values come from the same vocabulary as the entries, so they often match. */
 const termArb = (idCount: number): fc.Arbitrary<Term> =>
   fc.oneof(
@@ -93,7 +94,7 @@ const termArb = (idCount: number): fc.Arbitrary<Term> =>
       kind: fc.constant("range" as const), facet: pick(["actor", "metadata"] as const), path: pick([["status"], ["n"], ["http", "n"]]),
       op: pick<"<" | ">" | "<=" | ">=">(["<", ">", "<=", ">="]), values: some(pick([4, 5, 100, 500, 2.5]).map((n) => ({ kind: "number" as const, text: String(n), number: n, pos: 0 })), 2), pos: fc.constant(0),
     }),
-    pick(["login", "user login", "timeout", "ok", "straße", "!!!", "LOGIN", "σίσυφος", "42 retry"]).map((text) => ({ kind: "free" as const, text, words: words(text), pos: 0 })),
+    pick(["login", "user login", "timeout", "ok", "straße", "!!!", "LOGIN", "σίσυφος", "42 retry", LONG]).map((text) => ({ kind: "free" as const, text, words: words(text), pos: 0 })),
     // indexable forms again, so that each index is chosen often enough to matter
     some(pick([...TAGS, "X"]).map(str), 2).map((values) => ({ kind: "tag" as const, op: "=" as const, values, pos: 0 })),
     some(pick(["staging", "production", "development"] as const).map(str), 2).map((values) => ({ kind: "enum" as const, facet: "environment" as const, op: "=" as const, values, pos: 0 })),
