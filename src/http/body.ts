@@ -1,6 +1,6 @@
-// body: reads a JSON request body with the checks of contract §4, counting bytes as they stream in.
+// body: reads a JSON request body with the checks of contract §4, scanning bytes as they stream in.
 import { badRequest } from "../errors.ts";
-import { DepthMeter } from "./depth.ts";
+import { JsonScan } from "./scan.ts";
 import { parseJson } from "./parse.ts";
 import { noteBodyBytes } from "./observe.ts";
 
@@ -18,13 +18,19 @@ export interface BodyLimits {
 const BODY_TIMEOUT_MS = 30_000; // a client that trickles its body does not hold a request for long
 const SMALL_BODY = 64 * 1024; // a body of declared length up to this is read at once, larger ones stream through the checks
 
-/** readJson returns the parsed body, or throws the 400 that says what is wrong with it. */
-export async function readJson(request: Request, limits: BodyLimits): Promise<unknown> {
-  return parseJson(await readJsonBytes(request, limits));
+/** JsonBody is a checked body, unparsed, with the bounds of its entries' sizes (JsonScan.sizeBounds). */
+export interface JsonBody {
+  bytes: Uint8Array;
+  sizeBounds: number[];
 }
 
-/** readJsonBytes checks the type, size and nesting of a JSON body as it arrives and returns its bytes, unparsed. */
-export async function readJsonBytes(request: Request, limits: BodyLimits): Promise<Uint8Array> {
+/** readJson returns the parsed body, or throws the 400 that says what is wrong with it. */
+export async function readJson(request: Request, limits: BodyLimits): Promise<unknown> {
+  return parseJson((await readJsonBody(request, limits)).bytes);
+}
+
+/** readJsonBody checks the type, size and nesting of a JSON body as it arrives and returns it unparsed. */
+export async function readJsonBody(request: Request, limits: BodyLimits): Promise<JsonBody> {
   const type = request.headers.get("content-type");
   if (!type || !JSON_TYPE.test(type.trim())) {
     throw badRequest("VALIDATION_INVALID_CONTENT_TYPE", `send the body as JSON with Content-Type: application/json (got ${type ? JSON.stringify(type) : "none"})`);
@@ -32,7 +38,7 @@ export async function readJsonBytes(request: Request, limits: BodyLimits): Promi
   return readBytes(request, limits);
 }
 
-async function readBytes(request: Request, limits: BodyLimits): Promise<Uint8Array> {
+async function readBytes(request: Request, limits: BodyLimits): Promise<JsonBody> {
   const limitBytes = limits.bytes;
   const tooLarge = () =>
     badRequest("VALIDATION_FAILED", `the body is larger than this workspace's limit of ${limitBytes} bytes; send fewer or smaller entries`, {
@@ -41,26 +47,27 @@ async function readBytes(request: Request, limits: BodyLimits): Promise<Uint8Arr
     });
   const declared = Number(request.headers.get("content-length") ?? NaN);
   if (declared > limitBytes) throw tooLarge();
-  if (!request.body) return new Uint8Array(0);
-  const meter = new DepthMeter(limits.depth);
+  if (!request.body) return { bytes: new Uint8Array(0), sizeBounds: [] };
+  const scan = new JsonScan(limits.depth);
   const timeoutMs = limits.timeoutMs ?? BODY_TIMEOUT_MS;
   let timer: Timer | undefined;
   const late = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(badRequest("VALIDATION_INVALID_REQUEST", `the body did not arrive within ${Math.round(timeoutMs / 1000)} s; send it faster or in smaller requests`)), timeoutMs);
   });
-  if (declared <= SMALL_BODY) return readSmall(request, meter, limits.depth, late).finally(() => clearTimeout(timer));
-  return readStream(request, meter, limits.depth, limitBytes, tooLarge, late).finally(() => clearTimeout(timer));
+  const read = declared <= SMALL_BODY ? readSmall(request, scan, limits.depth, late) : readStream(request, scan, limits.depth, limitBytes, tooLarge, late);
+  const bytes = await read.finally(() => clearTimeout(timer));
+  return { bytes, sizeBounds: scan.sizeBounds() };
 }
 
 /** readSmall reads a body of known, small length at once: a stream's per-chunk machinery costs more than such a body. */
-async function readSmall(request: Request, meter: DepthMeter, depth: number, late: Promise<never>): Promise<Uint8Array> {
+async function readSmall(request: Request, scan: JsonScan, depth: number, late: Promise<never>): Promise<Uint8Array> {
   const bytes = new Uint8Array(await Promise.race([request.arrayBuffer(), late]));
-  if (!meter.feed(bytes)) throw tooDeep(depth);
+  if (!scan.feed(bytes)) throw tooDeep(depth);
   noteBodyBytes(request, bytes.byteLength);
   return bytes;
 }
 
-async function readStream(request: Request, meter: DepthMeter, depth: number, limitBytes: number, tooLarge: () => Error, late: Promise<never>): Promise<Uint8Array> {
+async function readStream(request: Request, scan: JsonScan, depth: number, limitBytes: number, tooLarge: () => Error, late: Promise<never>): Promise<Uint8Array> {
   const chunks: Uint8Array[] = [];
   let size = 0;
   const reader = request.body!.getReader();
@@ -70,7 +77,7 @@ async function readStream(request: Request, meter: DepthMeter, depth: number, li
       if (done) break;
       size += value.byteLength;
       if (size > limitBytes) throw tooLarge();
-      if (!meter.feed(value)) throw tooDeep(depth);
+      if (!scan.feed(value)) throw tooDeep(depth);
       chunks.push(value);
     }
   } catch (e) {

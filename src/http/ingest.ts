@@ -4,7 +4,8 @@ import type { IngestService } from "../ingest/ingest.ts";
 import { maxBodyBytes, type Plan } from "../limits/plans.ts";
 import { BulkCreated, CreateLogRequest, LogEntry, ValidationResponse } from "../schema.ts";
 import { Type as T } from "@sinclair/typebox";
-import { readJson, readJsonBytes } from "./body.ts";
+import { readJson, readJsonBody } from "./body.ts";
+import { parseJson } from "./parse.ts";
 import type { Metrics } from "./observe.ts";
 import type { Gate } from "./guard.ts";
 import { operation } from "./openapi.ts";
@@ -26,8 +27,8 @@ export function ingestRoutes(gate: Gate, ingest: IngestService, metrics: Metrics
     .post(
       "/logs",
       gate.guarded("logs:write", async ({ request, caller }) => {
-        const body = await readJson(request, { ...entryBodyLimits(caller.plan), timeoutMs: gate.bodyTimeoutMs });
-        const entry = await ingest.createOne(body, caller);
+        const body = await readJsonBody(request, { ...entryBodyLimits(caller.plan), timeoutMs: gate.bodyTimeoutMs });
+        const entry = await ingest.createOne(parseJson(body.bytes), caller, body.sizeBounds[0]);
         metrics.entries.inc(1);
         return json(entry, 201);
       }),
@@ -46,8 +47,8 @@ export function ingestRoutes(gate: Gate, ingest: IngestService, metrics: Metrics
     .post(
       "/logs/bulk",
       gate.guarded("logs:write", async ({ request, caller }) => {
-        const bytes = await readJsonBytes(request, { ...entryBodyLimits(caller.plan), timeoutMs: gate.bodyTimeoutMs });
-        const created = await ingest.createMany(bytes, caller);
+        const body = await readJsonBody(request, { ...entryBodyLimits(caller.plan), timeoutMs: gate.bodyTimeoutMs });
+        const created = await ingest.createMany(body, caller);
         metrics.entries.inc(created.count);
         return json(created, 201);
       }),

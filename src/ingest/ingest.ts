@@ -4,30 +4,31 @@ import { ApiError, badRequest, validationFailed, type FieldError } from "../erro
 import { IdGenerator } from "../ids.ts";
 import { limit } from "../limits/plans.ts";
 import { quotaExceeded } from "../limits/quota.ts";
+import type { JsonBody } from "../http/body.ts";
 import { isEnvironment, type LogEntry } from "../schema.ts";
 import { toLogEntry, type Entry, type EntryStore } from "../storage/entries.ts";
 import { acceptEntries } from "./prepare.ts";
 import { preparer } from "./preparer.ts";
-import { checkEntry, type NewEntry } from "./rules.ts";
+import { checkEntry, unknownFields, type NewEntry } from "./rules.ts";
 
 /** IngestService validates and stores entries for one caller at a time. */
 export class IngestService {
   private readonly ids = new IdGenerator();
   constructor(private readonly store: EntryStore, private readonly clock: () => number = Date.now) {}
 
-  /** createOne stores a single entry and returns it as stored. */
-  async createOne(body: unknown, caller: Caller): Promise<LogEntry> {
+  /** createOne stores a single entry and returns it as stored; `sizeAtMost` bounds its JSON size (checkEntry). */
+  async createOne(body: unknown, caller: Caller, sizeAtMost?: number): Promise<LogEntry> {
     if (typeof body !== "object" || body === null || Array.isArray(body)) {
       throw badRequest("VALIDATION_INVALID_REQUEST", "POST /logs takes one JSON object; send arrays to POST /logs/bulk");
     }
-    const [entry] = acceptEntries([body], null, caller.plan, caller.key.environment);
+    const [entry] = acceptEntries([body], null, caller.plan, caller.key.environment, sizeAtMost === undefined ? undefined : [sizeAtMost]);
     const { ms, stored } = await this.write([entry], caller);
     return toLogEntry(caller.key.environment, ms, stored[0]);
   }
 
-  /** createMany checks a bulk body (its bytes, unparsed), stores it all or nothing and returns the new ids in input order. */
-  async createMany(bytes: Uint8Array, caller: Caller): Promise<{ count: number; ids: string[] }> {
-    const batch = await preparer().prepare(bytes, caller.plan, caller.key.environment);
+  /** createMany checks a bulk body (unparsed), stores it all or nothing and returns the new ids in input order. */
+  async createMany(body: JsonBody, caller: Caller): Promise<{ count: number; ids: string[] }> {
+    const batch = await preparer().prepare(body, caller.plan, caller.key.environment);
     const { ms, ids } = this.ids.next(batch.count, this.clock());
     await this.commit(caller, batch.count, ms, () => this.store.appendPrepared(caller.workspace.id, caller.key.environment, ms, ids, batch.blocks, caller.plan.logs_per_month));
     return { count: batch.count, ids };
@@ -54,7 +55,7 @@ export class IngestService {
         if (isEnvironment(env) && env !== caller.key.environment) {
           errors.push({ field: "environment", message: `environment ${env} does not match this key's environment ${caller.key.environment}`, log_index: index });
         }
-        for (const f of check.unknownFields) warnings.push(`${index === null ? "" : `entry ${index}: `}unknown field ${JSON.stringify(f)} is ignored`);
+        for (const f of unknownFields(raw)) warnings.push(`${index === null ? "" : `entry ${index}: `}unknown field ${JSON.stringify(f)} is ignored`);
       });
     }
     return { valid: errors.length === 0, warnings, errors };

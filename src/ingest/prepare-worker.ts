@@ -5,11 +5,11 @@ import { ApiError } from "../errors.ts";
 import { prepareBatch } from "./prepare.ts";
 import type { PrepareReply, PrepareRequest } from "./preparer.ts";
 
-parentPort!.on("message", ({ call, bytes, plan, env }: PrepareRequest) => {
+parentPort!.on("message", ({ call, body, plan, env }: PrepareRequest) => {
   let reply: PrepareReply;
   const transfer: ArrayBuffer[] = [];
   try {
-    const batch = prepareBatch(bytes, plan, env);
+    const batch = prepareBatch(body, plan, env);
     for (const block of batch.blocks) {
       // msgpackr packs into one reused buffer: give each column a buffer of its own to hand over
       block.columns = block.columns.map((c) => c && own(c, transfer)) as typeof block.columns;

@@ -3,6 +3,7 @@
 // state, so it runs on an ingest worker (prepare-worker.ts) for large bodies and inline for small ones.
 import { requireKeyEnvironment } from "../auth/authenticate.ts";
 import { badRequest, validationFailed, type FieldError } from "../errors.ts";
+import type { JsonBody } from "../http/body.ts";
 import { parseJson } from "../http/parse.ts";
 import { limit, type Plan } from "../limits/plans.ts";
 import { isEnvironment, type Environment } from "../schema.ts";
@@ -28,8 +29,8 @@ export interface PreparedBatch {
 }
 
 /** prepareBatch runs every check of POST /logs/bulk on a body and encodes its blocks; it throws the ApiError to answer. */
-export function prepareBatch(bytes: Uint8Array, plan: Plan, keyEnvironment: Environment): PreparedBatch {
-  const entries = acceptBatch(parseJson(bytes), plan, keyEnvironment);
+export function prepareBatch(body: JsonBody, plan: Plan, keyEnvironment: Environment): PreparedBatch {
+  const entries = acceptBatch(parseJson(body.bytes), plan, keyEnvironment, body.sizeBounds);
   const blocks: PreparedBlock[] = [];
   for (let i = 0; i < entries.length; i += BLOCK_MAX) {
     const block = entries.length <= BLOCK_MAX ? entries : entries.slice(i, i + BLOCK_MAX);
@@ -45,7 +46,7 @@ export function prepareBatch(bytes: Uint8Array, plan: Plan, keyEnvironment: Envi
 }
 
 /** acceptBatch checks a bulk body's shape and size, then every entry (acceptEntries). */
-export function acceptBatch(body: unknown, plan: Plan, keyEnvironment: Environment): NewEntry[] {
+export function acceptBatch(body: unknown, plan: Plan, keyEnvironment: Environment, sizeBounds?: number[]): NewEntry[] {
   if (!Array.isArray(body)) {
     throw badRequest("VALIDATION_INVALID_REQUEST", "POST /logs/bulk takes a JSON array of entries; send single objects to POST /logs");
   }
@@ -59,19 +60,23 @@ export function acceptBatch(body: unknown, plan: Plan, keyEnvironment: Environme
       received: body.length,
     });
   }
-  return acceptEntries(body, 0, plan, keyEnvironment);
+  return acceptEntries(body, 0, plan, keyEnvironment, sizeBounds);
 }
 
-/** acceptEntries checks environments first (403), then every entry rule (400 listing all problems). */
-export function acceptEntries(raws: unknown[], firstIndex: number | null, plan: Plan, keyEnvironment: Environment): NewEntry[] {
+/**
+ * acceptEntries checks environments first (403), then every entry rule (400 listing all problems).
+ * sizeBounds, one per entry from the body's scan, spare the size rule's stringify (checkEntry).
+ */
+export function acceptEntries(raws: unknown[], firstIndex: number | null, plan: Plan, keyEnvironment: Environment, sizeBounds?: number[]): NewEntry[] {
   for (const raw of raws) {
     const env = (raw as Record<string, unknown> | null)?.environment;
     if (isEnvironment(env)) requireKeyEnvironment(keyEnvironment, env);
   }
   const entries: NewEntry[] = [];
   const errors: FieldError[] = [];
+  const bounds = sizeBounds?.length === raws.length ? sizeBounds : undefined; // a scan that saw other elements than JSON.parse did is not used
   raws.forEach((raw, i) => {
-    const check = checkEntry(raw, firstIndex === null ? null : i, plan);
+    const check = checkEntry(raw, firstIndex === null ? null : i, plan, bounds?.[i]);
     if (check.entry) entries.push(check.entry);
     else errors.push(...check.errors);
   });

@@ -3,13 +3,14 @@
 // the same ApiError comes back.
 import { Worker } from "node:worker_threads";
 import { ApiError, type ErrorCode } from "../errors.ts";
+import type { JsonBody } from "../http/body.ts";
 import type { Plan } from "../limits/plans.ts";
 import type { Environment } from "../schema.ts";
 import { prepareBatch, type PreparedBatch } from "./prepare.ts";
 
 export interface PrepareRequest {
   call: number;
-  bytes: Uint8Array;
+  body: JsonBody;
   plan: Plan;
   env: Environment;
 }
@@ -29,15 +30,16 @@ export class Preparer {
   private calls = 0;
 
   /** prepare checks and encodes a bulk body (see prepareBatch), on the worker when it is large. */
-  async prepare(bytes: Uint8Array, plan: Plan, env: Environment): Promise<PreparedBatch> {
-    if (bytes.byteLength < WORKER_MIN_BYTES) return prepareBatch(bytes, plan, env);
+  async prepare(body: JsonBody, plan: Plan, env: Environment): Promise<PreparedBatch> {
+    const { bytes } = body;
+    if (bytes.byteLength < WORKER_MIN_BYTES) return prepareBatch(body, plan, env);
     const worker = this.start();
     const call = ++this.calls;
     if (this.waiting.size === 0) worker.ref();
     const done = new Promise<PreparedBatch>((resolve, reject) => this.waiting.set(call, { resolve, reject }));
     // hand the body over without a copy when the view is its whole buffer (a pooled Buffer is not)
     const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
-    worker.postMessage({ call, bytes, plan, env } satisfies PrepareRequest, whole ? [bytes.buffer as ArrayBuffer] : []);
+    worker.postMessage({ call, body, plan, env } satisfies PrepareRequest, whole ? [bytes.buffer as ArrayBuffer] : []);
     return done;
   }
 

@@ -23,7 +23,6 @@ export interface NewEntry {
 export interface EntryCheck {
   entry: NewEntry | undefined; // set only when errors is empty
   errors: FieldError[];
-  unknownFields: string[];
 }
 
 const schema = TypeCompiler.Compile(CreateLogRequest);
@@ -44,10 +43,13 @@ const RULE: Record<string, string> = {
   metadata: "metadata must be a JSON object or null",
 };
 
-/** checkEntry applies every entry rule to one received value and lists all its problems. */
-export function checkEntry(raw: unknown, logIndex: number | null, plan: Plan): EntryCheck {
+/**
+ * checkEntry applies every entry rule to one received value and lists all its problems. `sizeAtMost`, when
+ * known (JsonScan.sizeBounds), bounds the entry's JSON size: within the plan's limit, it spares the stringify.
+ */
+export function checkEntry(raw: unknown, logIndex: number | null, plan: Plan, sizeAtMost = Infinity): EntryCheck {
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
-    return { entry: undefined, errors: [{ field: "", message: "each entry must be a JSON object", log_index: logIndex }], unknownFields: [] };
+    return { entry: undefined, errors: [{ field: "", message: "each entry must be a JSON object", log_index: logIndex }] };
   }
   const e = raw as Record<string, unknown>;
   const errors: FieldError[] = [];
@@ -85,13 +87,13 @@ export function checkEntry(raw: unknown, logIndex: number | null, plan: Plan): E
       fail(f, `${f} nests deeper than ${plan.max_metadata_depth} levels, the ${plan.code} plan's limit (the object itself is level 1)`);
     }
   }
-  const size = byteSize(e);
-  if (size === undefined) fail("", "entry nests too deeply to be stored; flatten it");
-  else if (size > limit(plan.max_log_size)) fail("", `entry is ${size} bytes as JSON; the ${plan.code} plan allows ${plan.max_log_size}`);
+  if (sizeAtMost > limit(plan.max_log_size)) {
+    const size = byteSize(e);
+    if (size === undefined) fail("", "entry nests too deeply to be stored; flatten it");
+    else if (size > limit(plan.max_log_size)) fail("", `entry is ${size} bytes as JSON; the ${plan.code} plan allows ${plan.max_log_size}`);
+  }
 
-  const unknownFields: string[] = [];
-  for (const k in e) if (!KNOWN.has(k)) unknownFields.push(k); // own keys only: parsed JSON inherits no enumerable ones
-  if (errors.length > 0) return { entry: undefined, errors, unknownFields };
+  if (errors.length > 0) return { entry: undefined, errors };
   return {
     entry: {
       environment: (e.environment as Environment | null | undefined) ?? undefined,
@@ -106,8 +108,15 @@ export function checkEntry(raw: unknown, logIndex: number | null, plan: Plan): E
       clientMs,
     },
     errors,
-    unknownFields,
   };
+}
+
+/** unknownFields lists the fields of an entry that no rule knows: a write ignores them, /logs/validate warns of them. */
+export function unknownFields(raw: unknown): string[] {
+  const found: string[] = [];
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return found;
+  for (const k in raw) if (!KNOWN.has(k)) found.push(k); // own keys only: parsed JSON inherits no enumerable ones
+  return found;
 }
 
 /** distinct drops repeated tags, keeping first occurrences in order; most tag lists are short and have none. */

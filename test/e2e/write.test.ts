@@ -245,6 +245,46 @@ describe("transport errors of the write endpoints", () => {
   });
 });
 
+describe("entry size limit: the UTF-8 size of the entry's JSON, however its text is written (free plan: 700 bytes)", () => {
+  const LIMIT = 700;
+  /** textOf writes an entry with a number as given, its message padded so that JSON.stringify of it parsed is `size` bytes. */
+  const textOf = (number: string, size: number, space = 0) => {
+    const write = (pad: string) => JSON.stringify({ ...entry(), message: pad, metadata: { n: 0 } }, null, space).replace(/"n": ?0/, `"n":${number}`);
+    const pad = "a".repeat(size - stringified(write("")));
+    return write(pad);
+  };
+  const stringified = (text: string) => encoder.encode(JSON.stringify(JSON.parse(text))).length;
+  const cases = [
+    { name: "exactly the limit, written compact", text: textOf("1", LIMIT), stored: true },
+    { name: "exactly the limit, written with spaces that make the text longer", text: textOf("1", LIMIT, 8), stored: true },
+    { name: "one byte over, written compact", text: textOf("1", LIMIT + 1), stored: false },
+    { name: "one byte over from a 20-digit number that rounds to 21 digits, its text within the limit", text: textOf("99999999999999999999", LIMIT + 1), stored: false },
+    { name: "over from a number with an exponent (1e20 is 21 digits as JSON), its text within the limit", text: textOf("1e20", LIMIT + 16), stored: false },
+  ];
+  test("the texts are as named", () => {
+    for (const c of cases) expect(stringified(c.text)).toBe(c.stored ? LIMIT : c.name.startsWith("over") ? LIMIT + 16 : LIMIT + 1);
+    expect(encoder.encode(cases[1].text).length).toBeGreaterThan(LIMIT);
+    expect(encoder.encode(cases[3].text).length).toBe(LIMIT);
+    expect(encoder.encode(cases[4].text).length).toBeLessThan(LIMIT);
+  });
+  test.each(cases)("POST /logs: $name", async ({ text, stored }) => {
+    const key = await fresh("free");
+    const res = await send("/logs", key, text, "application/json");
+    if (stored) return expect(res.status).toBe(201);
+    const body = await expectError(res, 400, "VALIDATION_FAILED");
+    expect(body.details.errors).toEqual([{ field: "", message: expect.stringContaining(`entry is ${stringified(text)} bytes as JSON`), log_index: null }]);
+    expect(await usedOf(key)).toBe(0);
+  });
+  test.each(cases)("POST /logs/bulk, second of two entries: $name", async ({ text, stored }) => {
+    const key = await fresh("free");
+    const res = await send("/logs/bulk", key, `[${JSON.stringify(entry())} ,\n ${text}]`, "application/json");
+    if (stored) return expect((await res.json()).count).toBe(2);
+    const body = await expectError(res, 400, "VALIDATION_FAILED");
+    expect(body.details.errors).toEqual([{ field: "", message: expect.stringContaining(`entry is ${stringified(text)} bytes as JSON`), log_index: 1 }]);
+    expect(await usedOf(key)).toBe(0);
+  });
+});
+
 describe("POST /logs/validate", () => {
   test.each([
     ["one entry", entry()],

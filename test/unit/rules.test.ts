@@ -1,6 +1,7 @@
 // Entry rules of contract §4, one row per rule and boundary, checked against checkEntry directly.
 import { test, expect, describe } from "bun:test";
-import { checkEntry, deeperThan } from "../../src/ingest/rules.ts";
+import fc from "fast-check";
+import { checkEntry, deeperThan, unknownFields } from "../../src/ingest/rules.ts";
 import { BUILT_IN_PLANS, type Plan } from "../../src/limits/plans.ts";
 
 const UNLIMITED = BUILT_IN_PLANS.find((p) => p.code === "unlimited")!;
@@ -50,7 +51,7 @@ describe("checkEntry: a valid entry", () => {
   test("minimal entry passes and is normalised with defaults (message null, tags [], objects null)", () => {
     const r = checkEntry(valid(), null, UNLIMITED);
     expect(r.errors).toEqual([]);
-    expect(r.unknownFields).toEqual([]);
+    expect(unknownFields(valid())).toEqual([]);
     expect(r.entry).toEqual({
       environment: undefined,
       level: "info",
@@ -390,23 +391,36 @@ describe("checkEntry: UTF-8 size of JSON.stringify(entry as received) at most ma
   });
 });
 
+describe("checkEntry: a size bound from the body's scan changes no verdict", () => {
+  test("given any bound at least the entry's size, the errors are those of the exact rule (2,000 cases)", () => {
+    const plans = fc.constantFrom(...BUILT_IN_PLANS);
+    fc.assert(
+      fc.property(plans, fc.constantFrom("a", "é", "😀", '"'), fc.nat({ max: 2_500 }), fc.nat({ max: 3_000 }), (plan, ch, n, slack) => {
+        const raw = valid({ message: ch.repeat(n), metadata: { n: slack } });
+        const size = bytes(JSON.stringify(raw));
+        expect(checkEntry(raw, 0, plan, size + slack)).toEqual(checkEntry(raw, 0, plan));
+        expect(checkEntry(raw, 0, plan, Infinity)).toEqual(checkEntry(raw, 0, plan));
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+});
+
 describe("checkEntry: unknown top-level fields are ignored and reported", () => {
-  test("unknown fields pass, are listed in unknownFields and are not in the entry", () => {
-    const r = checkEntry(valid({ foo: 1, Level: "x", nested: { a: 1 } }), null, UNLIMITED);
+  test("unknown fields pass, are listed by unknownFields and are not in the entry", () => {
+    const raw = valid({ foo: 1, Level: "x", nested: { a: 1 } });
+    const r = checkEntry(raw, null, UNLIMITED);
     expect(r.errors).toEqual([]);
-    expect(r.unknownFields).toEqual(["foo", "Level", "nested"]);
+    expect(unknownFields(raw)).toEqual(["foo", "Level", "nested"]);
     expect(Object.keys(r.entry!).sort()).toEqual(
       ["action", "actor", "clientMs", "context", "environment", "level", "message", "metadata", "tags", "target"],
     );
   });
 
   test("known fields are never reported as unknown", () => {
-    const r = checkEntry(
-      valid({ environment: "development", message: "m", tags: ["t"], actor: {}, target: {}, context: {}, metadata: {} }),
-      null,
-      UNLIMITED,
-    );
-    expect(r.unknownFields).toEqual([]);
+    const raw = valid({ environment: "development", message: "m", tags: ["t"], actor: {}, target: {}, context: {}, metadata: {} });
+    expect(checkEntry(raw, null, UNLIMITED).errors).toEqual([]);
+    expect(unknownFields(raw)).toEqual([]);
   });
 });
 
