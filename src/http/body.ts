@@ -1,6 +1,6 @@
 // body: reads a JSON request body with the checks of contract §4, scanning bytes as they stream in.
 import { badRequest } from "../errors.ts";
-import { JsonScan } from "./scan.ts";
+import { JsonScan, type EntryBounds } from "./scan.ts";
 import { parseJson } from "./parse.ts";
 import { noteBodyBytes } from "./observe.ts";
 
@@ -18,10 +18,10 @@ export interface BodyLimits {
 const BODY_TIMEOUT_MS = 30_000; // a client that trickles its body does not hold a request for long
 const SMALL_BODY = 64 * 1024; // a body of declared length up to this is read at once, larger ones stream through the checks
 
-/** JsonBody is a checked body, unparsed, with the bounds of its entries' sizes (JsonScan.sizeBounds). */
+/** JsonBody is a checked body, unparsed, with what its scan bounds of its entries. */
 export interface JsonBody {
   bytes: Uint8Array;
-  sizeBounds: number[];
+  bounds: EntryBounds;
 }
 
 /** readJson returns the parsed body, or throws the 400 that says what is wrong with it. */
@@ -47,7 +47,7 @@ async function readBytes(request: Request, limits: BodyLimits): Promise<JsonBody
     });
   const declared = Number(request.headers.get("content-length") ?? NaN);
   if (declared > limitBytes) throw tooLarge();
-  if (!request.body) return { bytes: new Uint8Array(0), sizeBounds: [] };
+  if (!request.body) return { bytes: new Uint8Array(0), bounds: { size: [], nesting: [] } };
   const scan = new JsonScan(limits.depth);
   const timeoutMs = limits.timeoutMs ?? BODY_TIMEOUT_MS;
   let timer: Timer | undefined;
@@ -56,7 +56,7 @@ async function readBytes(request: Request, limits: BodyLimits): Promise<JsonBody
   });
   const read = declared <= SMALL_BODY ? readSmall(request, scan, limits.depth, late) : readStream(request, scan, limits.depth, limitBytes, tooLarge, late);
   const bytes = await read.finally(() => clearTimeout(timer));
-  return { bytes, sizeBounds: scan.sizeBounds() };
+  return { bytes, bounds: scan.entryBounds() };
 }
 
 /** readSmall reads a body of known, small length at once: a stream's per-chunk machinery costs more than such a body. */

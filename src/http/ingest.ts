@@ -28,7 +28,7 @@ export function ingestRoutes(gate: Gate, ingest: IngestService, metrics: Metrics
       "/logs",
       gate.guarded("logs:write", async ({ request, caller }) => {
         const body = await readJsonBody(request, { ...entryBodyLimits(caller.plan), timeoutMs: gate.bodyTimeoutMs });
-        const entry = await ingest.createOne(parseJson(body.bytes), caller, body.sizeBounds[0]);
+        const entry = await ingest.createOne(parseJson(body.bytes), caller, body.bounds);
         metrics.entries.inc(1);
         return json(entry, 201);
       }),

@@ -1,7 +1,8 @@
 // scan: one pass over a JSON body's bytes as they stream in, without recursion. It measures the nesting
 // depth, so a body of deeply nested brackets is refused at its first chunk instead of reaching JSON.parse,
-// and bounds each entry's size (the body, or each element of a body that is an array), so the size rule
-// (contract §4: the UTF-8 bytes of JSON.stringify of the entry) needs no stringify when the bound fits.
+// and bounds each entry (the body, or each element of a body that is an array): its size, so the size rule
+// (contract §4: the UTF-8 bytes of JSON.stringify of the entry) needs no stringify when the bound fits, and
+// how deeply its values nest, so the depth rule needs no walk of the entry's objects when that fits.
 //
 // Why the bound holds: stringify of a parsed value is never longer than its text (whitespace goes, escapes
 // only shorten, repeated keys drop), except numbers. One without an exponent gains at most one character,
@@ -19,6 +20,12 @@ const OPEN_ARRAY = 0x5b;
 const CLOSE_OBJECT = 0x7d;
 const CLOSE_ARRAY = 0x5d;
 
+/** EntryBounds: per entry, a bound on its JSON size (Infinity when unknown) and how deeply its values nest (an object directly in the entry is 1). */
+export interface EntryBounds {
+  size: number[];
+  nesting: number[];
+}
+
 /** JsonScan follows chunks of JSON text; `"` and `\` never occur inside UTF-8 multibyte sequences. */
 export class JsonScan {
   private depth = 0;
@@ -30,13 +37,14 @@ export class JsonScan {
   private start = 0; // where the current element began
   private digits = 0; // digits outside strings in the current entry
   private exponent = false; // the current entry holds a number with an exponent
-  private readonly bounds: number[] = [];
+  private deepest = 0; // the deepest nesting reached in the current entry, counted from the body
+  private readonly bounds: EntryBounds = { size: [], nesting: [] };
 
   constructor(private readonly limit: number) {}
 
   /** feed reads one chunk and tells whether the nesting stayed within the limit. */
   feed(chunk: Uint8Array): boolean {
-    let { depth, inString, digits, exponent } = this;
+    let { depth, inString, digits, exponent, deepest } = this;
     const limit = this.limit;
     const n = chunk.length;
     let i = 0;
@@ -66,15 +74,16 @@ export class JsonScan {
       else if (b <= NINE) {
         if (b >= ZERO) digits++;
         else if (b === COMMA && depth === 1 && this.array) {
-          this.endElement(this.offset + i - 1, digits, exponent);
-          digits = 0;
+          this.endElement(this.offset + i - 1, digits, exponent, deepest);
+          digits = deepest = 0;
           exponent = false;
         }
       } else if (b === OPEN_OBJECT || b === OPEN_ARRAY) {
         if (depth === 0 && b === OPEN_ARRAY) (this.array = true), (this.start = this.offset + i);
         if (++depth > limit) return false;
+        if (depth > deepest) deepest = depth;
       } else if (b === CLOSE_OBJECT || b === CLOSE_ARRAY) {
-        if (--depth === 0 && this.array) this.endElement(this.offset + i - 1, digits, exponent);
+        if (--depth === 0 && this.array) this.endElement(this.offset + i - 1, digits, exponent, deepest);
       } else if ((b | 0x20) === LOWER_E) {
         const before = i >= 2 ? chunk[i - 2] : this.last; // after a digit an e is an exponent; else it is in true or false
         if (before >= ZERO && before <= NINE) exponent = true;
@@ -84,22 +93,21 @@ export class JsonScan {
     this.inString = inString;
     this.digits = digits;
     this.exponent = exponent;
+    this.deepest = deepest;
     this.offset += n;
     if (n > 0) this.last = chunk[n - 1];
     return true;
   }
 
-  /**
-   * sizeBounds, once the whole body is fed: for an array body one bound per element, otherwise one for the
-   * body; each at least the UTF-8 size of JSON.stringify of that value parsed, Infinity when unknown.
-   */
-  sizeBounds(): number[] {
+  /** entryBounds, once the whole body is fed: for an array body those of each element, otherwise those of the body. */
+  entryBounds(): EntryBounds {
     if (this.array) return this.bounds;
-    return [this.exponent ? Infinity : this.offset + this.digits];
+    return { size: [this.exponent ? Infinity : this.offset + this.digits], nesting: [Math.max(0, this.deepest - 1)] };
   }
 
-  private endElement(end: number, digits: number, exponent: boolean): void {
-    this.bounds.push(exponent ? Infinity : end - this.start + digits);
+  private endElement(end: number, digits: number, exponent: boolean, deepest: number): void {
+    this.bounds.size.push(exponent ? Infinity : end - this.start + digits);
+    this.bounds.nesting.push(Math.max(0, deepest - 2)); // the array is 1 and the entry 2
     this.start = end + 1;
   }
 }

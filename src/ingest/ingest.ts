@@ -5,6 +5,7 @@ import { IdGenerator } from "../ids.ts";
 import { limit } from "../limits/plans.ts";
 import { quotaExceeded } from "../limits/quota.ts";
 import type { JsonBody } from "../http/body.ts";
+import type { EntryBounds } from "../http/scan.ts";
 import { isEnvironment, type LogEntry } from "../schema.ts";
 import { toLogEntry, type Entry, type EntryStore } from "../storage/entries.ts";
 import { acceptEntries } from "./prepare.ts";
@@ -16,12 +17,12 @@ export class IngestService {
   private readonly ids = new IdGenerator();
   constructor(private readonly store: EntryStore, private readonly clock: () => number = Date.now) {}
 
-  /** createOne stores a single entry and returns it as stored; `sizeAtMost` bounds its JSON size (checkEntry). */
-  async createOne(body: unknown, caller: Caller, sizeAtMost?: number): Promise<LogEntry> {
+  /** createOne stores a single entry and returns it as stored; bounds are its body's scan's (checkEntry). */
+  async createOne(body: unknown, caller: Caller, bounds?: EntryBounds): Promise<LogEntry> {
     if (typeof body !== "object" || body === null || Array.isArray(body)) {
       throw badRequest("VALIDATION_INVALID_REQUEST", "POST /logs takes one JSON object; send arrays to POST /logs/bulk");
     }
-    const [entry] = acceptEntries([body], null, caller.plan, caller.key.environment, sizeAtMost === undefined ? undefined : [sizeAtMost]);
+    const [entry] = acceptEntries([body], null, caller.plan, caller.key.environment, bounds);
     const { ms, stored } = await this.write([entry], caller);
     return toLogEntry(caller.key.environment, ms, stored[0]);
   }

@@ -4,12 +4,13 @@
 import { requireKeyEnvironment } from "../auth/authenticate.ts";
 import { badRequest, validationFailed, type FieldError } from "../errors.ts";
 import type { JsonBody } from "../http/body.ts";
+import type { EntryBounds } from "../http/scan.ts";
 import { parseJson } from "../http/parse.ts";
 import { limit, type Plan } from "../limits/plans.ts";
 import { isEnvironment, type Environment } from "../schema.ts";
 import { BLOCK_MAX, blockWords, encodeColumns, type Columns } from "../storage/block.ts";
 import { encodePositions, termsOf, type PostingKind } from "../storage/postings.ts";
-import { checkEntry, type NewEntry } from "./rules.ts";
+import { checkEntry, UNBOUNDED, type NewEntry } from "./rules.ts";
 
 /** PreparedBlock is one block of a batch, all but its ids. */
 export interface PreparedBlock {
@@ -30,7 +31,7 @@ export interface PreparedBatch {
 
 /** prepareBatch runs every check of POST /logs/bulk on a body and encodes its blocks; it throws the ApiError to answer. */
 export function prepareBatch(body: JsonBody, plan: Plan, keyEnvironment: Environment): PreparedBatch {
-  const entries = acceptBatch(parseJson(body.bytes), plan, keyEnvironment, body.sizeBounds);
+  const entries = acceptBatch(parseJson(body.bytes), plan, keyEnvironment, body.bounds);
   const blocks: PreparedBlock[] = [];
   for (let i = 0; i < entries.length; i += BLOCK_MAX) {
     const block = entries.length <= BLOCK_MAX ? entries : entries.slice(i, i + BLOCK_MAX);
@@ -46,7 +47,7 @@ export function prepareBatch(body: JsonBody, plan: Plan, keyEnvironment: Environ
 }
 
 /** acceptBatch checks a bulk body's shape and size, then every entry (acceptEntries). */
-export function acceptBatch(body: unknown, plan: Plan, keyEnvironment: Environment, sizeBounds?: number[]): NewEntry[] {
+export function acceptBatch(body: unknown, plan: Plan, keyEnvironment: Environment, bounds?: EntryBounds): NewEntry[] {
   if (!Array.isArray(body)) {
     throw badRequest("VALIDATION_INVALID_REQUEST", "POST /logs/bulk takes a JSON array of entries; send single objects to POST /logs");
   }
@@ -60,23 +61,23 @@ export function acceptBatch(body: unknown, plan: Plan, keyEnvironment: Environme
       received: body.length,
     });
   }
-  return acceptEntries(body, 0, plan, keyEnvironment, sizeBounds);
+  return acceptEntries(body, 0, plan, keyEnvironment, bounds);
 }
 
 /**
  * acceptEntries checks environments first (403), then every entry rule (400 listing all problems).
- * sizeBounds, one per entry from the body's scan, spare the size rule's stringify (checkEntry).
+ * The bounds of each entry from the body's scan spare rules their work (checkEntry).
  */
-export function acceptEntries(raws: unknown[], firstIndex: number | null, plan: Plan, keyEnvironment: Environment, sizeBounds?: number[]): NewEntry[] {
+export function acceptEntries(raws: unknown[], firstIndex: number | null, plan: Plan, keyEnvironment: Environment, bounds?: EntryBounds): NewEntry[] {
   for (const raw of raws) {
     const env = (raw as Record<string, unknown> | null)?.environment;
     if (isEnvironment(env)) requireKeyEnvironment(keyEnvironment, env);
   }
   const entries: NewEntry[] = [];
   const errors: FieldError[] = [];
-  const bounds = sizeBounds?.length === raws.length ? sizeBounds : undefined; // a scan that saw other elements than JSON.parse did is not used
+  const known = bounds?.size.length === raws.length ? bounds : undefined; // a scan that saw other elements than JSON.parse did is not used
   raws.forEach((raw, i) => {
-    const check = checkEntry(raw, firstIndex === null ? null : i, plan, bounds?.[i]);
+    const check = checkEntry(raw, firstIndex === null ? null : i, plan, known ? { size: known.size[i], nesting: known.nesting[i] } : UNBOUNDED);
     if (check.entry) entries.push(check.entry);
     else errors.push(...check.errors);
   });

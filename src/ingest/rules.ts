@@ -43,11 +43,18 @@ const RULE: Record<string, string> = {
   metadata: "metadata must be a JSON object or null",
 };
 
+/** EntryBound is what a body's scan (http/scan.ts) knows of an entry: its JSON size at most, and how deeply its values nest at most. */
+export interface EntryBound {
+  size: number;
+  nesting: number;
+}
+export const UNBOUNDED: EntryBound = { size: Infinity, nesting: Infinity };
+
 /**
- * checkEntry applies every entry rule to one received value and lists all its problems. `sizeAtMost`, when
- * known (JsonScan.sizeBounds), bounds the entry's JSON size: within the plan's limit, it spares the stringify.
+ * checkEntry applies every entry rule to one received value and lists all its problems. A bound within the
+ * plan's limits spares the size rule its stringify and the depth rule its walk; the verdict is the same.
  */
-export function checkEntry(raw: unknown, logIndex: number | null, plan: Plan, sizeAtMost = Infinity): EntryCheck {
+export function checkEntry(raw: unknown, logIndex: number | null, plan: Plan, bound: EntryBound = UNBOUNDED): EntryCheck {
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
     return { entry: undefined, errors: [{ field: "", message: "each entry must be a JSON object", log_index: logIndex }] };
   }
@@ -82,12 +89,12 @@ export function checkEntry(raw: unknown, logIndex: number | null, plan: Plan, si
     if (tags.length > limit(plan.max_tags)) fail("tags", `at most ${plan.max_tags} distinct tags on the ${plan.code} plan; this entry has ${tags.length}`);
   }
   for (const f of OBJECT_FIELDS) {
-    if (bad.has(f) || e[f] == null || plan.max_metadata_depth < 0) continue;
+    if (bad.has(f) || e[f] == null || plan.max_metadata_depth < 0 || bound.nesting <= plan.max_metadata_depth) continue;
     if (deeperThan(e[f], plan.max_metadata_depth)) {
       fail(f, `${f} nests deeper than ${plan.max_metadata_depth} levels, the ${plan.code} plan's limit (the object itself is level 1)`);
     }
   }
-  if (sizeAtMost > limit(plan.max_log_size)) {
+  if (bound.size > limit(plan.max_log_size)) {
     const size = byteSize(e);
     if (size === undefined) fail("", "entry nests too deeply to be stored; flatten it");
     else if (size > limit(plan.max_log_size)) fail("", `entry is ${size} bytes as JSON; the ${plan.code} plan allows ${plan.max_log_size}`);

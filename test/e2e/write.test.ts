@@ -285,6 +285,30 @@ describe("entry size limit: the UTF-8 size of the entry's JSON, however its text
   });
 });
 
+describe("metadata depth limit over HTTP, whatever else in the entry nests (free plan: 3 levels)", () => {
+  /** nested is an object `levels` deep, the object itself level 1 */
+  const nested = (levels: number): Record<string, unknown> => (levels <= 1 ? { leaf: 1 } : { k: nested(levels - 1) });
+  const cases = [
+    { name: "metadata of exactly 3 levels is stored", over: { metadata: nested(3) }, stored: true },
+    { name: "metadata of 3 levels beside an unknown field of 9 is stored (the rule is on the four object fields)", over: { metadata: nested(3), extra: nested(9) }, stored: true },
+    { name: "a field repeated in the text, its deep first value dropped by JSON.parse, is stored", text: `{"action":"a.b","level":"info","clientTimestamp":"2026-11-22T10:00:00.000Z","context":${JSON.stringify(nested(8))},"context":{"ok":1}}`, stored: true },
+    { name: "context of 4 levels is refused on field context", over: { context: nested(4) }, stored: false },
+  ];
+  const textOf = (c: (typeof cases)[number]) => c.text ?? JSON.stringify(entry(c.over));
+  test.each(cases)("POST /logs: $name", async (c) => {
+    const key = await fresh("free");
+    const res = await send("/logs", key, textOf(c), "application/json");
+    if (c.stored) return expect(res.status).toBe(201);
+    expect((await expectError(res, 400, "VALIDATION_FAILED")).details.errors.map((e: { field: string }) => e.field)).toEqual(["context"]);
+  });
+  test.each(cases)("POST /logs/bulk, second of two entries: $name", async (c) => {
+    const key = await fresh("free");
+    const res = await send("/logs/bulk", key, `[${JSON.stringify(entry())},${textOf(c)}]`, "application/json");
+    if (c.stored) return expect(res.status).toBe(201);
+    expect((await expectError(res, 400, "VALIDATION_FAILED")).details.errors.map((e: { log_index: number }) => e.log_index)).toEqual([1]);
+  });
+});
+
 describe("POST /logs/validate", () => {
   test.each([
     ["one entry", entry()],

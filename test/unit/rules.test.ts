@@ -391,17 +391,19 @@ describe("checkEntry: UTF-8 size of JSON.stringify(entry as received) at most ma
   });
 });
 
-describe("checkEntry: a size bound from the body's scan changes no verdict", () => {
-  test("given any bound at least the entry's size, the errors are those of the exact rule (2,000 cases)", () => {
+describe("checkEntry: bounds from the body's scan change no verdict", () => {
+  test("given any bounds at least the entry's size and nesting, the errors are those of the exact rules (3,000 cases)", () => {
     const plans = fc.constantFrom(...BUILT_IN_PLANS);
+    const shapes = fc.constantFrom<"objects" | "alternating" | "innermost-array">("objects", "alternating", "innermost-array");
     fc.assert(
-      fc.property(plans, fc.constantFrom("a", "é", "😀", '"'), fc.nat({ max: 2_500 }), fc.nat({ max: 3_000 }), (plan, ch, n, slack) => {
-        const raw = valid({ message: ch.repeat(n), metadata: { n: slack } });
+      fc.property(plans, fc.constantFrom("a", "é", "😀", '"'), fc.nat({ max: 2_500 }), fc.nat({ max: 3_000 }), fc.integer({ min: 1, max: 12 }), shapes, fc.nat({ max: 3 }), (plan, ch, n, slack, depth, shape, deeper) => {
+        const raw = valid({ message: ch.repeat(n), metadata: nest(depth, shape), context: { n: slack } });
         const size = bytes(JSON.stringify(raw));
-        expect(checkEntry(raw, 0, plan, size + slack)).toEqual(checkEntry(raw, 0, plan));
-        expect(checkEntry(raw, 0, plan, Infinity)).toEqual(checkEntry(raw, 0, plan));
+        const exact = checkEntry(raw, 0, plan);
+        expect(checkEntry(raw, 0, plan, { size: size + slack, nesting: depth + deeper })).toEqual(exact);
+        expect(checkEntry(raw, 0, plan, { size: Infinity, nesting: Infinity })).toEqual(exact);
       }),
-      { numRuns: 2_000 },
+      { numRuns: 3_000 },
     );
   });
 });

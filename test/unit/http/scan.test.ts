@@ -1,5 +1,6 @@
-// JsonScan: the streaming nesting check agrees with a plain byte-at-a-time state machine, and every size bound
-// is at least the UTF-8 size of JSON.stringify of what JSON.parse makes of the text, whatever the chunking.
+// JsonScan: the streaming nesting check agrees with a plain byte-at-a-time state machine; every size bound is
+// at least the UTF-8 size of JSON.stringify of what JSON.parse makes of the text, and every nesting at least that
+// of the parsed value (exactly, but for repeated keys), whatever the chunking.
 import { expect, test } from "bun:test";
 import fc from "fast-check";
 import { JsonScan } from "../../../src/http/scan.ts";
@@ -41,8 +42,8 @@ const encoder = new TextEncoder();
 const utf8 = (s: string) => encoder.encode(s).length;
 const stringifiedSize = (text: string) => utf8(JSON.stringify(JSON.parse(text)));
 
-/** scanned feeds text to a scan in chunks of the given sizes (cycled) and returns its size bounds. */
-function scanned(text: string, cuts: number[] = [1 << 30]): number[] {
+/** scanned feeds text to a scan in chunks of the given sizes (cycled) and returns its entry bounds. */
+function scanned(text: string, cuts: number[] = [1 << 30]) {
   const bytes = encoder.encode(text);
   const scan = new JsonScan(1000);
   for (let at = 0, c = 0; at < bytes.length; c++) {
@@ -50,7 +51,14 @@ function scanned(text: string, cuts: number[] = [1 << 30]): number[] {
     expect(scan.feed(bytes.subarray(at, at + n))).toBe(true);
     at += n;
   }
-  return scan.sizeBounds();
+  return scan.entryBounds();
+}
+
+/** nesting is how deeply the values inside a value nest, the value itself not counting (an object in it is 1). */
+function nesting(v: unknown): number {
+  if (typeof v !== "object" || v === null) return 0;
+  const depth = (x: unknown): number => (typeof x === "object" && x !== null ? 1 + Math.max(0, ...Object.values(x).map(depth)) : 0);
+  return Math.max(0, ...Object.values(v).map(depth));
 }
 
 // JSON text as senders write it: odd spacing, every escape, numbers that stringify longer than they were written
@@ -75,28 +83,33 @@ const { value } = fc.letrec<{ value: string }>((tie) => ({
   ),
 }));
 
-test("each element's size bound is at least the UTF-8 size of JSON.stringify of it parsed, and none only for an exponent (10,000 cases)", () => {
+test("each element's size bound is at least the UTF-8 size of JSON.stringify of it parsed, and none only for an exponent; its nesting bound holds (10,000 cases)", () => {
   fc.assert(
     fc.property(fc.array(fc.tuple(ws, value, ws), { minLength: 1, maxLength: 5 }), ws, fc.array(fc.integer({ min: 1, max: 9 }), { minLength: 1, maxLength: 5 }), (elements, w, cuts) => {
       const texts = elements.map(([a, v, b]) => a + v + b);
       const bounds = scanned(`${w}[${texts.join(",")}]${w}`, cuts);
-      expect(bounds.length).toBe(texts.length);
+      expect(bounds.size.length).toBe(texts.length);
       texts.forEach((t, i) => {
-        expect(bounds[i]).toBeGreaterThanOrEqual(stringifiedSize(t));
+        expect(bounds.nesting[i]).toBeGreaterThanOrEqual(nesting(JSON.parse(t))); // a repeated key's dropped value may nest deeper
+        expect(scanned(`[${JSON.stringify(JSON.parse(t))}]`).nesting).toEqual([nesting(JSON.parse(t))]); // no repeated keys: exact
+        expect(bounds.size[i]).toBeGreaterThanOrEqual(stringifiedSize(t));
         const exponent = /[0-9][eE]/.test(t.replace(/"(?:[^"\\]|\\.)*"/g, '""'));
-        expect(bounds[i] === Infinity).toBe(exponent);
+        expect(bounds.size[i] === Infinity).toBe(exponent);
       });
     }),
     { numRuns: 10_000 },
   );
 });
 
-test("a body that is one object has one bound, at least its size as stringified", () => {
+test("a body that is one object has one size bound, at least its size as stringified, and one nesting bound", () => {
   fc.assert(
     fc.property(value, ws, fc.array(fc.integer({ min: 1, max: 9 }), { minLength: 1, maxLength: 5 }), (v, w, cuts) => {
       const text = `${w}{"a":${w}${v}${w}}${w}`;
-      const [bound] = scanned(text, cuts);
-      expect(bound).toBeGreaterThanOrEqual(stringifiedSize(text));
+      const bounds = scanned(text, cuts);
+      expect(bounds.size.length).toBe(1);
+      expect(bounds.size[0]).toBeGreaterThanOrEqual(stringifiedSize(text));
+      expect(bounds.nesting[0]).toBeGreaterThanOrEqual(nesting(JSON.parse(text)));
+      expect(scanned(JSON.stringify(JSON.parse(text))).nesting).toEqual([nesting(JSON.parse(text))]);
     }),
     { numRuns: 2_000 },
   );
@@ -104,7 +117,7 @@ test("a body that is one object has one bound, at least its size as stringified"
 
 test("a number can stringify longer than its text: by one character without an exponent, by any number with one", () => {
   expect(stringifiedSize("99999999999999999999")).toBe(21); // 20 characters written
-  expect(scanned("[99999999999999999999]")).toEqual([40]); // 20 bytes and 20 digits
+  expect(scanned("[99999999999999999999]").size).toEqual([40]); // 20 bytes and 20 digits
   expect(stringifiedSize("1e20")).toBe(21);
-  expect(scanned("[1e20, true, false]")).toEqual([Infinity, 5, 6]); // the e of true or false is no exponent
+  expect(scanned("[1e20, true, false]").size).toEqual([Infinity, 5, 6]); // the e of true or false is no exponent
 });

@@ -8,14 +8,14 @@ import { BUILT_IN_PLANS } from "../../../src/limits/plans.ts";
 import { entry } from "../../helpers/sluice.ts";
 
 const plan = BUILT_IN_PLANS.find((p) => p.code === "unlimited")!;
-/** bytesOf is a body as readJsonBody hands it on: its bytes and the scan's size bounds. */
+/** bytesOf is a body as readJsonBody hands it on: its bytes and the scan's bounds. */
 const bytesOf = (body: unknown) => {
   const bytes = new TextEncoder().encode(JSON.stringify(body));
   const scan = new JsonScan(64);
   scan.feed(bytes);
-  return { bytes, sizeBounds: scan.sizeBounds() };
+  return { bytes, bounds: scan.entryBounds() };
 };
-const copy = (b: ReturnType<typeof bytesOf>) => ({ bytes: b.bytes.slice(), sizeBounds: b.sizeBounds });
+const copy = (b: ReturnType<typeof bytesOf>) => ({ bytes: b.bytes.slice(), bounds: b.bounds });
 const large = (over: (i: number) => Record<string, unknown>) =>
   bytesOf(Array.from({ length: 1_500 }, (_, i) => entry({ message: `entry ${i} ${"y".repeat(100)}`, tags: [`t${i % 7}`], ...over(i) })));
 const caught = async (f: () => unknown) => {
