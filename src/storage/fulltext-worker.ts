@@ -2,8 +2,9 @@
 // posted, so a search posted after a block's add always sees that block (see fulltext-client.ts).
 import { parentPort, workerData } from "node:worker_threads";
 import type { MessagePort } from "node:worker_threads";
-import { Encoder, Index } from "flexsearch";
+import { Index } from "flexsearch";
 import { addWords } from "../query/words.ts";
+import { fullTextEncoder } from "./fulltext-encoder.ts";
 import type { Request } from "./fulltext-client.ts";
 
 const { signal, replies, later } = workerData as { signal: Int32Array; replies: MessagePort; later: MessagePort };
@@ -12,10 +13,9 @@ const indexes = new Map<number, Index>();
 const newIndex = () =>
   new Index({
     tokenize: "strict",
-    // our own words, split on spaces, lowercased already: FlexSearch must drop none (its default maxlength, 1,024,
-    // dropped longer words until 2026-11-23). It splits digit runs into triplets, so a search yields a superset,
-    // which the engine checks; whole numbers measured a 2.9× larger index and slower adds
-    encoder: new Encoder({ normalize: false, dedupe: false, split: " ", cache: false, minlength: 1, maxlength: Number.MAX_SAFE_INTEGER }),
+    // our own words, lowercased already, digit runs cut into triplets (a search yields a superset, which the
+    // engine checks; whole numbers measured a 2.9× larger index and slower adds)
+    encoder: fullTextEncoder,
     resolution: 1,
     fastupdate: false,
     context: false,

@@ -23,4 +23,13 @@ describe("words: the ASCII fast path", () => {
   test("splits exactly as maximal runs of Unicode letters and digits, lowercased (20,000 random strings)", () => {
     fc.assert(fc.property(fc.string({ unit, maxLength: 40 }), (t) => expect(words(t)).toEqual(byRegex(t))), { numRuns: 20_000 });
   });
+  test("two words of the same hash are both found (the fast path compares the words, not only their hashes)", () => {
+    expect(words("7yzlaa E6APAA 7YZLAA e6apaa")).toEqual(["7yzlaa", "e6apaa"]); // FNV-1a 32-bit: both 747733645
+  });
+  test("finds every distinct word of long ASCII texts, thousands of them, however they repeat and whatever their case", () => {
+    const word = fc.stringMatching(/^[A-Za-z0-9]{1,6}$/);
+    const sep = fc.constantFrom(" ", "\n", ".", "-", "_", "  ", "/");
+    const text = fc.array(fc.tuple(word, sep), { minLength: 1, maxLength: 4_000 }).map((parts) => parts.flat().join(""));
+    fc.assert(fc.property(text, (t) => expect(words(t)).toEqual(byRegex(t))), { numRuns: 60 });
+  });
 });
