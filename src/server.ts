@@ -47,6 +47,7 @@ export async function startServer(config: Config, print: (text: string) => void 
       await server.stop(false); // stop accepting; let in-flight requests finish
       await sweeper.idle(); // a sweep under way finishes its batches before storage closes
       await s.entries.fulltext.settled(); // a sealed full-text segment being exported is persisted
+      await s.entries.postings.settled(); // held postings are stored: a restart has none to recover
       await dbs.root.flushed;
       await dbs.root.close();
       await Bun.sleep(0); // the last access-log lines are printed

@@ -10,7 +10,7 @@ import type { Environment } from "../schema.ts";
 import { BLOCK_MAX, assembleBlock, blockWords, encodeBlock, type Entry } from "./block.ts";
 import type { Dictionary } from "./dictionary.ts";
 import type { FullText } from "./fulltext.ts";
-import { encodePositions, termsOf, type PostingKind, type Postings } from "./postings.ts";
+import { encodePositions, termsOf, type BlockTerms, type PostingKind, type Postings } from "./postings.ts";
 import { monthOf, type UsageStore } from "./usage.ts";
 
 /** Write is one request's entries for one tenant and server millisecond, with its monthly limit (-1: none). */
@@ -83,12 +83,15 @@ export class TurnCommitter {
     for (const w of new Map(stored.map((w) => [`${w.ws}\u0000${monthOf(w.serverMs)}`, w])).values()) puts.push(this.to.usage.put(w.ws, monthOf(w.serverMs)));
     for (const b of blocks) {
       puts.push(this.to.entries.put([b.ws, b.env, b.ms, b.firstId], b.value));
-      for (const [kind, term, positions] of b.terms) puts.push(this.to.postings.put(b.ws, b.env, kind, term, b.ms, b.firstId, positions));
+      puts.push(this.to.postings.mark(b.ws, b.env, b.ms, b.firstId)); // its postings are held, then stored in batches (postings.ts)
       for (const action of b.actions) this.to.dictionary.add(b.ws, b.env, action, puts);
     }
     Promise.all(puts).then(
       () => {
-        for (const b of blocks) this.to.fulltext.add(b.ws, b.env, { ms: b.ms, firstId: b.firstId, text: b.words, entries: b.size });
+        for (const b of blocks) {
+          this.to.postings.hold(b.ws, b.env, b.ms, b.firstId, b.terms);
+          this.to.fulltext.add(b.ws, b.env, { ms: b.ms, firstId: b.firstId, text: b.words, entries: b.size });
+        }
         for (const w of stored) w.resolve({ stored: true, used: w.used! });
       },
       (e) => {
@@ -112,7 +115,7 @@ interface ReadyBlock {
   firstId: string;
   size: number;
   value: Uint8Array;
-  terms: Iterable<[PostingKind, string, Uint8Array]>;
+  terms: BlockTerms;
   actions: Iterable<string>;
   words: string;
 }

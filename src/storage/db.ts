@@ -11,6 +11,8 @@ export interface Databases {
   entries: Database;
   /** postings, dictionary, fulltext: the indexes (postings.ts, dictionary.ts, fulltext.ts). */
   postings: Database;
+  /** unindexed: blocks whose postings are held in memory, not yet stored (postings.ts). */
+  unindexed: Database;
   dictionary: Database;
   fulltext: Database;
   /** meta: organizations, workspaces, keys, the admin token hash (see meta.ts). */
@@ -34,6 +36,7 @@ export function openDatabases(dataDir: string): Databases {
     dataFile,
     entries: root.openDB({ name: "entries", encoding: "binary" }),
     postings: root.openDB({ name: "postings", encoding: "binary" }),
+    unindexed: root.openDB({ name: "unindexed", encoding: "binary" }),
     dictionary: root.openDB({ name: "dictionary", encoding: "msgpack" }),
     fulltext: root.openDB({ name: "fulltext", encoding: "msgpack" }),
     meta: root.openDB({ name: "meta", encoding: "msgpack" }),

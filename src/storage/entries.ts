@@ -8,9 +8,10 @@
 // the id gives serverMs, and the block holding it is among those at [ws, env, serverMs, ≤ id].
 // Blocks written at the same millisecond by different writers may interleave in id, so readers
 // merge all blocks of one millisecond before ordering by id.
-// Beside each block, in the same transaction: its postings (postings.ts), new action values
-// (dictionary.ts) and the month's usage count (usage.ts); right after commit, its words join
-// the full-text index (fulltext.ts). The writes of one event-loop turn commit together (commit.ts).
+// Beside each block, in the same transaction: the mark that its postings are not yet stored
+// (postings.ts), new action values (dictionary.ts) and the month's usage count (usage.ts); right
+// after commit, its postings are held in memory until a batch stores them, and its words join the
+// full-text index (fulltext.ts). The writes of one event-loop turn commit together (commit.ts).
 import type { Database } from "lmdb";
 import { uuidTimeMs } from "../ids.ts";
 import type { Environment, LogEntry } from "../schema.ts";
@@ -19,7 +20,7 @@ import { Block, EntryView, blockWords, type Entry } from "./block.ts";
 import { TurnCommitter, type Verdict, type Write } from "./commit.ts";
 import { Dictionary } from "./dictionary.ts";
 import { FullText, type BlockText } from "./fulltext.ts";
-import { Postings, rangeKeys, termsOf, type BlockRef } from "./postings.ts";
+import { Postings, encodePositions, rangeKeys, termsOf, type BlockRef } from "./postings.ts";
 import type { PreparedBlock } from "../ingest/prepare.ts";
 import type { UsageStore } from "./usage.ts";
 
@@ -45,6 +46,7 @@ export interface ScanRange {
 export interface EntryDatabases {
   entries: Database;
   postings: Database;
+  unindexed: Database;
   dictionary: Database;
   fulltext: Database;
 }
@@ -59,7 +61,13 @@ export class EntryStore {
 
   constructor(dbs: EntryDatabases, usage: UsageStore, segmentEntries?: number) {
     this.db = dbs.entries;
-    this.postings = new Postings(dbs.postings);
+    this.postings = new Postings(dbs.postings, dbs.unindexed);
+    this.postings.recover((ws, env, ms, firstId) => {
+      const block = this.block(ws, env, ms, firstId);
+      if (!block) return undefined;
+      const entries = Array.from({ length: block.size }, (_, i) => block.entry(i));
+      return termsOf(entries).map(([kind, term, at]) => [kind, term, encodePositions(at, block.size)]);
+    });
     this.dictionary = new Dictionary(dbs.dictionary);
     this.fulltext = new FullText(dbs.fulltext, (ws, env, after) => this.blockTextsAfter(ws, env, after), segmentEntries);
     this.turns = new TurnCommitter({ entries: this.db, postings: this.postings, dictionary: this.dictionary, usage, fulltext: this.fulltext });
@@ -191,6 +199,7 @@ export class EntryStore {
    * transaction and returns how many entries went; callers loop until it returns 0, so ingestion never waits long.
    */
   async deleteBefore(ws: string, env: Environment, beforeMs: number, maxBlocks: number): Promise<number> {
+    await this.postings.flush(); // the postings to remove are stored, none in flight
     const doomed = [...this.db.getKeys({ start: [ws, env, 0], end: [ws, env, beforeMs], limit: maxBlocks, snapshot: false })];
     if (doomed.length === 0) {
       await this.fulltext.dropBefore(ws, env, beforeMs);

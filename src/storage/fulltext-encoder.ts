@@ -4,14 +4,11 @@
 // sealed segments stay searchable, at a fraction of its cost: the Encoder runs three regular expressions
 // over the whole text, this one pass over the words that hold digits.
 
-/** fullTextEncoder is FlexSearch's `encoder` option: an object with an encode method. */
-export const fullTextEncoder = { encode: encodeTerms };
-
 const ZERO = 0x30;
 const NINE = 0x39;
 const isDigit = (c: number) => c >= ZERO && c <= NINE;
 
-/** encodeTerms splits text on spaces and cuts each word's runs of 3+ ASCII digits into triplets; no repeats. */
+/** encodeTerms (FlexSearch's `encode` option) splits text on spaces and cuts each word's runs of 3+ ASCII digits into triplets; no repeats. */
 export function encodeTerms(text: string): string[] {
   const terms = new Set<string>();
   for (const word of text.split(" ")) {

@@ -4,6 +4,13 @@
 // kind "l" level, "t" tag, "a" action. The value lists the matching entries' positions in the block
 // as little-endian uint16; an empty value means every entry of the block. One key per block and
 // term, not per entry, keeps writes few; a reverse range scan yields blocks newest first.
+//
+// A block's postings are not written with it: each of its terms' keys lands in another leaf page, so
+// one block dirtied a page per term (~250 pages for 1,000 entries) and its commit wrote and synced them
+// all. They are held in memory instead, with the block's key in db `unindexed` (written in the block's
+// transaction, at the end of its range: one page), and written a batch of blocks at a time, which
+// dirties a term's page once per batch. Reads merge the held postings with the stored ones, so an
+// acknowledged block is found at once; at start the blocks of `unindexed` are held again (a crash).
 import type { Database } from "lmdb";
 import type { Environment } from "../schema.ts";
 import type { Entry } from "./block.ts";
@@ -60,19 +67,147 @@ function decodePositions(value: Uint8Array): number[] | null {
   return [...new Uint16Array(copy.buffer, 0, copy.byteLength / 2)];
 }
 
-/** Postings reads posting lists; EntryStore queues their puts with the block's. */
-export class Postings {
-  constructor(readonly db: Database) {}
+/** BlockTerms are a block's postings: kind, term and the encoded positions of its entries that carry it. */
+export type BlockTerms = readonly [PostingKind, string, Uint8Array][];
 
-  put(ws: string, env: Environment, kind: PostingKind, term: string, ms: number, firstId: string, positions: Uint8Array): Promise<unknown> {
-    return this.db.put([ws, env, kind, termKey(term), ms, firstId], positions);
+interface HeldBlock {
+  ws: string;
+  env: Environment;
+  ms: number;
+  firstId: string;
+  terms: BlockTerms;
+}
+/** held postings by `ws \0 env \0 kind \0 term`, each a list of blocks in the order they were held */
+type Held = Map<string, { ms: number; firstId: string; positions: Uint8Array }[]>;
+
+/** A flush starts once this many postings are held (about 30 blocks of 1,000 entries), or FLUSH_MS after the first. */
+const FLUSH_POSTINGS = 8192;
+const FLUSH_MS = 1000;
+
+/** Postings reads posting lists, held and stored, and writes held ones a batch of blocks at a time. */
+export class Postings {
+  private held: Held = new Map();
+  private heldBlocks: HeldBlock[] = [];
+  private heldPostings = 0;
+  /** the batch being written: still read from memory until its commit */
+  private flushing: { held: Held; done: Promise<void> } | undefined;
+  private timer: Timer | undefined;
+
+  constructor(readonly db: Database, private readonly unindexed: Database) {}
+
+  /** mark records, in the block's own transaction, that its postings are not yet stored. */
+  mark(ws: string, env: Environment, ms: number, firstId: string): Promise<unknown> {
+    return this.unindexed.put([ws, env, ms, firstId], EMPTY);
   }
+
+  /** hold makes a committed block's postings readable and queues them to be stored. */
+  hold(ws: string, env: Environment, ms: number, firstId: string, terms: BlockTerms): void {
+    this.keep({ ws, env, ms, firstId, terms });
+    if (this.heldPostings >= FLUSH_POSTINGS) void this.flush();
+    else this.later();
+  }
+
+  private keep(b: HeldBlock): void {
+    this.heldBlocks.push(b);
+    for (const [kind, term, positions] of b.terms) {
+      const key = heldKey(b.ws, b.env, kind, term);
+      const ref = { ms: b.ms, firstId: b.firstId, positions };
+      const refs = this.held.get(key);
+      if (refs) refs.push(ref);
+      else this.held.set(key, [ref]);
+      this.heldPostings++;
+    }
+  }
+
+  private later(): void {
+    this.timer ??= setTimeout(() => void this.flush(), FLUSH_MS).unref();
+  }
+
+  /** recover holds again the postings of blocks whose key `unindexed` still lists (the process stopped before storing them). */
+  recover(termsOfBlock: (ws: string, env: Environment, ms: number, firstId: string) => BlockTerms | undefined): number {
+    let n = 0;
+    for (const key of this.unindexed.getKeys({ snapshot: false })) {
+      const [ws, env, ms, firstId] = key as [string, Environment, number, string];
+      const terms = termsOfBlock(ws, env, ms, firstId);
+      if (terms) this.hold(ws, env, ms, firstId, terms), n++;
+      else this.unindexed.removeSync(key); // the block went (retention) before its postings were stored
+    }
+    return n;
+  }
+
+  /**
+   * flush stores every held posting and clears the blocks' marks, in one transaction; it resolves once that
+   * commits (or failed: the postings stay held, to be tried again). Flushes run one at a time.
+   */
+  async flush(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.flushing) await this.flushing.done;
+    if (this.heldBlocks.length === 0 || this.flushing) return this.flushing?.done;
+    if (!(this.db as Database & { env: { address: number } }).env.address) return; // the environment was closed without settling (lmdb-js zeroes it): the marks hold the blocks again at the next open (a test's crash): their marks make the next open hold them again
+    const blocks = this.heldBlocks;
+    const held = this.held;
+    this.heldBlocks = [];
+    this.held = new Map();
+    this.heldPostings = 0;
+    const write = async () => {
+      const puts: Promise<unknown>[] = [];
+      for (const b of blocks) {
+        for (const [kind, term, positions] of b.terms) puts.push(this.db.put([b.ws, b.env, kind, termKey(term), b.ms, b.firstId], positions));
+        puts.push(this.unindexed.remove([b.ws, b.env, b.ms, b.firstId]));
+      }
+      await Promise.all(puts);
+    };
+    const done = write().then(
+      () => {
+        this.flushing = undefined;
+      },
+      (e) => {
+        this.flushing = undefined;
+        console.error(JSON.stringify({ level: "error", msg: "storing postings failed; they stay held and are tried again in a second", error: String(e) }));
+        for (const b of blocks) this.keep(b);
+        this.later();
+      },
+    );
+    this.flushing = { held, done };
+    return done;
+  }
+
+  /** settled stores everything held (a clean stop), so that a restart has nothing to recover. */
+  async settled(): Promise<void> {
+    while (this.flushing || this.heldBlocks.length > 0) await this.flush();
+  }
+
+  /** remove deletes a block's stored posting for a term (retention, which flushes first: old blocks are not held). */
   remove(ws: string, env: Environment, kind: PostingKind, term: string, ms: number, firstId: string): void {
     this.db.removeSync([ws, env, kind, termKey(term), ms, firstId]);
   }
 
-  /** blocks yields the blocks holding a term within a range, newest first. */
+  /** blocks yields the blocks holding a term within a range, newest first: held and stored ones merged. */
   *blocks(ws: string, env: Environment, kind: PostingKind, rawTerm: string, range: ScanRange): Generator<BlockRef> {
+    const held = this.heldIn(ws, env, kind, rawTerm, range);
+    let h = 0;
+    for (const ref of this.stored(ws, env, kind, rawTerm, range)) {
+      while (h < held.length && newer(held[h], ref)) yield held[h++];
+      yield ref;
+    }
+    while (h < held.length) yield held[h++];
+  }
+
+  /** count counts the blocks holding a term within a range, stopping at `cap`. */
+  count(ws: string, env: Environment, kind: PostingKind, rawTerm: string, range: ScanRange, cap: number): number {
+    const { start, fromMs } = rangeKeys(range);
+    if (!start) return 0;
+    const term = termKey(rawTerm);
+    let n = this.heldIn(ws, env, kind, rawTerm, range).length;
+    if (n >= cap) return cap;
+    for (const _ of this.db.getKeys({ start: [ws, env, kind, term, ...start], end: [ws, env, kind, term, fromMs], reverse: true, limit: cap, snapshot: false })) {
+      if (++n >= cap) break;
+    }
+    return n;
+  }
+
+  private *stored(ws: string, env: Environment, kind: PostingKind, rawTerm: string, range: ScanRange): Generator<BlockRef> {
     const { start, fromMs } = rangeKeys(range);
     if (!start) return;
     const term = termKey(rawTerm);
@@ -83,16 +218,22 @@ export class Postings {
     }
   }
 
-  /** count counts the blocks holding a term within a range, stopping at `cap`. */
-  count(ws: string, env: Environment, kind: PostingKind, rawTerm: string, range: ScanRange, cap: number): number {
-    const { start, fromMs } = rangeKeys(range);
-    if (!start) return 0;
-    const term = termKey(rawTerm);
-    let n = 0;
-    for (const _ of this.db.getKeys({ start: [ws, env, kind, term, ...start], end: [ws, env, kind, term, fromMs], reverse: true, limit: cap, snapshot: false })) n++;
-    return n;
+  /** heldIn lists the held blocks of a term within the range's milliseconds, newest first (rows() applies a cursor, as it does to stored ones). */
+  private heldIn(ws: string, env: Environment, kind: PostingKind, term: string, range: ScanRange): BlockRef[] {
+    const key = heldKey(ws, env, kind, term);
+    const out: BlockRef[] = [];
+    for (const held of [this.flushing?.held, this.held]) {
+      for (const r of held?.get(key) ?? []) {
+        if (r.ms >= range.fromMs && r.ms < range.toMs) out.push({ ms: r.ms, firstId: r.firstId, positions: decodePositions(r.positions) });
+      }
+    }
+    return out.sort((a, b) => (newer(a, b) ? -1 : newer(b, a) ? 1 : 0));
   }
 }
+
+const EMPTY = new Uint8Array(0);
+const heldKey = (ws: string, env: Environment, kind: PostingKind, term: string) => `${ws}\u0000${env}\u0000${kind}\u0000${term}`;
+const newer = (a: BlockRef, b: BlockRef): boolean => a.ms > b.ms || (a.ms === b.ms && a.firstId > b.firstId);
 
 /**
  * rangeKeys turns a scan range into the key suffix to start a reverse scan at ([ms] or [ms, id] for a cursor)

@@ -196,6 +196,7 @@ describe("retention: swept entries are gone from every index", () => {
     // control: the entries exist, so widening the retention by a plan change would show them
     await setPlan("unlimited");
     expect(await found()).toEqual(visibleBeforeSweep);
+    await s.svc.entries.postings.flush(); // postings are stored a batch at a time: store them to see their keys
     expect(postingKeys().some((k) => (k[4] as number) < floor)).toBe(true);
     const sealedBefore = segmentMetas().length;
     expect(segmentMetas().some((m) => m.blocks.every(([ms]) => ms < floor))).toBe(true);

@@ -78,6 +78,7 @@ export function startTestSluice(dir = mkdtempSync(join(tmpdir(), "sluice-test-")
     },
     async close() {
       await svc.entries.fulltext.settled(); // as the server's stop does: a segment being sealed is persisted first
+      await svc.entries.postings.settled();
       await dbs.root.close();
     },
   };

@@ -22,6 +22,7 @@ const dbs = openDatabases(dir);
 const store = new EntryStore(dbs, new UsageStore(dbs.usage), 12); // tiny full-text segments: sealing and reloading happen
 afterAll(async () => {
   await store.fulltext.settled();
+  await store.postings.settled();
   await dbs.root.close();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -54,12 +55,16 @@ const entryArb = fc.record({
   context: objectArb,
   metadata: objectArb,
 });
-/** a write: its entries, which writer (two writers interleave ids at one millisecond), its millisecond offset, its environment */
+/**
+ * a write: its entries, which writer (two writers interleave ids at one millisecond), its millisecond offset, its
+ * environment, and what happens to the held postings after it: nothing, stored, or a store left in flight
+ */
 const writeArb = fc.record({
   entries: some(entryArb, 6),
   writer: fc.integer({ min: 0, max: 1 }),
   dms: fc.integer({ min: 0, max: 6 }),
   env: fc.constantFrom<Environment>("development", "development", "development", "staging"),
+  postings: fc.constantFrom("held", "held", "stored", "in flight"),
 });
 
 const instant = (ms: number, sub: boolean) => {
@@ -133,6 +138,8 @@ test("every plan returns exactly the entries of a full scan by the reference eva
         const { ms, ids } = writers[w.writer].next(w.entries.length, T0 + w.dms);
         const entries: Entry[] = w.entries.map((e, i) => ({ ...e, level: e.level as Level, id: ids[i] }) as Entry);
         await store.append(ws, w.env, ms, entries, -1);
+        if (w.postings === "stored") await store.postings.flush();
+        else if (w.postings === "in flight") void store.postings.flush();
         for (const entry of entries) all.push({ env: w.env, row: { serverMs: ms, entry } });
       }
       const idList = all.map((x) => x.row.entry.id);

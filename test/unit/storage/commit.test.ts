@@ -15,6 +15,7 @@ const usage = new UsageStore(dbs.usage);
 const store = new EntryStore(dbs, usage);
 afterAll(async () => {
   await store.fulltext.settled();
+  await store.postings.settled();
   await dbs.root.close();
   rmSync(dir, { recursive: true, force: true });
 });

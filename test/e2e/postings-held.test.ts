@@ -1,0 +1,105 @@
+// Held postings (storage/postings.ts): a block's level, tag and action postings wait in memory and are stored a
+// batch of blocks at a time. An acknowledged entry is found through them at once, after they are stored, and
+// after a crash that kept them from being stored; a clean stop stores them all.
+import { afterAll, expect, test } from "bun:test";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openDatabases } from "../../src/storage/db.ts";
+import { spawnServer } from "../helpers/process.ts";
+import { entry, removeDir, startTestSluice, WS, type TestSluice } from "../helpers/sluice.ts";
+
+/** json reads a response body as the loosely typed JSON the assertions inspect. */
+const json = (res: Response): Promise<any> => res.json();
+
+const opened: TestSluice[] = [];
+afterAll(async () => {
+  for (const s of opened) removeDir(s.dir);
+});
+
+const QUERIES = ["tag=held-tag", "level=warn", "action=held.op", "action~held"];
+/** found answers each query (through an index plan) with the ids it returns, and the index it chose */
+async function found(s: TestSluice, key: string) {
+  const out: Record<string, { index: string; ids: string[] }> = {};
+  for (const query of QUERIES) {
+    const res = await s.call("POST", `${WS}/logs/query`, { key, body: { query, pageSize: 100 } });
+    expect(res.status).toBe(200);
+    const plan = await json(await s.call("POST", `${WS}/logs/query`, { key, body: { query, explain: true } }));
+    out[query] = { index: plan.plan.index, ids: (await json(res)).map((e: { id: string }) => e.id) };
+  }
+  return out;
+}
+const expected = (ids: string[]) => ({
+  "tag=held-tag": { index: "tag", ids },
+  "level=warn": { index: "level", ids },
+  "action=held.op": { index: "action", ids },
+  "action~held": { index: "action", ids },
+});
+const stored = (s: TestSluice, ws: string) => [...s.dbs.postings.getKeys({})].filter((k) => (k as unknown[])[0] === ws).length;
+const marked = (s: TestSluice, ws: string) => [...s.dbs.unindexed.getKeys({})].filter((k) => (k as unknown[])[0] === ws).length;
+
+async function setUp() {
+  const s = startTestSluice(undefined, { ipRatePerMinute: -1 });
+  opened.push(s);
+  const ws = await s.workspace();
+  const key = await ws.key("development", "rw");
+  const ids: string[] = [];
+  for (let b = 0; b < 3; b++) {
+    const res = await s.call("POST", `${WS}/logs/bulk`, {
+      key,
+      body: Array.from({ length: 20 }, (_, i) => entry({ level: "warn", action: "held.op", tags: ["held-tag", `n${i}`], message: `held ${b}/${i}` })),
+    });
+    expect(res.status).toBe(201);
+    ids.push(...(await json(res)).ids);
+  }
+  // a plain entry beside them, so that every index plan has something to leave out
+  expect((await s.call("POST", `${WS}/logs`, { key, body: entry({ level: "info", action: "other.op", tags: ["other"] }) })).status).toBe(201);
+  return { s, ws: ws.id, key, newestFirst: [...ids].reverse() };
+}
+
+test("an acknowledged entry is found at once through its held postings, and again once a batch stores them and clears their marks", async () => {
+  const { s, ws, key, newestFirst } = await setUp();
+  expect({ stored: stored(s, ws), marked: marked(s, ws) }).toEqual({ stored: 0, marked: 4 }); // held: nothing stored yet
+  expect(await found(s, key)).toEqual(expected(newestFirst));
+  await s.svc.entries.postings.flush();
+  expect(marked(s, ws)).toBe(0);
+  expect(stored(s, ws)).toBeGreaterThan(0);
+  expect(await found(s, key)).toEqual(expected(newestFirst));
+  await s.close();
+});
+
+test("after a crash that kept held postings from being stored, a restart holds them again from the marks: every index finds every acknowledged entry", async () => {
+  const { s, ws, key, newestFirst } = await setUp();
+  expect(marked(s, ws)).toBe(4);
+  await s.dbs.root.close(); // a crash: no clean stop, the postings were only in memory
+  const t = startTestSluice(s.dir, { ipRatePerMinute: -1 });
+  expect(stored(t, ws)).toBe(0);
+  expect(await found(t, key)).toEqual(expected(newestFirst));
+  await t.close(); // a clean stop stores what is held
+  const u = startTestSluice(s.dir, { ipRatePerMinute: -1 });
+  expect({ marked: marked(u, ws), storedSome: stored(u, ws) > 0 }).toEqual({ marked: 0, storedSome: true });
+  expect(await found(u, key)).toEqual(expected(newestFirst));
+  await u.close();
+});
+
+test("SIGTERM stores the held postings before the server exits: the next start has no marks to recover", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "sluice-held-"));
+  const server = await spawnServer(dir);
+  const key = /API key \(shown only now\):\s+(\S+)/.exec(server.banner)![1];
+  const res = await fetch(`${server.base}${WS}/logs/bulk`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-api-key": key },
+    body: JSON.stringify(Array.from({ length: 50 }, (_, i) => entry({ tags: ["held-tag"], message: `m ${i}` }))),
+  });
+  expect(res.status).toBe(201);
+  server.proc.kill("SIGTERM");
+  expect(await server.exited).toBe(0);
+  const dbs = openDatabases(dir);
+  try {
+    expect([...dbs.unindexed.getKeys({})]).toEqual([]);
+    expect([...dbs.postings.getKeys({})].some((k) => (k as unknown[])[3] === "held-tag")).toBe(true);
+  } finally {
+    await dbs.root.close();
+    removeDir(dir);
+  }
+});
