@@ -77,12 +77,19 @@ interface HeldBlock {
   firstId: string;
   terms: BlockTerms;
 }
-/** held postings by `ws \0 env \0 kind \0 term`, each a list of blocks in the order they were held */
-type Held = Map<string, { ms: number; firstId: string; positions: Uint8Array }[]>;
+interface HeldRef {
+  ms: number;
+  firstId: string;
+  positions: Uint8Array;
+}
+/** held postings by `ws \0 env \0 kind \0 term`: the term and its blocks in the order they were held */
+type Held = Map<string, { ws: string; env: Environment; kind: PostingKind; term: string; refs: HeldRef[] }>;
 
 /** A flush starts once this many postings are held (about 30 blocks of 1,000 entries), or FLUSH_MS after the first. */
 const FLUSH_POSTINGS = 8192;
 const FLUSH_MS = 1000;
+/** Postings a flush puts in one event turn (one transaction): more would hold up the requests of that turn. */
+const FLUSH_TURN = 512;
 
 /** Postings reads posting lists, held and stored, and writes held ones a batch of blocks at a time. */
 export class Postings {
@@ -112,9 +119,9 @@ export class Postings {
     for (const [kind, term, positions] of b.terms) {
       const key = heldKey(b.ws, b.env, kind, term);
       const ref = { ms: b.ms, firstId: b.firstId, positions };
-      const refs = this.held.get(key);
-      if (refs) refs.push(ref);
-      else this.held.set(key, [ref]);
+      const t = this.held.get(key);
+      if (t) t.refs.push(ref);
+      else this.held.set(key, { ws: b.ws, env: b.env, kind, term, refs: [ref] });
       this.heldPostings++;
     }
   }
@@ -136,15 +143,17 @@ export class Postings {
   }
 
   /**
-   * flush stores every held posting and clears the blocks' marks, in one transaction; it resolves once that
-   * commits (or failed: the postings stay held, to be tried again). Flushes run one at a time.
+   * flush stores every held posting, term by term (each term's page is dirtied once), FLUSH_TURN an event turn,
+   * then clears the blocks' marks; a crash before that holds them again and the next flush puts the same keys.
+   * It resolves once all is committed (or failed: the postings stay held, to be tried again). One runs at a time.
    */
   async flush(): Promise<void> {
     clearTimeout(this.timer);
     this.timer = undefined;
     if (this.flushing) await this.flushing.done;
     if (this.heldBlocks.length === 0 || this.flushing) return this.flushing?.done;
-    if (!(this.db as Database & { env: { address: number } }).env.address) return; // the environment was closed without settling (lmdb-js zeroes it): the marks hold the blocks again at the next open (a test's crash): their marks make the next open hold them again
+    // closed without settling, as a test's crash is (lmdb-js zeroes the address): the marks hold the blocks again at the next open
+    if (!(this.db as Database & { env: { address: number } }).env.address) return;
     const blocks = this.heldBlocks;
     const held = this.held;
     this.heldBlocks = [];
@@ -152,10 +161,14 @@ export class Postings {
     this.heldPostings = 0;
     const write = async () => {
       const puts: Promise<unknown>[] = [];
-      for (const b of blocks) {
-        for (const [kind, term, positions] of b.terms) puts.push(this.db.put([b.ws, b.env, kind, termKey(term), b.ms, b.firstId], positions));
-        puts.push(this.unindexed.remove([b.ws, b.env, b.ms, b.firstId]));
+      for (const { ws, env, kind, term, refs } of held.values()) {
+        const key = termKey(term);
+        for (const r of refs) {
+          puts.push(this.db.put([ws, env, kind, key, r.ms, r.firstId], r.positions));
+          if (puts.length >= FLUSH_TURN) await Promise.all(puts.splice(0)); // committed: the next puts are the next turn's
+        }
       }
+      for (const b of blocks) puts.push(this.unindexed.remove([b.ws, b.env, b.ms, b.firstId]));
       await Promise.all(puts);
     };
     const done = write().then(
@@ -199,7 +212,8 @@ export class Postings {
     const { start, fromMs } = rangeKeys(range);
     if (!start) return 0;
     const term = termKey(rawTerm);
-    let n = this.heldIn(ws, env, kind, rawTerm, range).length;
+    let n = 0;
+    this.eachHeld(ws, env, kind, rawTerm, range, () => n++);
     if (n >= cap) return cap;
     for (const _ of this.db.getKeys({ start: [ws, env, kind, term, ...start], end: [ws, env, kind, term, fromMs], reverse: true, limit: cap, snapshot: false })) {
       if (++n >= cap) break;
@@ -220,14 +234,16 @@ export class Postings {
 
   /** heldIn lists the held blocks of a term within the range's milliseconds, newest first (rows() applies a cursor, as it does to stored ones). */
   private heldIn(ws: string, env: Environment, kind: PostingKind, term: string, range: ScanRange): BlockRef[] {
-    const key = heldKey(ws, env, kind, term);
     const out: BlockRef[] = [];
-    for (const held of [this.flushing?.held, this.held]) {
-      for (const r of held?.get(key) ?? []) {
-        if (r.ms >= range.fromMs && r.ms < range.toMs) out.push({ ms: r.ms, firstId: r.firstId, positions: decodePositions(r.positions) });
-      }
-    }
+    this.eachHeld(ws, env, kind, term, range, (r) => out.push({ ms: r.ms, firstId: r.firstId, positions: decodePositions(r.positions) }));
     return out.sort((a, b) => (newer(a, b) ? -1 : newer(b, a) ? 1 : 0));
+  }
+
+  private eachHeld(ws: string, env: Environment, kind: PostingKind, term: string, range: ScanRange, f: (r: HeldRef) => void): void {
+    const key = heldKey(ws, env, kind, term);
+    for (const held of [this.flushing?.held, this.held]) {
+      for (const r of held?.get(key)?.refs ?? []) if (r.ms >= range.fromMs && r.ms < range.toMs) f(r);
+    }
   }
 }
 

@@ -68,6 +68,34 @@ test("an acknowledged entry is found at once through its held postings, and agai
   await s.close();
 });
 
+test("a flush of more postings than one event turn takes stores them all, over several transactions, and clears the marks only at the end", async () => {
+  const s = startTestSluice(undefined, { ipRatePerMinute: -1 });
+  opened.push(s);
+  const ws = await s.workspace();
+  const key = await ws.key("development", "rw");
+  const tags = Array.from({ length: 3_000 }, (_, i) => `t${i}`); // 3,000 tag postings and more: several turns' worth
+  const res = await s.call("POST", `${WS}/logs/bulk`, { key, body: tags.map((tag) => entry({ tags: [tag] })) });
+  expect(res.status).toBe(201);
+  const ids: string[] = (await json(res)).ids;
+  let done = false;
+  const flushing = s.svc.entries.postings.flush().then(() => (done = true));
+  const partial: { stored: number; marked: number }[] = []; // what a crash in the middle of the flush would leave
+  while (!done) {
+    const n = stored(s, ws.id);
+    if (n > 0 && n < 3_006) partial.push({ stored: n, marked: marked(s, ws.id) });
+    await Bun.sleep(0);
+  }
+  await flushing;
+  expect(partial.length).toBeGreaterThan(0); // it took several transactions
+  expect(partial.filter((p) => p.marked !== 3)).toEqual([]); // and the marks stayed until the last
+  expect({ marked: marked(s, ws.id), stored: stored(s, ws.id) }).toEqual({ marked: 0, stored: 3_000 + 3 * 2 }); // each block: a tag each, one level, one action
+  for (const i of [0, 1_499, 2_999]) {
+    const r = await s.call("POST", `${WS}/logs/query`, { key, body: { query: `tag=${tags[i]}` } });
+    expect((await json(r)).map((e: { id: string }) => e.id)).toEqual([ids[i]]);
+  }
+  await s.close();
+});
+
 test("after a crash that kept held postings from being stored, a restart holds them again from the marks: every index finds every acknowledged entry", async () => {
   const { s, ws, key, newestFirst } = await setUp();
   expect(marked(s, ws)).toBe(4);
