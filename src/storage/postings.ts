@@ -97,7 +97,7 @@ export class Postings {
   private heldBlocks: HeldBlock[] = [];
   private heldPostings = 0;
   /** the batch being written: still read from memory until its commit */
-  private flushing: { held: Held; done: Promise<void> } | undefined;
+  private flushing: { held: Held; done: Promise<boolean> } | undefined;
   private timer: Timer | undefined;
 
   constructor(readonly db: Database, private readonly unindexed: Database) {}
@@ -145,15 +145,17 @@ export class Postings {
   /**
    * flush stores every held posting, term by term (each term's page is dirtied once), FLUSH_TURN an event turn,
    * then clears the blocks' marks; a crash before that holds them again and the next flush puts the same keys.
-   * It resolves once all is committed (or failed: the postings stay held, to be tried again). One runs at a time.
+   * It resolves to true once all is committed, false when it failed (the postings stay held, to be tried again) or
+   * storage is closed. One runs at a time.
    */
-  async flush(): Promise<void> {
+  async flush(): Promise<boolean> {
     clearTimeout(this.timer);
     this.timer = undefined;
     if (this.flushing) await this.flushing.done;
-    if (this.heldBlocks.length === 0 || this.flushing) return this.flushing?.done;
+    if (this.flushing) return this.flushing.done; // another caller started the next one meanwhile
+    if (this.heldBlocks.length === 0) return true;
     // closed without settling, as a test's crash is (lmdb-js zeroes the address): the marks hold the blocks again at the next open
-    if (!(this.db as Database & { env: { address: number } }).env.address) return;
+    if (!(this.db as Database & { env: { address: number } }).env.address) return false;
     const blocks = this.heldBlocks;
     const held = this.held;
     this.heldBlocks = [];
@@ -174,21 +176,23 @@ export class Postings {
     const done = write().then(
       () => {
         this.flushing = undefined;
+        return true;
       },
       (e) => {
         this.flushing = undefined;
         console.error(JSON.stringify({ level: "error", msg: "storing postings failed; they stay held and are tried again in a second", error: String(e) }));
         for (const b of blocks) this.keep(b);
         this.later();
+        return false;
       },
     );
     this.flushing = { held, done };
     return done;
   }
 
-  /** settled stores everything held (a clean stop), so that a restart has nothing to recover. */
+  /** settled stores everything held (a clean stop), so that a restart has nothing to recover; after a failed flush the marks do that. */
   async settled(): Promise<void> {
-    while (this.flushing || this.heldBlocks.length > 0) await this.flush();
+    while (this.flushing || this.heldBlocks.length > 0) if (!(await this.flush())) return;
   }
 
   /** remove deletes a block's stored posting for a term (retention, which flushes first: old blocks are not held). */
