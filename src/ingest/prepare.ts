@@ -9,7 +9,7 @@ import { parseJson } from "../http/parse.ts";
 import { limit, type Plan } from "../limits/plans.ts";
 import { isEnvironment, type Environment } from "../schema.ts";
 import { BLOCK_MAX, blockWords, encodeColumns, type Columns } from "../storage/block.ts";
-import { encodePositions, termsOf, type PostingKind } from "../storage/postings.ts";
+import { blockTerms, type BlockTerms } from "../storage/postings.ts";
 import { checkEntry, UNBOUNDED, type NewEntry } from "./rules.ts";
 
 /** PreparedBlock is one block of a batch, all but its ids. */
@@ -17,7 +17,7 @@ export interface PreparedBlock {
   size: number;
   columns: Columns;
   /** postings: kind, term and the encoded positions of the entries that carry it */
-  terms: [PostingKind, string, Uint8Array][];
+  terms: BlockTerms;
   /** distinct actions, for the dictionary */
   actions: string[];
   /** the full-text document (blockWords) */
@@ -38,7 +38,7 @@ export function prepareBatch(body: JsonBody, plan: Plan, keyEnvironment: Environ
     blocks.push({
       size: block.length,
       columns: encodeColumns(block),
-      terms: termsOf(block).map(([kind, term, at]) => [kind, term, encodePositions(at, block.length)]),
+      terms: blockTerms(block),
       actions: [...new Set(block.map((e) => e.action))],
       text: blockWords(block),
     });

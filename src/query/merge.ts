@@ -1,7 +1,5 @@
 // merge: the union of several block-reference streams, each newest first, as one stream newest first.
-import type { BlockRef } from "../storage/postings.ts";
-
-const newer = (a: BlockRef, b: BlockRef): boolean => a.ms > b.ms || (a.ms === b.ms && a.firstId > b.firstId);
+import { newer, type BlockRef } from "../storage/postings.ts";
 
 /** mergeRefs k-way merges streams ordered by (ms, firstId) descending; a heap keeps it O(log k) per ref. */
 export function* mergeRefs(streams: Iterable<BlockRef>[]): Generator<BlockRef> {

@@ -12,9 +12,19 @@ export function words(text: string): string[] {
   return [...seen];
 }
 
+const ASCII = /^[\x00-\x7f]*$/;
+const ASCII_WORD = /[a-z0-9]+/g;
+const LONG_TEXT = 1024; // a block's text, where most words repeat: the hash table pays; a message's few words do not
+
 /** addWords adds the words of text to a set; ASCII text takes a fast path with the same result. */
 export function addWords(text: string, into: Set<string>): void {
-  if (!new AsciiWords().add(text, into)) addWordsUnicode(text, into); // letters and digits beyond ASCII: the full rule
+  if (text.length >= LONG_TEXT) {
+    if (!new AsciiWords().add(text, into)) addWordsUnicode(text, into);
+    return;
+  }
+  if (!ASCII.test(text)) return addWordsUnicode(text, into); // letters and digits beyond ASCII: the full rule
+  const found = text.toLowerCase().match(ASCII_WORD); // in ASCII, lowercasing is per character and keeps word boundaries
+  if (found) for (const w of found) into.add(w);
 }
 
 function addWordsUnicode(text: string, into: Set<string>): void {

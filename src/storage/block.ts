@@ -150,6 +150,10 @@ export class Block {
     const bytes = this.stored.c[Col.Message];
     return this.stored.v < 5 || textBytesInclude(bytes, this.size, ascii);
   }
+  /** entries gives a view of each entry, in position order. */
+  entries(): Entry[] {
+    return Array.from({ length: this.size }, (_, i) => this.entry(i));
+  }
   /** entry gives a view of entry i. */
   entry(i: number): Entry {
     return new EntryView(this, i);

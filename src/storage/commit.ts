@@ -10,7 +10,7 @@ import type { Environment } from "../schema.ts";
 import { BLOCK_MAX, assembleBlock, blockWords, encodeBlock, type Entry } from "./block.ts";
 import type { Dictionary } from "./dictionary.ts";
 import type { FullText } from "./fulltext.ts";
-import { encodePositions, termsOf, type BlockTerms, type PostingKind, type Postings } from "./postings.ts";
+import { blockTerms, type BlockTerms, type Postings } from "./postings.ts";
 import { monthOf, type UsageStore } from "./usage.ts";
 
 /** Write is one request's entries for one tenant and server millisecond, with its monthly limit (-1: none). */
@@ -146,7 +146,7 @@ function readyBlocks(writes: PendingWrite[]): ReadyBlock[] {
       const block = entries.length <= BLOCK_MAX ? entries : entries.slice(i, i + BLOCK_MAX);
       out.push({
         ws, env, ms: serverMs, firstId: block[0].id, size: block.length, value: encodeBlock(block),
-        terms: termsOf(block).map(([kind, term, at]): [PostingKind, string, Uint8Array] => [kind, term, encodePositions(at, block.length)]),
+        terms: blockTerms(block),
         actions: new Set(block.map((e) => e.action)),
         words: blockWords(block),
       });

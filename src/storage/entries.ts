@@ -20,7 +20,7 @@ import { Block, EntryView, blockWords, type Entry } from "./block.ts";
 import { TurnCommitter, type Verdict, type Write } from "./commit.ts";
 import { Dictionary } from "./dictionary.ts";
 import { FullText, type BlockText } from "./fulltext.ts";
-import { Postings, encodePositions, rangeKeys, termsOf, type BlockRef } from "./postings.ts";
+import { Postings, blockTerms, rangeKeys, termsOf, type BlockRef } from "./postings.ts";
 import type { PreparedBlock } from "../ingest/prepare.ts";
 import type { UsageStore } from "./usage.ts";
 
@@ -64,9 +64,7 @@ export class EntryStore {
     this.postings = new Postings(dbs.postings, dbs.unindexed);
     this.postings.recover((ws, env, ms, firstId) => {
       const block = this.block(ws, env, ms, firstId);
-      if (!block) return undefined;
-      const entries = Array.from({ length: block.size }, (_, i) => block.entry(i));
-      return termsOf(entries).map(([kind, term, at]) => [kind, term, encodePositions(at, block.size)]);
+      return block && blockTerms(block.entries());
     });
     this.dictionary = new Dictionary(dbs.dictionary);
     this.fulltext = new FullText(dbs.fulltext, (ws, env, after) => this.blockTextsAfter(ws, env, after), segmentEntries);
@@ -211,8 +209,7 @@ export class EntryStore {
         const [, , ms, firstId] = key as [string, Environment, number, string];
         const block = this.block(ws, env, ms, firstId);
         if (!block) continue;
-        const entries = Array.from({ length: block.size }, (_, i) => block.entry(i));
-        for (const [kind, term] of termsOf(entries)) this.postings.remove(ws, env, kind, term, ms, firstId);
+        for (const [kind, term] of termsOf(block.entries())) this.postings.remove(ws, env, kind, term, ms, firstId);
         this.db.removeSync(key);
         n += block.size;
       }
@@ -230,7 +227,7 @@ export class EntryStore {
     for (const { key, value } of this.db.getRange({ start, end: [ws, env, 8.64e15], snapshot: false })) {
       const ms = (key as unknown[])[2] as number;
       const block = Block.decode(ms, value as Uint8Array);
-      const entries = Array.from({ length: block.size }, (_, i) => block.entry(i));
+      const entries = block.entries();
       yield { ms, firstId: entries[0].id, text: blockWords(entries), entries: entries.length };
     }
   }

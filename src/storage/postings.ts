@@ -55,8 +55,13 @@ export function termsOf(entries: readonly Pick<Entry, "level" | "action" | "tags
   return out;
 }
 
+/** blockTerms is a block's postings as stored: termsOf with each term's positions encoded. */
+export function blockTerms(entries: readonly Pick<Entry, "level" | "action" | "tags">[]): BlockTerms {
+  return termsOf(entries).map(([kind, term, at]) => [kind, term, encodePositions(at, entries.length)]);
+}
+
 /** encodePositions stores positions, or nothing when they cover the whole block. */
-export function encodePositions(positions: number[], blockSize: number): Uint8Array {
+function encodePositions(positions: number[], blockSize: number): Uint8Array {
   if (positions.length === blockSize) return new Uint8Array(0);
   return new Uint8Array(Uint16Array.from(positions).buffer);
 }
@@ -131,15 +136,13 @@ export class Postings {
   }
 
   /** recover holds again the postings of blocks whose key `unindexed` still lists (the process stopped before storing them). */
-  recover(termsOfBlock: (ws: string, env: Environment, ms: number, firstId: string) => BlockTerms | undefined): number {
-    let n = 0;
+  recover(termsOfBlock: (ws: string, env: Environment, ms: number, firstId: string) => BlockTerms | undefined): void {
     for (const key of this.unindexed.getKeys({ snapshot: false })) {
       const [ws, env, ms, firstId] = key as [string, Environment, number, string];
       const terms = termsOfBlock(ws, env, ms, firstId);
-      if (terms) this.hold(ws, env, ms, firstId, terms), n++;
+      if (terms) this.hold(ws, env, ms, firstId, terms);
       else this.unindexed.removeSync(key); // the block went (retention) before its postings were stored
     }
-    return n;
   }
 
   /**
@@ -253,7 +256,8 @@ export class Postings {
 
 const EMPTY = new Uint8Array(0);
 const heldKey = (ws: string, env: Environment, kind: PostingKind, term: string) => `${ws}\u0000${env}\u0000${kind}\u0000${term}`;
-const newer = (a: BlockRef, b: BlockRef): boolean => a.ms > b.ms || (a.ms === b.ms && a.firstId > b.firstId);
+/** newer orders block references as reads want them: newest first, by (ms, firstId). */
+export const newer = (a: BlockRef, b: BlockRef): boolean => a.ms > b.ms || (a.ms === b.ms && a.firstId > b.firstId);
 
 /**
  * rangeKeys turns a scan range into the key suffix to start a reverse scan at ([ms] or [ms, id] for a cursor)
