@@ -13,7 +13,7 @@ import { ingestRoutes } from "./http/ingest.ts";
 import { Metrics, observe } from "./http/observe.ts";
 import { openapiConfig } from "./http/openapi.ts";
 import { readRoutes } from "./http/read.ts";
-import { errorResponse, requestUrl } from "./http/respond.ts";
+import { errorReply, requestUrl } from "./http/respond.ts";
 import { IngestService } from "./ingest/ingest.ts";
 import type { PlanTable } from "./limits/plans.ts";
 import type { Databases } from "./storage/db.ts";
@@ -71,21 +71,22 @@ export function buildApp(deps: AppDeps, s = services(deps)) {
     .use(observe(s.metrics, deps.accessLog))
     .onError(({ error, code, request, set }) => {
       const requestId = String(set.headers["x-request-id"] ?? crypto.randomUUID());
-      if (error instanceof ApiError) return errorResponse(error, requestId);
+      if (error instanceof ApiError) return errorReply(set, error, requestId);
       if (code === "NOT_FOUND") {
         const { pathname } = requestUrl(request);
-        return errorResponse(
+        return errorReply(
+          set,
           new ApiError(404, "VALIDATION_INVALID_REQUEST", `no route ${request.method} ${pathname}; the API is described at /api/v1/workspace/openapi.json`),
           requestId,
         );
       }
       if (code === "PARSE" || code === "VALIDATION") {
-        return errorResponse(new ApiError(400, "VALIDATION_FAILED", "the request could not be read; check it against /api/v1/workspace/openapi.json"), requestId);
+        return errorReply(set, new ApiError(400, "VALIDATION_FAILED", "the request could not be read; check it against /api/v1/workspace/openapi.json"), requestId);
       }
       // Never a stack trace to the client: the details go to the server log under the request id.
       const cause = error instanceof Error ? (error.cause ?? error) : error;
       log({ level: "error", request_id: requestId, method: request.method, path: requestUrl(request).pathname, error: String(cause), stack: (cause as Error)?.stack });
-      return errorResponse(new ApiError(500, "INTERNAL_SERVER_ERROR", "internal error; retry later, and report the request_id if it persists"), requestId);
+      return errorReply(set, new ApiError(500, "INTERNAL_SERVER_ERROR", "internal error; retry later, and report the request_id if it persists"), requestId);
     })
     .use(healthRoutes(deps.dbs, s.metrics))
     .use(openapi(openapiConfig))

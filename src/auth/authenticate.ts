@@ -18,7 +18,7 @@ const RESOLVED_MAX = 10_000; // keys kept resolved at most; past that, a key is 
 
 /**
  * Authenticator resolves the key of a request. What a key hash resolved to is kept only while the meta
- * generation is unchanged, and that is read on every request, so revocations act at once, from any process.
+ * generation is unchanged, and that is read again every event-loop turn, so revocations act at once, from any process.
  */
 export class Authenticator {
   private readonly touched = new Map<string, number>();
@@ -48,7 +48,7 @@ export class Authenticator {
 
   // a valid, unrevoked key and its workspace; unknown keys are not kept (they would let anyone fill memory)
   private resolve(hash: string): { key: KeyRecord; workspace: WorkspaceRecord } | undefined {
-    const generation = this.meta.generation();
+    const generation = this.meta.currentGeneration();
     if (generation !== this.generation) {
       this.resolved.clear();
       this.generation = generation;

@@ -1,5 +1,4 @@
 // keys: the API key format sl_{environment}_{type}_{random}, generation from a CSPRNG, and hashing.
-import { createHash } from "node:crypto";
 import { ENVIRONMENTS, type Environment } from "../schema.ts";
 
 export const KEY_TYPES = ["ro", "wo", "rw"] as const;
@@ -38,7 +37,7 @@ export function randomText(length: number): string {
 export const looksLikeKey = (text: string): boolean => KEY_FORMAT.test(text);
 
 /** hashSecret is what storage keeps instead of a secret (or of the admin token). */
-export const hashSecret = (secret: string): string => createHash("sha256").update(secret).digest("hex");
+export const hashSecret = (secret: string): string => Bun.SHA256.hash(secret, "hex") as string;
 
 /** hintOf shows enough of a secret to recognise it: the first 12 characters, "…", the last 4. */
 export const hintOf = (secret: string): string => `${secret.slice(0, 12)}…${secret.slice(-4)}`;

@@ -31,7 +31,7 @@ export function accountRoutes(gate: Gate, meta: MetaStore, usage: UsageStore) {
   return new Elysia()
     .get(
       "/usage",
-      gate.guarded("logs:read", ({ caller, now }) => json(usageOf(usage, caller, now))),
+      gate.guarded("logs:read", ({ caller, now, set }) => json(set, usageOf(usage, caller, now))),
       {
         detail: operation({
           summary: "This month's ingestion usage and limit",
@@ -43,11 +43,11 @@ export function accountRoutes(gate: Gate, meta: MetaStore, usage: UsageStore) {
     )
     .get(
       "/info",
-      gate.guarded("logs:read", ({ caller, now }) => {
+      gate.guarded("logs:read", ({ caller, now, set }) => {
         const { key, workspace, plan } = caller;
         const org = meta.org(workspace.org_id);
         const u = usageOf(usage, caller, now);
-        return json({
+        return json(set, {
           organization: { id: workspace.org_id, name: org?.name ?? "" },
           project: { id: workspace.id, name: workspace.name },
           api_key: { id: key.id, name: key.name, scopes: key.scopes, environment_scopes: [`env:${key.environment}`] },

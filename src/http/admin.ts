@@ -30,13 +30,13 @@ export function adminRoutes(admin: AdminService, meta: MetaStore, envToken: stri
 
   return new Elysia({ prefix: "/api/v1/admin" })
     .onBeforeHandle(({ request }) => check(request))
-    .post("/workspaces", async ({ request }) => json(await admin.createWorkspace(await body(request)), 201), hidden)
-    .get("/workspaces", () => json(admin.listWorkspaces()), hidden)
-    .get("/workspaces/:id", ({ params }) => json(admin.getWorkspace(id(params))), hidden)
-    .patch("/workspaces/:id", async ({ request, params }) => json(await admin.updateWorkspace(id(params), await body(request))), hidden)
-    .post("/workspaces/:id/keys", async ({ request, params }) => json(await admin.createKey(id(params), await body(request)), 201), hidden)
-    .get("/workspaces/:id/keys", ({ params }) => json(admin.listKeys(id(params))), hidden)
-    .post("/keys/:keyId/rotate", async ({ params }) => json(await admin.rotateKey(keyId(params)), 201), hidden)
+    .post("/workspaces", async ({ request, set }) => json(set, await admin.createWorkspace(await body(request)), 201), hidden)
+    .get("/workspaces", ({ set }) => json(set, admin.listWorkspaces()), hidden)
+    .get("/workspaces/:id", ({ params, set }) => json(set, admin.getWorkspace(id(params))), hidden)
+    .patch("/workspaces/:id", async ({ request, params, set }) => json(set, await admin.updateWorkspace(id(params), await body(request))), hidden)
+    .post("/workspaces/:id/keys", async ({ request, params, set }) => json(set, await admin.createKey(id(params), await body(request)), 201), hidden)
+    .get("/workspaces/:id/keys", ({ params, set }) => json(set, admin.listKeys(id(params))), hidden)
+    .post("/keys/:keyId/rotate", async ({ params, set }) => json(set, await admin.rotateKey(keyId(params)), 201), hidden)
     .delete("/keys/:keyId", async ({ params }) => {
       await admin.revokeKey(keyId(params));
       return new Response(null, { status: 204 });

@@ -47,7 +47,8 @@ async function readBytes(request: Request, limits: BodyLimits): Promise<JsonBody
     });
   const declared = Number(request.headers.get("content-length") ?? NaN);
   if (declared > limitBytes) throw tooLarge();
-  if (!request.body) return { bytes: new Uint8Array(0), bounds: { size: [], nesting: [] } };
+  // a small body is read whole; touching request.body would first wrap it in a stream
+  if (!(declared <= SMALL_BODY) && !request.body) return { bytes: new Uint8Array(0), bounds: { size: [], nesting: [] } };
   const scan = new JsonScan(limits.depth);
   const timeoutMs = limits.timeoutMs ?? BODY_TIMEOUT_MS;
   let timer: Timer | undefined;

@@ -3,6 +3,7 @@
 import { Authenticator, requirePermission, type Caller } from "../auth/authenticate.ts";
 import type { Permission } from "../auth/keys.ts";
 import { clientIp, type CallKind, type RateLimiter } from "../limits/rate.ts";
+import type { Reply } from "./respond.ts";
 
 /** Call is what a workspace handler works with once the gate has let it through. */
 export interface Call<P> {
@@ -11,12 +12,14 @@ export interface Call<P> {
   params: P;
   /** the clock reading of this call, in epoch ms */
   now: number;
+  /** where the answer's status and headers go (respond.ts json) */
+  set: Reply;
 }
 
 interface ElysiaContext<P> {
   request: Request;
   params: P;
-  set: { headers: Record<string, string | number> };
+  set: Reply;
   server: { requestIP(r: Request): { address: string } | null } | null;
 }
 
@@ -32,7 +35,7 @@ export class Gate {
   ) {}
 
   /** guarded wraps a handler so that it only runs for an admitted caller holding `permission`. */
-  guarded<P>(permission: Permission, handler: (call: Call<P>) => Response | Promise<Response>, kind: CallKind = "other") {
+  guarded<P>(permission: Permission, handler: (call: Call<P>) => string | Promise<string>, kind: CallKind = "other") {
     return ({ request, params, set, server }: ElysiaContext<P>) => {
       const now = this.clock();
       const caller = this.auth.authenticate(request.headers, now);
@@ -40,7 +43,7 @@ export class Gate {
       // headers set here reach every later answer, errors included
       Object.assign(set.headers, this.limiter.admit(caller, ip, kind, now));
       requirePermission(caller, permission);
-      return handler({ request, caller, params, now });
+      return handler({ request, caller, params, now, set });
     };
   }
 }

@@ -2,7 +2,7 @@
 import { Elysia } from "elysia";
 import type { Databases } from "../storage/db.ts";
 import type { Metrics } from "./observe.ts";
-import { json } from "./respond.ts";
+import { json, type Reply } from "./respond.ts";
 
 const PROBE_EVERY_MS = 1000; // a readiness probe commits a write; at most one a second
 
@@ -20,11 +20,11 @@ export function healthRoutes(dbs: Databases, metrics: Metrics) {
     }
     return ready;
   };
-  const ok = () => json({ status: "ok" });
+  const ok = ({ set }: { set: Reply }) => json(set, { status: "ok" });
   const hidden = { detail: { hide: true } };
   return new Elysia()
     .get("/healthz", ok, hidden)
     .get("/livez", ok, hidden)
-    .get("/readyz", async () => ((await probe()) ? json({ status: "ok" }) : json({ status: "unavailable" }, 503)), hidden)
+    .get("/readyz", async ({ set }) => ((await probe()) ? json(set, { status: "ok" }) : json(set, { status: "unavailable" }, 503)), hidden)
     .get("/metrics", async () => new Response(await metrics.registry.metrics(), { headers: { "content-type": metrics.registry.contentType } }), hidden);
 }

@@ -26,11 +26,11 @@ export function ingestRoutes(gate: Gate, ingest: IngestService, metrics: Metrics
   return new Elysia()
     .post(
       "/logs",
-      gate.guarded("logs:write", async ({ request, caller }) => {
+      gate.guarded("logs:write", async ({ request, caller, set }) => {
         const body = await readJsonBody(request, { ...entryBodyLimits(caller.plan), timeoutMs: gate.bodyTimeoutMs });
         const entry = await ingest.createOne(parseJson(body.bytes), caller, body.bounds);
         metrics.entries.inc(1);
-        return json(entry, 201);
+        return json(set, entry, 201);
       }),
       {
         parse: "none",
@@ -46,11 +46,11 @@ export function ingestRoutes(gate: Gate, ingest: IngestService, metrics: Metrics
     )
     .post(
       "/logs/bulk",
-      gate.guarded("logs:write", async ({ request, caller }) => {
+      gate.guarded("logs:write", async ({ request, caller, set }) => {
         const body = await readJsonBody(request, { ...entryBodyLimits(caller.plan), timeoutMs: gate.bodyTimeoutMs });
         const created = await ingest.createMany(body, caller);
         metrics.entries.inc(created.count);
-        return json(created, 201);
+        return json(set, created, 201);
       }),
       {
         parse: "none",
@@ -66,9 +66,9 @@ export function ingestRoutes(gate: Gate, ingest: IngestService, metrics: Metrics
     )
     .post(
       "/logs/validate",
-      gate.guarded("logs:write", async ({ request, caller }) => {
+      gate.guarded("logs:write", async ({ request, caller, set }) => {
         const body = await readJson(request, { ...entryBodyLimits(caller.plan), timeoutMs: gate.bodyTimeoutMs });
-        return json(ingest.validate(body, caller));
+        return json(set, ingest.validate(body, caller));
       }, "validate"),
       {
         parse: "none",

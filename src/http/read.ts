@@ -11,9 +11,9 @@ import { parsePaging } from "../query/request.ts";
 import { ENVIRONMENTS, FindLogsQuery, LEVELS, LogEntry, SearchLogsRequest, isEnvironment, type Level } from "../schema.ts";
 import type { EntryStore } from "../storage/entries.ts";
 import { readJson } from "./body.ts";
-import type { Gate } from "./guard.ts";
+import type { Call, Gate } from "./guard.ts";
 import { operation } from "./openapi.ts";
-import { json, requestUrl } from "./respond.ts";
+import { json, requestUrl, type Reply } from "./respond.ts";
 
 const QUERY_BODY_LIMIT = 64 * 1024; // a query is at most 2,000 characters; the rest of the body is small
 const PAGE_HEADERS = {
@@ -26,11 +26,11 @@ export function readRoutes(gate: Gate, store: EntryStore) {
   return new Elysia()
     .get(
       "/logs/:id",
-      gate.guarded("logs:read", ({ caller, params, now }: { caller: Caller; params: { id: string | null }; now: number }) => {
+      gate.guarded("logs:read", ({ caller, params, now, set }: Call<{ id: string | null }>) => {
         const id = (params.id ?? "").toLowerCase(); // null: malformed percent-encoding; UUIDs are case-insensitive on input (RFC 9562)
         const entry = isUuid(id) ? readOne(store, caller, id, now) : undefined;
         if (!entry) throw notFound("LOG_NOT_FOUND", `no log entry ${JSON.stringify(params.id ?? "")} in this workspace and environment`);
-        return json(entry);
+        return json(set, entry);
       }),
       {
         detail: operation({
@@ -43,7 +43,7 @@ export function readRoutes(gate: Gate, store: EntryStore) {
     )
     .get(
       "/logs",
-      gate.guarded("logs:read", ({ request, caller, now }) => {
+      gate.guarded("logs:read", ({ request, caller, now, set }) => {
         const q = requestUrl(request).searchParams;
         const envs = listParam(q, "environments");
         for (const e of envs) if (isEnvironment(e)) requireEnvironment(caller, e);
@@ -68,7 +68,7 @@ export function readRoutes(gate: Gate, store: EntryStore) {
           action: q.get("action") ?? undefined,
           message: q.get("message") ?? undefined,
         });
-        return respondPage(store, caller, { ...paging, query: { terms } }, now);
+        return respondPage(set, store, caller, { ...paging, query: { terms } }, now);
       }),
       {
         detail: operation({
@@ -83,7 +83,7 @@ export function readRoutes(gate: Gate, store: EntryStore) {
     )
     .post(
       "/logs/query",
-      gate.guarded("logs:read", async ({ request, caller, now }) => {
+      gate.guarded("logs:read", async ({ request, caller, now, set }) => {
         const body = await readJson(request, { bytes: QUERY_BODY_LIMIT, depth: 8, timeoutMs: gate.bodyTimeoutMs });
         if (typeof body !== "object" || body === null || Array.isArray(body)) {
           throw badRequest("VALIDATION_INVALID_REQUEST", "the body must be a JSON object such as {\"query\": \"level=error\"}");
@@ -99,8 +99,8 @@ export function readRoutes(gate: Gate, store: EntryStore) {
         const paging = parsePaging({ from: opt("from"), to: opt("to"), cursorID: opt("cursorID"), cursorTS: opt("cursorTS"), pageSize: opt("pageSize") }, false);
         const action = opt("action") as string | undefined;
         const req: PageRequest = { ...paging, query: { terms: [...query.terms, ...filterTerms({ action })] } };
-        if (opt("explain") === true) return json(explain(store, caller, req, now));
-        return respondPage(store, caller, req, now);
+        if (opt("explain") === true) return json(set, explain(store, caller, req, now));
+        return respondPage(set, store, caller, req, now);
       }),
       {
         parse: "none",
@@ -116,9 +116,9 @@ export function readRoutes(gate: Gate, store: EntryStore) {
     );
 }
 
-function respondPage(store: EntryStore, caller: Caller, req: PageRequest, now: number): Response {
+function respondPage(set: Reply, store: EntryStore, caller: Caller, req: PageRequest, now: number): string {
   const page = readPage(store, caller, req, now);
-  return json(page.entries, 200, pageHeaders(page));
+  return json(set, page.entries, 200, pageHeaders(page));
 }
 
 /** listParam reads a comma-separated parameter (repeats joined); empty members are dropped. */

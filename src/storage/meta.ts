@@ -31,6 +31,8 @@ export interface KeyRecord {
 
 /** MetaStore keeps the records that say who may do what; secrets only as hashes. */
 export class MetaStore {
+  /** generation() as read in this event-loop turn (currentGeneration) */
+  private generationSeen: number | undefined;
   constructor(private readonly db: Database) {}
 
   org(id: string): OrgRecord | undefined {
@@ -57,6 +59,17 @@ export class MetaStore {
   generation(): number {
     return (this.db.get(["generation"]) as number | undefined) ?? 0;
   }
+  /**
+   * currentGeneration is generation() read at most once an event-loop turn: the requests of one turn share one
+   * read (a few µs each, per request), and a request in a later turn, or after a write through this store, reads it again.
+   */
+  currentGeneration(): number {
+    if (this.generationSeen === undefined) {
+      this.generationSeen = this.generation();
+      setImmediate(() => (this.generationSeen = undefined));
+    }
+    return this.generationSeen;
+  }
   adminTokenHash(): string | undefined {
     return (this.db.get(["admin"]) as { token_hash: string } | undefined)?.token_hash;
   }
@@ -64,7 +77,7 @@ export class MetaStore {
   /** createWorkspace stores a workspace, creating its organization by name when new. */
   async createWorkspace(ws: Omit<WorkspaceRecord, "org_id">, orgName: string, newOrgId: string): Promise<WorkspaceRecord> {
     let record!: WorkspaceRecord;
-    await this.db.transaction(() => {
+    await this.write(() => {
       let orgId = this.db.get(["orgname", orgName]) as string | undefined;
       if (orgId === undefined) {
         orgId = newOrgId;
@@ -79,14 +92,14 @@ export class MetaStore {
   }
 
   async updateWorkspace(ws: WorkspaceRecord): Promise<void> {
-    await this.db.transaction(() => {
+    await this.write(() => {
       this.db.put(["ws", ws.id], ws);
       this.raiseGeneration();
     });
   }
 
   async putKey(key: KeyRecord, replacesHash?: string): Promise<void> {
-    await this.db.transaction(() => {
+    await this.write(() => {
       if (replacesHash) this.db.remove(["hash", replacesHash]);
       if (!key.revoked_at) this.db.put(["hash", key.hash], key.id);
       else this.db.remove(["hash", key.hash]);
@@ -97,7 +110,7 @@ export class MetaStore {
 
   /** touchKey records a use; it is not awaited by requests (a lost update costs nothing). */
   touchKey(id: string, at: string): void {
-    void this.db.transaction(() => {
+    void this.write(() => {
       const k = this.db.get(["key", id]) as KeyRecord | undefined;
       if (k) this.db.put(["key", id], { ...k, last_used_at: at });
       this.raiseGeneration();
@@ -105,10 +118,17 @@ export class MetaStore {
   }
 
   async setAdminTokenHash(hash: string): Promise<void> {
-    await this.db.transaction(() => {
+    await this.write(() => {
       this.db.put(["admin"], { token_hash: hash });
       this.raiseGeneration();
     });
+  }
+
+  /** write runs fn in a transaction; once it commits, the next currentGeneration reads the generation it raised */
+  private async write<T>(fn: () => T): Promise<T> {
+    const result = await this.db.transaction(fn);
+    this.generationSeen = undefined;
+    return result;
   }
 
   // inside a write transaction: its read sees the latest generation, and the write lock keeps it so until commit

@@ -45,3 +45,18 @@ test("a rotated key's old secret is refused on the next request and the new one 
   expect(() => auth.authenticate(headers(made.key))).toThrow(expect.objectContaining({ code: "AUTH_INVALID_API_KEY" }));
   expect(auth.authenticate(headers(rotated.key)).key.id).toBe(made.id);
 });
+
+test("one read of the generation serves an event-loop turn: a revocation committed by another process mid-turn applies from the next turn", async () => {
+  const ws = await other.createWorkspace({ name: "turn" });
+  const made = await other.createKey(ws.id, { environment: "production", type: "rw" });
+  await new Promise((r) => setImmediate(r));
+  expect(auth.authenticate(headers(made.key)).key.id).toBe(made.id); // this turn's generation is read here
+  const hash = (dbs.meta.get(["key", made.id]) as { hash: string }).hash;
+  dbs.meta.transactionSync(() => {
+    dbs.meta.remove(["hash", hash]);
+    dbs.meta.put(["generation"], (dbs.meta.get(["generation"]) as number) + 1);
+  });
+  expect(auth.authenticate(headers(made.key)).key.id).toBe(made.id); // the same turn: the snapshot it began with
+  await new Promise((r) => setImmediate(r));
+  expect(() => auth.authenticate(headers(made.key))).toThrow(expect.objectContaining({ code: "AUTH_INVALID_API_KEY" }));
+});

@@ -31,3 +31,18 @@ test("caughtUp resolves only once the worker's backlog is at most MAX_BACKLOG en
   await dbs.root.close();
   rmSync(dir, { recursive: true, force: true });
 });
+
+test("small adds are posted together within ADD_DELAY_MS with no search after them; 1,000 entries' worth go at the end of the turn", async () => {
+  const w = new FullTextWorker();
+  const id = w.newIndex();
+  for (let doc = 0; doc < 5; doc++) w.add(id, doc, `small add ${doc}`, 1);
+  expect(w.backlog()).toBe(5);
+  const deadline = Date.now() + 2_000;
+  while (w.backlog() > 0 && Date.now() < deadline) await Bun.sleep(5);
+  expect(w.backlog()).toBe(0);
+  w.add(id, 5, "a bulk block", 1_000);
+  await new Promise((r) => setImmediate(r));
+  const posted = Date.now();
+  while (w.backlog() > 0 && Date.now() < posted + 2_000) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1); // no timer runs meanwhile
+  expect(w.backlog()).toBe(0);
+});
