@@ -19,7 +19,7 @@ console.log(`sluice ${f(ingest.rate)} entries/s; bare parse ceiling ${f(ingest.c
 console.log("== bench/single.ts");
 const single = await benchSingle();
 const singleRatio = single.sluice.rps / single.ceiling.rps;
-console.log(`sluice ${f(single.sluice.rps)} req/s (p99 ${ms(single.sluice.p99)}); bare echo ${f(single.ceiling.rps)} req/s; ${pct(singleRatio)}`);
+console.log(`sluice ${f(single.sluice.rps)} req/s (p99 ${ms(single.sluice.p99)}); bare echo ${f(single.ceiling.rps)} req/s; ${pct(singleRatio)} (medians of rounds: sluice ${single.rounds.sluice.map(f).join(", ")}; echo ${single.rounds.echo.map(f).join(", ")})`);
 
 console.log("== bench/query.ts (1M entries)");
 const query = await benchQuery();

@@ -1,6 +1,8 @@
 // single-entry bench: `wrk -t2 -c32` POSTs one ~330-byte entry per request to Sluice's POST /logs (201 after
 // commit, every index and full text), beside a bare Bun.serve JSON echo under the same load in the same run.
-// Needs wrk (Debian package `wrk`). BENCH_SINGLE_SECONDS sets each run's length (default 10).
+// The two take turns, BENCH_SINGLE_ROUNDS times (default 3), and each figure is the median of its rounds:
+// one run of either moves ±15% on this machine. Needs wrk (Debian package `wrk`). BENCH_SINGLE_SECONDS sets
+// each run's length (default 10).
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -9,6 +11,7 @@ import { syntheticEntry } from "./data.ts";
 import { readLine } from "./ingest.ts";
 
 const SECONDS = Number(process.env.BENCH_SINGLE_SECONDS ?? 10);
+const ROUNDS = Number(process.env.BENCH_SINGLE_ROUNDS ?? 3);
 
 export interface WrkResult {
   rps: number;
@@ -41,6 +44,16 @@ export async function wrk(url: string, body: string, headers: Record<string, str
   return { rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)![1]), p50: ms("50%"), p99: ms("99%"), requests: Number(/(\d+) requests in/.exec(out)![1]), non2xx };
 }
 
+/** median takes each figure's median over rounds, and the total of the counts. */
+function median(runs: WrkResult[]): WrkResult {
+  const mid = (values: number[]) => {
+    const v = [...values].sort((a, b) => a - b);
+    return v.length % 2 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+  };
+  const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
+  return { rps: mid(runs.map((r) => r.rps)), p50: mid(runs.map((r) => r.p50)), p99: mid(runs.map((r) => r.p99)), requests: sum(runs.map((r) => r.requests)), non2xx: sum(runs.map((r) => r.non2xx)) };
+}
+
 export async function benchSingle() {
   if (Bun.spawnSync(["which", "wrk"]).exitCode !== 0) throw new Error("wrk is not installed: apt-get install wrk");
   const dir = mkdtempSync(join(tmpdir(), "sluice-bench-single-"));
@@ -48,20 +61,24 @@ export async function benchSingle() {
   try {
     const echo = Bun.spawn([process.execPath, join(import.meta.dir, "echo-server.ts")], { stdout: "pipe" });
     const echoUrl = /listening on (\S+)/.exec(await readLine(echo.stdout))![1];
-    const ceiling = await wrk(echoUrl, body, {}, dir);
-    echo.kill();
-
     // all the load comes from one address: the per-IP abuse guard (6,000/min by default) would answer 429
     const sluice = await spawnServer(join(dir, "data"), { SLUICE_IP_RATE_PER_MIN: "-1" });
     const key = /API key \(shown only now\):\s+(\S+)/.exec(sluice.banner)![1];
-    const result = await wrk(`${sluice.base}/api/v1/workspace/logs`, body, { "x-api-key": key }, dir);
+    const echoRuns: WrkResult[] = [];
+    const sluiceRuns: WrkResult[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      echoRuns.push(await wrk(echoUrl, body, {}, dir));
+      sluiceRuns.push(await wrk(`${sluice.base}/api/v1/workspace/logs`, body, { "x-api-key": key }, dir));
+    }
+    echo.kill();
     const usage = (await (await fetch(`${sluice.base}/api/v1/workspace/usage`, { headers: { "x-api-key": key } })).json()) as { used: number };
     sluice.proc.kill("SIGTERM");
     await sluice.exited;
+    const result = median(sluiceRuns);
     if (result.non2xx > 0) throw new Error(`BUG: ${result.non2xx} requests were not answered 201`);
     // wrk counts completed responses; requests cut off at the end may still have been stored
     if (usage.used < result.requests) throw new Error(`BUG: ${result.requests} answered 201, ${usage.used} stored`);
-    return { ceiling, sluice: result, stored: usage.used };
+    return { ceiling: median(echoRuns), sluice: result, stored: usage.used, rounds: { echo: echoRuns.map((r) => r.rps), sluice: sluiceRuns.map((r) => r.rps) } };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -70,8 +87,8 @@ export async function benchSingle() {
 if (import.meta.main) {
   const r = await benchSingle();
   const f = (n: number) => Math.round(n).toLocaleString("en-US");
-  console.log(`single-entry POST, wrk -t2 -c32, ${SECONDS} s each`);
-  console.log(`  bare Bun.serve JSON echo: ${f(r.ceiling.rps)} req/s, p50 ${r.ceiling.p50.toFixed(2)} ms, p99 ${r.ceiling.p99.toFixed(2)} ms`);
-  console.log(`  sluice POST /logs: ${f(r.sluice.rps)} req/s, p50 ${r.sluice.p50.toFixed(2)} ms, p99 ${r.sluice.p99.toFixed(2)} ms (${f(r.stored)} stored)`);
+  console.log(`single-entry POST, wrk -t2 -c32, ${SECONDS} s each, ${ROUNDS} rounds, medians`);
+  console.log(`  bare Bun.serve JSON echo: ${f(r.ceiling.rps)} req/s, p50 ${r.ceiling.p50.toFixed(2)} ms, p99 ${r.ceiling.p99.toFixed(2)} ms (rounds: ${r.rounds.echo.map(f).join(", ")})`);
+  console.log(`  sluice POST /logs: ${f(r.sluice.rps)} req/s, p50 ${r.sluice.p50.toFixed(2)} ms, p99 ${r.sluice.p99.toFixed(2)} ms (rounds: ${r.rounds.sluice.map(f).join(", ")}; ${f(r.stored)} stored)`);
   console.log(`  ratio: ${((r.sluice.rps / r.ceiling.rps) * 100).toFixed(1)}%`);
 }

@@ -302,6 +302,13 @@ describe("errors and headers (§7)", () => {
     }
   });
 
+  test.each(calls.filter(([name]) => name !== "GET openapi.json"))("%s answers with a JSON body and Content-Type: application/json", async (_n, call, status) => {
+    const res = await call();
+    expect(res.status).toBe(status);
+    expect(res.headers.get("content-type")).toBe("application/json");
+    expect(await res.json()).toBeInstanceOf(Object);
+  });
+
   test.each([
     ["GET", "/nope"],
     ["GET", `${WS}/nope`],
