@@ -63,17 +63,20 @@ describe("metrics", () => {
 });
 
 describe("access log", () => {
-  test("every request writes one access-log line with its request_id, route, status and duration", async () => {
+  test("every request writes one access-log line with its request_id, route, status, duration and body bytes", async () => {
     const ws = await s.workspace();
     const key = await ws.key("development", "rw");
     lines.length = 0;
-    const r = await s.call("POST", `${WS}/logs`, { key, body: entry() });
+    const body = entry();
+    const r = await s.call("POST", `${WS}/logs`, { key, body });
     const missing = await s.call("GET", "/nowhere");
     await Bun.sleep(5);
     expect(lines).toHaveLength(2);
     expect(lines[0]).toMatchObject({ msg: "request", request_id: r.headers.get("x-request-id"), method: "POST", route: "/api/v1/workspace/logs", status: 201 });
     expect(lines[1]).toMatchObject({ request_id: missing.headers.get("x-request-id"), route: "unmatched", status: 404 });
-    expect(typeof lines[0].duration_ms).toBe("number");
+    expect(lines[0].duration_ms).toBeGreaterThan(0); // it waited for a commit
+    expect(lines[0].body_bytes).toBe(Buffer.byteLength(JSON.stringify(body)));
+    expect(lines[1].body_bytes).toBe(0);
   });
 
   test("the access log never holds an API key, the admin token, a body or a query string", async () => {
