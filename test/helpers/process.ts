@@ -1,6 +1,7 @@
 // A real Sluice server process on 127.0.0.1 and a random port, for tests of starts, signals and crashes.
 import { join } from "node:path";
 import type { Subprocess } from "bun";
+import { JSC_ENV } from "../../src/runtime.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
 
@@ -15,11 +16,11 @@ export interface ServerProcess {
   exited: Promise<number>;
 }
 
-/** spawnServer starts `bun src/main.ts` on dataDir and resolves once it listens. */
+/** spawnServer starts `bun src/main.ts` on dataDir, with the runtime settings npm start gives it, and resolves once it listens. */
 export async function spawnServer(dataDir: string, env: Record<string, string> = {}): Promise<ServerProcess> {
   const proc = Bun.spawn([process.execPath, "src/main.ts"], {
     cwd: ROOT,
-    env: { ...process.env, SLUICE_DATA_DIR: dataDir, SLUICE_HOST: "127.0.0.1", SLUICE_PORT: "0", ...env },
+    env: { ...process.env, ...JSC_ENV, SLUICE_DATA_DIR: dataDir, SLUICE_HOST: "127.0.0.1", SLUICE_PORT: "0", ...env }, // as npm start runs it
     stdout: "pipe",
     stderr: "pipe",
   });
