@@ -34,8 +34,9 @@ row(`bulk ingest, ${f(scale.entries)} entries over HTTP`, `${f(scale.rate)} entr
 row(`bulk ingest, ${f(ingest.entries)} entries`, `${f(ingest.rate)} entries/s`, `${f(ingest.ceiling)} entries/s (bare parse)`, pct(ingest.ratio), "≥ 60%", ingest.ratio >= 0.6);
 row("single-entry POST, wrk -t2 -c32", `${f(single.sluice.rps)} req/s`, `${f(single.ceiling.rps)} req/s (bare echo)`, pct(singleRatio), "≥ 60%", singleRatio >= 0.6);
 // the issue also quotes what 60% meant on the machine it was written on: report against those figures too
-row(`bulk ingest, ${f(scale.entries)} entries, against the issue's figure`, `${f(scale.rate)} entries/s`, "115,000 entries/s (60% of the issue's 190,000)", `${(scale.rate / 115_000).toFixed(2)}×`, "≥ 1×", scale.rate >= 115_000);
-row("single-entry POST, against the issue's figure", `${f(single.sluice.rps)} req/s`, "7,620 req/s (60% of the issue's 12,700)", `${(single.sluice.rps / 7_620).toFixed(2)}×`, "≥ 1×", single.sluice.rps >= 7_620);
+// (three decimals: 0.996 is not met, and two would print it as 1.00)
+row(`bulk ingest, ${f(scale.entries)} entries, against the issue's figure`, `${f(scale.rate)} entries/s`, "115,000 entries/s (60% of the issue's 190,000)", `${(scale.rate / 115_000).toFixed(3)}×`, "≥ 1×", scale.rate >= 115_000);
+row("single-entry POST, against the issue's figure", `${f(single.sluice.rps)} req/s`, "7,620 req/s (60% of the issue's 12,700)", `${(single.sluice.rps / 7_620).toFixed(3)}×`, "≥ 1×", single.sluice.rps >= 7_620);
 row("single-entry POST p99", ms(single.sluice.p99), ms(single.ceiling.p99), "", "≤ 15 ms", single.sluice.p99 <= 15);
 const q = scale.queries;
 row("10M: latest page p50", ms(q["latest page"].p50), "", "", "≤ 2 ms", q["latest page"].p50 <= 2);
