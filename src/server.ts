@@ -46,8 +46,7 @@ export async function startServer(config: Config, print: (text: string) => void 
       clearInterval(sweepTimer);
       await server.stop(false); // stop accepting; let in-flight requests finish
       await sweeper.idle(); // a sweep under way finishes its batches before storage closes
-      await s.entries.fulltext.settled(); // a sealed full-text segment being exported is persisted
-      await s.entries.postings.settled(); // held postings are stored: a restart has none to recover
+      await s.entries.settled(); // full-text segments and postings are stored: a restart has nothing to recover
       await dbs.root.flushed;
       await dbs.root.close();
       await Bun.sleep(0); // the last access-log lines are printed

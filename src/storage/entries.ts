@@ -85,6 +85,12 @@ export class EntryStore {
     return this.enqueue({ ws, env, serverMs, count: ids.length, prepared: { ids, blocks }, monthlyLimit });
   }
 
+  /** settled ends what a clean stop waits for: a sealed full-text segment is persisted, held postings are stored (a restart has none to recover). */
+  async settled(): Promise<void> {
+    await this.fulltext.settled();
+    await this.postings.settled();
+  }
+
   private async enqueue(write: Write): Promise<Verdict> {
     await this.fulltext.caughtUp();
     return this.turns.commit(write);

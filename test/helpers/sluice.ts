@@ -77,8 +77,7 @@ export function startTestSluice(dir = mkdtempSync(join(tmpdir(), "sluice-test-")
       };
     },
     async close() {
-      await svc.entries.fulltext.settled(); // as the server's stop does: a segment being sealed is persisted first
-      await svc.entries.postings.settled();
+      await svc.entries.settled(); // as the server's stop does
       await dbs.root.close();
     },
   };

@@ -21,8 +21,7 @@ const dir = mkdtempSync(join(tmpdir(), "sluice-exact-"));
 const dbs = openDatabases(dir);
 const store = new EntryStore(dbs, new UsageStore(dbs.usage), 12); // tiny full-text segments: sealing and reloading happen
 afterAll(async () => {
-  await store.fulltext.settled();
-  await store.postings.settled();
+  await store.settled();
   await dbs.root.close();
   rmSync(dir, { recursive: true, force: true });
 });

@@ -14,8 +14,7 @@ const dbs = openDatabases(dir);
 const usage = new UsageStore(dbs.usage);
 const store = new EntryStore(dbs, usage);
 afterAll(async () => {
-  await store.fulltext.settled();
-  await store.postings.settled();
+  await store.settled();
   await dbs.root.close();
   rmSync(dir, { recursive: true, force: true });
 });
