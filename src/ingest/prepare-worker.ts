@@ -3,19 +3,21 @@
 import { parentPort } from "node:worker_threads";
 import { ApiError } from "../errors.ts";
 import { prepareBatch } from "./prepare.ts";
-import type { PrepareReply, PrepareRequest } from "./preparer.ts";
+import { shipBlock, type PrepareReply, type PrepareRequest } from "./preparer.ts";
 
 parentPort!.on("message", ({ call, body, plan, env }: PrepareRequest) => {
   let reply: PrepareReply;
   const transfer: ArrayBuffer[] = [];
   try {
     const batch = prepareBatch(body, plan, env);
-    for (const block of batch.blocks) {
+    const blocks = batch.blocks.map((block) => {
+      const shipped = shipBlock(block);
       // msgpackr packs into one reused buffer: give each column a buffer of its own to hand over
-      block.columns = block.columns.map((c) => c && own(c, transfer)) as typeof block.columns;
-      for (const t of block.terms) t[2] = own(t[2], transfer);
-    }
-    reply = { call, batch };
+      shipped.columns = block.columns.map((c) => c && own(c, transfer)) as typeof block.columns;
+      own(shipped.terms.positions, transfer);
+      return shipped;
+    });
+    reply = { call, count: batch.count, blocks };
   } catch (e) {
     reply = e instanceof ApiError
       ? { call, error: { status: e.status, code: e.code, message: e.message, details: e.details } }

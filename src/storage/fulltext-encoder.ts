@@ -8,19 +8,31 @@ const ZERO = 0x30;
 const NINE = 0x39;
 const isDigit = (c: number) => c >= ZERO && c <= NINE;
 
-/** encodeTerms (FlexSearch's `encode` option) splits text on spaces and cuts each word's runs of 3+ ASCII digits into triplets; no repeats. */
-export function encodeTerms(text: string): string[] {
-  const terms = new Set<string>();
-  for (const word of text.split(" ")) {
+/**
+ * encodeTerms (FlexSearch's `encode` option) splits text on spaces and cuts each word's runs of 3+ ASCII digits
+ * into triplets; no repeats. An add hands it the terms already (termsOf), which pass as they are.
+ */
+export function encodeTerms(content: string | string[]): string[] {
+  if (typeof content !== "string") return content;
+  return [...new Set(termsOf(content.split(" ")))];
+}
+
+/**
+ * termsOf gives the terms of words, in order, possibly with repeats (FlexSearch indexes a term once a
+ * document): the worker's add skips joining its words into a text only to split them again.
+ */
+export function termsOf(words: Iterable<string>): string[] {
+  const terms: string[] = [];
+  for (const word of words) {
     if (word === "") continue;
-    if (word.length < 3 || !/[0-9]{3}/.test(word)) terms.add(word);
+    if (word.length < 3 || !/[0-9]{3}/.test(word)) terms.push(word);
     else addCut(word, terms);
   }
-  return [...terms];
+  return terms;
 }
 
 /** addCut adds a word's pieces: each run of 3+ digits apart, in triplets and a shorter rest; between runs, the rest as it is. */
-function addCut(word: string, into: Set<string>): void {
+function addCut(word: string, into: string[]): void {
   let from = 0; // start of the piece not yet added
   let i = 0;
   while (i < word.length) {
@@ -31,11 +43,11 @@ function addCut(word: string, into: Set<string>): void {
     let end = i;
     while (end < word.length && isDigit(word.charCodeAt(end))) end++;
     if (end - i >= 3) {
-      if (i > from) into.add(word.slice(from, i));
-      for (let t = i; t < end; t += 3) into.add(word.slice(t, Math.min(t + 3, end)));
+      if (i > from) into.push(word.slice(from, i));
+      for (let t = i; t < end; t += 3) into.push(word.slice(t, Math.min(t + 3, end)));
       from = end;
     }
     i = end;
   }
-  if (from < word.length) into.add(word.slice(from));
+  if (from < word.length) into.push(word.slice(from));
 }

@@ -4,7 +4,7 @@ import { parentPort, workerData } from "node:worker_threads";
 import type { MessagePort } from "node:worker_threads";
 import { Index } from "flexsearch";
 import { addWords } from "../query/words.ts";
-import { encodeTerms } from "./fulltext-encoder.ts";
+import { encodeTerms, termsOf } from "./fulltext-encoder.ts";
 import type { Request } from "./fulltext-client.ts";
 
 const { signal, replies, later } = workerData as { signal: Int32Array; replies: MessagePort; later: MessagePort };
@@ -44,7 +44,7 @@ function run(r: Request): void {
       case "add": {
         const words = new Set<string>();
         addWords(r.text, words);
-        index(r.id).add(r.doc, [...words].join(" "));
+        index(r.id).add(r.doc, termsOf(words) as unknown as string); // encodeTerms passes a list of terms as it is
         Atomics.add(signal, 1, r.entries); // entries done: the client's backlog
         return;
       }
