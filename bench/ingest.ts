@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { spawnServer } from "../test/helpers/process.ts";
 import { loghubEntries, syntheticEntry } from "./data.ts";
-import { JSC_ENV } from "../src/runtime.ts";
+import { RUNTIME_ENV } from "../src/runtime.ts";
 
 const TOTAL = Number(process.env.BENCH_ENTRIES ?? 1_000_000);
 export const BATCH = 1000;
@@ -42,7 +42,7 @@ export async function benchIngest() {
   const payloads = bodies(64);
   const dir = mkdtempSync(join(tmpdir(), "sluice-bench-"));
   try {
-    const baseline = Bun.spawn([process.execPath, join(import.meta.dir, "baseline-server.ts")], { stdout: "pipe", env: { ...process.env, ...JSC_ENV } }) // the settings Sluice runs with;
+    const baseline = Bun.spawn([process.execPath, join(import.meta.dir, "baseline-server.ts")], { stdout: "pipe", env: { ...process.env, ...RUNTIME_ENV } }) // the settings Sluice runs with;
     const baseUrl = /listening on (\S+)/.exec(await readLine(baseline.stdout))![1];
     const ceiling = await drive(baseUrl, {}, payloads);
     baseline.kill();

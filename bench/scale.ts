@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { spawnServer, type ServerProcess } from "../test/helpers/process.ts";
 import { BATCH, bodies, drive, readLine } from "./ingest.ts";
 import { timeIt, timeTogether } from "./query.ts";
-import { JSC_ENV } from "../src/runtime.ts";
+import { RUNTIME_ENV } from "../src/runtime.ts";
 
 const TOTAL = Number(process.env.BENCH_SCALE_ENTRIES ?? 10_000_000);
 const mib = (n: number) => n / 2 ** 20;
@@ -45,7 +45,7 @@ export async function benchScale() {
   const dir = mkdtempSync(join(tmpdir(), "sluice-scale-"));
   let server: ServerProcess | undefined;
   try {
-    const baseline = Bun.spawn([process.execPath, join(import.meta.dir, "baseline-server.ts")], { stdout: "pipe", env: { ...process.env, ...JSC_ENV } }) // the settings Sluice runs with;
+    const baseline = Bun.spawn([process.execPath, join(import.meta.dir, "baseline-server.ts")], { stdout: "pipe", env: { ...process.env, ...RUNTIME_ENV } }) // the settings Sluice runs with;
     const baseUrl = /listening on (\S+)/.exec(await readLine(baseline.stdout))![1];
     const ceiling = await drive(baseUrl, {}, payloads, TOTAL);
     baseline.kill();

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { spawnServer } from "../test/helpers/process.ts";
 import { syntheticEntry } from "./data.ts";
 import { readLine } from "./ingest.ts";
-import { JSC_ENV } from "../src/runtime.ts";
+import { RUNTIME_ENV } from "../src/runtime.ts";
 
 const SECONDS = Number(process.env.BENCH_SINGLE_SECONDS ?? 10);
 const ROUNDS = Number(process.env.BENCH_SINGLE_ROUNDS ?? 3);
@@ -60,7 +60,7 @@ export async function benchSingle() {
   const dir = mkdtempSync(join(tmpdir(), "sluice-bench-single-"));
   const body = JSON.stringify(syntheticEntry(42));
   try {
-    const echo = Bun.spawn([process.execPath, join(import.meta.dir, "echo-server.ts")], { stdout: "pipe", env: { ...process.env, ...JSC_ENV } }) // the settings Sluice runs with;
+    const echo = Bun.spawn([process.execPath, join(import.meta.dir, "echo-server.ts")], { stdout: "pipe", env: { ...process.env, ...RUNTIME_ENV } }) // the settings Sluice runs with;
     const echoUrl = /listening on (\S+)/.exec(await readLine(echo.stdout))![1];
     // all the load comes from one address: the per-IP abuse guard (6,000/min by default) would answer 429
     const sluice = await spawnServer(join(dir, "data"), { SLUICE_IP_RATE_PER_MIN: "-1" });

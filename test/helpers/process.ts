@@ -1,7 +1,7 @@
 // A real Sluice server process on 127.0.0.1 and a random port, for tests of starts, signals and crashes.
 import { join } from "node:path";
 import type { Subprocess } from "bun";
-import { JSC_ENV } from "../../src/runtime.ts";
+import { RUNTIME_ENV } from "../../src/runtime.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
 
@@ -20,7 +20,7 @@ export interface ServerProcess {
 export async function spawnServer(dataDir: string, env: Record<string, string> = {}): Promise<ServerProcess> {
   const proc = Bun.spawn([process.execPath, "src/main.ts"], {
     cwd: ROOT,
-    env: { ...process.env, ...JSC_ENV, SLUICE_DATA_DIR: dataDir, SLUICE_HOST: "127.0.0.1", SLUICE_PORT: "0", ...env }, // as npm start runs it
+    env: { ...process.env, ...RUNTIME_ENV, SLUICE_DATA_DIR: dataDir, SLUICE_HOST: "127.0.0.1", SLUICE_PORT: "0", ...env }, // as npm start runs it
     stdout: "pipe",
     stderr: "pipe",
   });
