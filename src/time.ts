@@ -90,3 +90,12 @@ export const upperBoundMs = (t: Instant): number => (t.subNs > 0 ? t.ms + 1 : t.
 export function formatMs(ms: number): string {
   return new Date(ms).toISOString();
 }
+
+let lastMs = NaN;
+let lastText = "";
+
+/** formatMsRepeated is formatMs for a value asked for many times in a row, as the server millisecond of a turn's answers is: it keeps the last one. */
+export function formatMsRepeated(ms: number): string {
+  if (ms !== lastMs) (lastText = formatMs(ms)), (lastMs = ms);
+  return lastText;
+}

@@ -51,30 +51,33 @@ async function readBytes(request: Request, limits: BodyLimits): Promise<JsonBody
   if (!(declared <= SMALL_BODY) && !request.body) return { bytes: new Uint8Array(0), bounds: { size: [], nesting: [] } };
   const scan = new JsonScan(limits.depth);
   const timeoutMs = limits.timeoutMs ?? BODY_TIMEOUT_MS;
-  let timer: Timer | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(badRequest("VALIDATION_INVALID_REQUEST", `the body did not arrive within ${Math.round(timeoutMs / 1000)} s; send it faster or in smaller requests`)), timeoutMs);
-  });
-  const read = declared <= SMALL_BODY ? readSmall(request, scan, limits.depth, late) : readStream(request, scan, limits.depth, limitBytes, tooLarge, late);
-  const bytes = await read.finally(() => clearTimeout(timer));
+  const bytes = declared <= SMALL_BODY ? await readSmall(request, scan, limits.depth, timeoutMs) : await readStream(request, scan, limits.depth, limitBytes, tooLarge, timeoutMs);
   return { bytes, bounds: scan.entryBounds() };
 }
 
 /** readSmall reads a body of known, small length at once: a stream's per-chunk machinery costs more than such a body. */
-async function readSmall(request: Request, scan: JsonScan, depth: number, late: Promise<never>): Promise<Uint8Array> {
-  const bytes = new Uint8Array(await Promise.race([request.arrayBuffer(), late]));
+async function readSmall(request: Request, scan: JsonScan, depth: number, timeoutMs: number): Promise<Uint8Array> {
+  const bytes = await new Promise<Uint8Array>((resolve, reject) => {
+    const watch = deadlines.watch(timeoutMs, () => reject(late(timeoutMs)));
+    request.bytes().then(
+      (b) => (deadlines.end(watch), resolve(b)),
+      (e) => (deadlines.end(watch), reject(e)),
+    );
+  });
   if (!scan.feed(bytes)) throw tooDeep(depth);
   noteBodyBytes(request, bytes.byteLength);
   return bytes;
 }
 
-async function readStream(request: Request, scan: JsonScan, depth: number, limitBytes: number, tooLarge: () => Error, late: Promise<never>): Promise<Uint8Array> {
+async function readStream(request: Request, scan: JsonScan, depth: number, limitBytes: number, tooLarge: () => Error, timeoutMs: number): Promise<Uint8Array> {
   const chunks: Uint8Array[] = [];
   let size = 0;
   const reader = request.body!.getReader();
+  let watch: Watch | undefined;
+  const tooSlow = new Promise<never>((_, reject) => (watch = deadlines.watch(timeoutMs, () => reject(late(timeoutMs)))));
   try {
     for (;;) {
-      const { done, value } = await Promise.race([reader.read(), late]);
+      const { done, value } = await Promise.race([reader.read(), tooSlow]);
       if (done) break;
       size += value.byteLength;
       if (size > limitBytes) throw tooLarge();
@@ -84,10 +87,47 @@ async function readStream(request: Request, scan: JsonScan, depth: number, limit
   } catch (e) {
     await reader.cancel().catch(() => {});
     throw e;
+  } finally {
+    deadlines.end(watch!);
   }
   noteBodyBytes(request, size);
   return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
 }
+
+const late = (timeoutMs: number) =>
+  badRequest("VALIDATION_INVALID_REQUEST", `the body did not arrive within ${Math.round(timeoutMs / 1000)} s; send it faster or in smaller requests`);
+
+interface Watch {
+  at: number;
+  expire: () => void;
+}
+
+const SWEEP_MS = 100; // a body read fails at most this long after its time is up
+
+/** Deadlines fails the body reads that outlast their time, with one coarse timer for them all: a timer of its own cost each request more than reading a small body. */
+class Deadlines {
+  private readonly watched = new Set<Watch>();
+  private timer: Timer | undefined;
+
+  watch(timeoutMs: number, expire: () => void): Watch {
+    const w = { at: performance.now() + timeoutMs, expire };
+    this.watched.add(w);
+    this.timer ??= setInterval(() => this.sweep(), SWEEP_MS).unref();
+    return w;
+  }
+
+  end(w: Watch): void {
+    this.watched.delete(w);
+  }
+
+  private sweep(): void {
+    const now = performance.now();
+    for (const w of this.watched) if (w.at <= now) this.watched.delete(w), w.expire();
+    if (this.watched.size === 0) clearInterval(this.timer), (this.timer = undefined);
+  }
+}
+
+const deadlines = new Deadlines();
 
 const tooDeep = (depth: number) =>
   badRequest("VALIDATION_FAILED", `the body nests deeper than ${depth} levels of objects and arrays; flatten it`, {

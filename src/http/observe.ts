@@ -45,6 +45,8 @@ interface AfterResponse {
   request: Request;
   set: { headers: Record<string, unknown>; status?: unknown };
   route?: string;
+  /** the request's path without its query, as Elysia has it */
+  path?: string;
   responseValue?: unknown;
   error?: unknown;
   code?: unknown;
@@ -63,15 +65,15 @@ export function observe(metrics: Metrics, log: ((line: Record<string, unknown>) 
   return new Elysia({ name: "observe" })
     .onRequest(({ request }) => void ((request as Observed)[STARTED] = performance.now()))
     // destructured, not taken whole: Elysia then knows this hook needs no cookies, query or body parsed
-    .onAfterResponse({ as: "global" }, (({ request, set, route, responseValue, error, code }: AfterResponse) => {
+    .onAfterResponse({ as: "global" }, (({ request, set, route, path, responseValue, error, code }: AfterResponse) => {
       try {
-        record({ request, set, route, responseValue, error, code });
+        record({ request, set, route, path, responseValue, error, code });
       } catch (e) {
         console.error(JSON.stringify({ level: "error", msg: "BUG: recording a request failed", error: String(e) })); // never fatal
       }
     }) as () => void);
 
-  function record({ request, set, route = "unmatched", responseValue, error, code }: AfterResponse) {
+  function record({ request, set, route = "unmatched", path, responseValue, error, code }: AfterResponse) {
     const status = responseValue instanceof Response ? responseValue.status : statusOf(error, code, set.status);
     const seconds = (performance.now() - ((request as Observed)[STARTED] ?? performance.now())) / 1000;
     metrics.requests.inc({ route, method: request.method, status });
@@ -81,7 +83,7 @@ export function observe(metrics: Metrics, log: ((line: Record<string, unknown>) 
     if (error instanceof ApiError && error.status === 429) metrics.rejected.inc({ code: error.code });
     log?.({
       msg: "request", request_id: set.headers["x-request-id"], method: request.method, route,
-      path: requestUrl(request).pathname, status, duration_ms: Number((seconds * 1000).toFixed(3)), body_bytes: bytes,
+      path: path ?? requestUrl(request).pathname, status, duration_ms: Number((seconds * 1000).toFixed(3)), body_bytes: bytes,
     });
   }
 }

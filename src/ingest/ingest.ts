@@ -10,21 +10,39 @@ import { isEnvironment, type LogEntry } from "../schema.ts";
 import { toLogEntry, type Entry, type EntryStore } from "../storage/entries.ts";
 import { acceptEntries } from "./prepare.ts";
 import { preparer } from "./preparer.ts";
-import { checkEntry, unknownFields, type NewEntry } from "./rules.ts";
+import { checkEntry, unknownFields } from "./rules.ts";
 
 /** IngestService validates and stores entries for one caller at a time. */
 export class IngestService {
   private readonly ids = new IdGenerator();
+  private turnMs: number | undefined;
   constructor(private readonly store: EntryStore, private readonly clock: () => number = Date.now) {}
+
+  /**
+   * receivedMs reads the clock once an event-loop turn. Every request a turn handles had arrived before the turn
+   * read it, so it is each one's receipt time; sharing it, the single writes of a turn commit as one block (commit.ts).
+   */
+  private receivedMs(): number {
+    if (this.turnMs === undefined) {
+      this.turnMs = this.clock();
+      setImmediate(() => (this.turnMs = undefined));
+    }
+    return this.turnMs;
+  }
 
   /** createOne stores a single entry and returns it as stored; bounds are its body's scan's (checkEntry). */
   async createOne(body: unknown, caller: Caller, bounds?: EntryBounds): Promise<LogEntry> {
     if (typeof body !== "object" || body === null || Array.isArray(body)) {
       throw badRequest("VALIDATION_INVALID_REQUEST", "POST /logs takes one JSON object; send arrays to POST /logs/bulk");
     }
-    const [entry] = acceptEntries([body], null, caller.plan, caller.key.environment, bounds);
-    const { ms, stored } = await this.write([entry], caller);
-    return toLogEntry(caller.key.environment, ms, stored[0]);
+    const [e] = acceptEntries([body], null, caller.plan, caller.key.environment, bounds);
+    const { ms, ids } = this.ids.next(1, this.receivedMs());
+    const entry: Entry = {
+      id: ids[0], level: e.level, action: e.action, message: e.message, tags: e.tags, clientMs: e.clientMs,
+      actor: e.actor, target: e.target, context: e.context, metadata: e.metadata,
+    };
+    await this.commit(caller, 1, ms, () => this.store.append(caller.workspace.id, caller.key.environment, ms, [entry], caller.plan.logs_per_month));
+    return toLogEntry(caller.key.environment, ms, entry);
   }
 
   /** createMany checks a bulk body (unparsed), stores it all or nothing and returns the new ids in input order. */
@@ -62,18 +80,7 @@ export class IngestService {
     return { valid: errors.length === 0, warnings, errors };
   }
 
-  /** write commits the entries, or nothing when they would pass the monthly quota (checked in the same transaction). */
-  private async write(entries: NewEntry[], caller: Caller): Promise<{ ms: number; stored: Entry[] }> {
-    const { ms, ids } = this.ids.next(entries.length, this.clock());
-    const stored = entries.map((e, i): Entry => ({
-      id: ids[i], level: e.level, action: e.action, message: e.message, tags: e.tags, clientMs: e.clientMs,
-      actor: e.actor, target: e.target, context: e.context, metadata: e.metadata,
-    }));
-    await this.commit(caller, entries.length, ms, () => this.store.append(caller.workspace.id, caller.key.environment, ms, stored, caller.plan.logs_per_month));
-    return { ms, stored };
-  }
-
-  /** commit runs a store write and turns its failure or quota verdict into the answer's error. */
+  /** commit runs a store write and turns its failure or quota verdict into the answer's error; the quota is checked in the write's transaction. */
   private async commit(caller: Caller, count: number, ms: number, append: () => Promise<{ stored: boolean; used: number }>): Promise<void> {
     let verdict: { stored: boolean; used: number };
     try {

@@ -15,7 +15,7 @@
 import type { Database } from "lmdb";
 import { uuidTimeMs } from "../ids.ts";
 import type { Environment, LogEntry } from "../schema.ts";
-import { formatMs } from "../time.ts";
+import { formatMs, formatMsRepeated } from "../time.ts";
 import { Block, EntryView, blockWords, type Entry } from "./block.ts";
 import { TurnCommitter, type Verdict, type Write } from "./commit.ts";
 import { Dictionary } from "./dictionary.ts";
@@ -76,12 +76,12 @@ export class EntryStore {
    * would pass `monthlyLimit` (-1: none); then it stores nothing. Resolves once committed, with the
    * verdict; by then the entries are findable through every index and full text.
    */
-  async append(ws: string, env: Environment, serverMs: number, entries: Entry[], monthlyLimit: number): Promise<Verdict> {
+  append(ws: string, env: Environment, serverMs: number, entries: Entry[], monthlyLimit: number): Promise<Verdict> {
     return this.enqueue({ ws, env, serverMs, count: entries.length, entries, monthlyLimit });
   }
 
   /** appendPrepared is append for blocks prepared off the main thread (ingest/prepare.ts); `ids` ascend across them. */
-  async appendPrepared(ws: string, env: Environment, serverMs: number, ids: string[], blocks: PreparedBlock[], monthlyLimit: number): Promise<Verdict> {
+  appendPrepared(ws: string, env: Environment, serverMs: number, ids: string[], blocks: PreparedBlock[], monthlyLimit: number): Promise<Verdict> {
     return this.enqueue({ ws, env, serverMs, count: ids.length, prepared: { ids, blocks }, monthlyLimit });
   }
 
@@ -91,9 +91,9 @@ export class EntryStore {
     await this.postings.settled();
   }
 
-  private async enqueue(write: Write): Promise<Verdict> {
-    await this.fulltext.caughtUp();
-    return this.turns.commit(write);
+  private enqueue(write: Write): Promise<Verdict> {
+    const behind = this.fulltext.caughtUp();
+    return behind ? behind.then(() => this.turns.commit(write)) : this.turns.commit(write);
   }
 
   /** get finds one entry by id within a workspace environment. */
@@ -253,6 +253,6 @@ export function toLogEntry(env: Environment, serverMs: number, e: Entry): LogEnt
     context: e.context,
     metadata: e.metadata,
     client_timestamp: formatMs(e.clientMs),
-    server_timestamp: formatMs(serverMs),
+    server_timestamp: formatMsRepeated(serverMs),
   };
 }

@@ -73,9 +73,15 @@ export class FullText {
     if (t.active.entries >= this.segmentEntries) this.seal(ws, env, t);
   }
 
-  /** caughtUp resolves once the worker's backlog is small: writers await it, so a slow index slows ingest instead of growing memory. */
-  async caughtUp(): Promise<void> {
-    while (this.worker.backlog() > MAX_BACKLOG) await Bun.sleep(1);
+  /**
+   * caughtUp resolves once the worker's backlog is small: writers wait for it, so a slow index slows ingest instead
+   * of growing memory. It is undefined when there is nothing to wait for, which spares each write a promise.
+   */
+  caughtUp(): Promise<void> | undefined {
+    if (this.worker.backlog() <= MAX_BACKLOG) return undefined;
+    return (async () => {
+      while (this.worker.backlog() > MAX_BACKLOG) await Bun.sleep(1);
+    })();
   }
 
   /** blocks yields the blocks that may hold every one of `words`, newest first, within a range. */

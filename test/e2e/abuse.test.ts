@@ -69,6 +69,28 @@ describe("slow clients", () => {
     expect((await (await s.call("GET", `${WS}/usage`, { key })).json()).used).toBe(0);
   });
 
+  test("a small body of declared length that trickles in is cut off after the body timeout with 400, and nothing is stored", async () => {
+    const ws = await s.workspace();
+    const key = await ws.key("development", "rw");
+    const text = JSON.stringify(entry({ message: "a".repeat(40) }));
+    let n = 0;
+    const trickle = new ReadableStream<Uint8Array>({
+      async pull(c) {
+        await Bun.sleep(200);
+        if (n >= text.length) c.close();
+        else c.enqueue(new TextEncoder().encode(text[n++]));
+      },
+    });
+    const started = performance.now();
+    const r = await post("/logs", key, trickle, { "content-length": String(text.length) });
+    const took = performance.now() - started;
+    expect(r.status).toBe(400);
+    expect((await r.json()).message).toContain("did not arrive within 2 s");
+    expect(took).toBeGreaterThanOrEqual(1_500);
+    expect(took).toBeLessThan(2_500);
+    expect((await (await s.call("GET", `${WS}/usage`, { key })).json()).used).toBe(0);
+  });
+
   test("a client that sends one byte a second does not hold the server: others are served at once and it is disconnected", async () => {
     const dir = mkdtempSync(join(tmpdir(), "sluice-slow-"));
     dirs.push(dir);

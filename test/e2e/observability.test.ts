@@ -70,10 +70,13 @@ describe("access log", () => {
     const body = entry();
     const r = await s.call("POST", `${WS}/logs`, { key, body });
     const missing = await s.call("GET", "/nowhere");
+    const { id } = await r.clone().json();
+    await s.call("GET", `${WS}/logs/${id}?x=1`, { key });
     await Bun.sleep(5);
-    expect(lines).toHaveLength(2);
+    expect(lines).toHaveLength(3);
     expect(lines[0]).toMatchObject({ msg: "request", request_id: r.headers.get("x-request-id"), method: "POST", route: "/api/v1/workspace/logs", status: 201 });
     expect(lines[1]).toMatchObject({ request_id: missing.headers.get("x-request-id"), route: "unmatched", status: 404 });
+    expect(lines.map((l) => l.path)).toEqual(["/api/v1/workspace/logs", "/nowhere", `/api/v1/workspace/logs/${id}`]); // the path sent, without its query
     expect(lines[0].duration_ms).toBeGreaterThan(0); // it waited for a commit
     expect(lines[0].body_bytes).toBe(Buffer.byteLength(JSON.stringify(body)));
     expect(lines[1].body_bytes).toBe(0);
@@ -91,6 +94,7 @@ describe("access log", () => {
     await Bun.sleep(5);
     const text = JSON.stringify(lines);
     expect(lines).toHaveLength(4);
+    expect(lines[1].path).toBe(`${WS}/logs`);
     expect(text).not.toContain(key);
     expect(text).not.toContain(key.slice(-20));
     expect(text).not.toContain(secretWord);

@@ -1,7 +1,7 @@
 // RFC 3339 parsing at full precision, the millisecond bounds of from/to, and the UTC rendering.
 import { test, expect, describe } from "bun:test";
 import fc from "fast-check";
-import { formatMs, lowerBoundMs, parseRfc3339, upperBoundMs, type Instant } from "../../src/time.ts";
+import { formatMs, formatMsRepeated, lowerBoundMs, parseRfc3339, upperBoundMs, type Instant } from "../../src/time.ts";
 
 const H = 3_600_000;
 const M = 60_000;
@@ -184,6 +184,15 @@ describe("formatMs: UTC RFC 3339 with milliseconds", () => {
   });
   test("sub-millisecond digits are cut, not rounded", () => {
     expect(formatMs(parseRfc3339("2026-11-22T10:00:00.123999999Z")!.ms)).toBe("2026-11-22T10:00:00.123Z");
+  });
+  test("formatMsRepeated, which keeps the last instant, renders any run of instants, repeats among them, as formatMs does", () => {
+    const ms = fc.integer({ min: -62_167_219_200_000, max: 253_402_300_799_999 });
+    fc.assert(
+      fc.property(fc.array(fc.oneof(ms, fc.constantFrom(0, 1, 1, 2)), { maxLength: 20 }), (run) => {
+        for (const m of run) expect(formatMsRepeated(m)).toBe(formatMs(m));
+      }),
+    );
+    expect(() => formatMsRepeated(NaN)).toThrow(RangeError);
   });
   test("format and parse round-trip", () => {
     for (const ms of [0, 1, Date.UTC(2026, 10, 22, 10, 0, 0, 123), -62_167_219_200_000, 253_402_300_799_999]) {
