@@ -42,3 +42,22 @@ test("concurrent single-entry writes share blocks, and each is readable by id, b
   expect(await query("action=batch.step1")).toEqual(expectMatch((i) => i % 4 === 1));
   expect((await json(await s.call("GET", `${WS}/usage`, { key }))).used).toBe(n);
 });
+
+test("single writes handled in one event-loop turn share one receipt time, and so one block, though the clock moves on between them", async () => {
+  let reads = 0;
+  const moving = startTestSluice(undefined, { clock: () => NOW + reads++, ipRatePerMinute: -1 }); // each reading 1 ms later
+  const workspace = await moving.workspace();
+  const key = await workspace.key("development", "rw");
+  const before = reads;
+  const created = await Promise.all(
+    Array.from({ length: 40 }, async (_, i) => json(await moving.call("POST", `${WS}/logs`, { key, body: entry({ message: `turn${i}` }) }))),
+  );
+  const stamps = new Set(created.map((c) => Date.parse(c.server_timestamp)));
+  expect(stamps.size).toBe(1);
+  const [stamp] = stamps;
+  expect(stamp).toBeGreaterThanOrEqual(NOW + before); // a reading taken while the turn handled them
+  expect(stamp).toBeLessThan(NOW + reads);
+  expect(moving.svc.entries.countBlocks(workspace.id, "development", { fromMs: 0, toMs: 8.64e15 }, 1_000)).toBe(1);
+  await moving.close();
+  removeDir(moving.dir);
+});
