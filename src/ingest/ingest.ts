@@ -2,6 +2,7 @@
 import type { Caller } from "../auth/authenticate.ts";
 import { ApiError, badRequest, validationFailed, type FieldError } from "../errors.ts";
 import { IdGenerator } from "../ids.ts";
+import { PerTurn } from "../turn.ts";
 import { limit } from "../limits/plans.ts";
 import { quotaExceeded } from "../limits/quota.ts";
 import type { JsonBody } from "../http/body.ts";
@@ -15,20 +16,12 @@ import { checkEntry, unknownFields } from "./rules.ts";
 /** IngestService validates and stores entries for one caller at a time. */
 export class IngestService {
   private readonly ids = new IdGenerator();
-  private turnMs: number | undefined;
-  constructor(private readonly store: EntryStore, private readonly clock: () => number = Date.now) {}
-
   /**
-   * receivedMs reads the clock once an event-loop turn. Every request a turn handles had arrived before the turn
-   * read it, so it is each one's receipt time; sharing it, the single writes of a turn commit as one block (commit.ts).
+   * The clock read once an event-loop turn. Every request a turn handles had arrived before the turn read it, so it
+   * is each one's receipt time; sharing it, the single writes of a turn commit as one block (commit.ts).
    */
-  private receivedMs(): number {
-    if (this.turnMs === undefined) {
-      this.turnMs = this.clock();
-      setImmediate(() => (this.turnMs = undefined));
-    }
-    return this.turnMs;
-  }
+  private readonly received = new PerTurn(() => this.clock());
+  constructor(private readonly store: EntryStore, private readonly clock: () => number = Date.now) {}
 
   /** createOne stores a single entry and returns it as stored; bounds are its body's scan's (checkEntry). */
   async createOne(body: unknown, caller: Caller, bounds?: EntryBounds): Promise<LogEntry> {
@@ -36,7 +29,7 @@ export class IngestService {
       throw badRequest("VALIDATION_INVALID_REQUEST", "POST /logs takes one JSON object; send arrays to POST /logs/bulk");
     }
     const [e] = acceptEntries([body], null, caller.plan, caller.key.environment, bounds);
-    const { ms, ids } = this.ids.next(1, this.receivedMs());
+    const { ms, ids } = this.ids.next(1, this.received.get());
     const entry: Entry = {
       id: ids[0], level: e.level, action: e.action, message: e.message, tags: e.tags, clientMs: e.clientMs,
       actor: e.actor, target: e.target, context: e.context, metadata: e.metadata,

@@ -10,6 +10,7 @@
 // another process are still seen by the server on its next request.
 import type { Database } from "lmdb";
 import type { Environment } from "../schema.ts";
+import { PerTurn } from "../turn.ts";
 import type { KeyType } from "../auth/keys.ts";
 
 export interface OrgRecord { id: string; name: string; created_at: string }
@@ -32,7 +33,7 @@ export interface KeyRecord {
 /** MetaStore keeps the records that say who may do what; secrets only as hashes. */
 export class MetaStore {
   /** generation() as read in this event-loop turn (currentGeneration) */
-  private generationSeen: number | undefined;
+  private readonly generationSeen = new PerTurn(() => this.generation());
   constructor(private readonly db: Database) {}
 
   org(id: string): OrgRecord | undefined {
@@ -64,11 +65,7 @@ export class MetaStore {
    * read (a few µs each, per request), and a request in a later turn, or after a write through this store, reads it again.
    */
   currentGeneration(): number {
-    if (this.generationSeen === undefined) {
-      this.generationSeen = this.generation();
-      setImmediate(() => (this.generationSeen = undefined));
-    }
-    return this.generationSeen;
+    return this.generationSeen.get();
   }
   adminTokenHash(): string | undefined {
     return (this.db.get(["admin"]) as { token_hash: string } | undefined)?.token_hash;
@@ -127,7 +124,7 @@ export class MetaStore {
   /** write runs fn in a transaction; once it commits, the next currentGeneration reads the generation it raised */
   private async write<T>(fn: () => T): Promise<T> {
     const result = await this.db.transaction(fn);
-    this.generationSeen = undefined;
+    this.generationSeen.forget();
     return result;
   }
 
