@@ -44,7 +44,7 @@ const median = (v: number[]) => {
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
 
-/** turns runs every server once a round, in order, and returns each one's median. */
+/** turns runs every server once a round, in order, keeping each run's figure in its runs. */
 async function turns(servers: Server[], run: (s: Server) => Promise<number>): Promise<void> {
   for (let round = 0; round < ROUNDS; round++) for (const s of servers) s.runs.push(await run(s));
 }
