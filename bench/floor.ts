@@ -8,10 +8,9 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { spawnServer } from "../test/helpers/process.ts";
-import { RUNTIME_ENV } from "../src/runtime.ts";
 import { syntheticEntry } from "./data.ts";
-import { BATCH, bodies, drive, readLine } from "./ingest.ts";
+import { BATCH, bodies, drive } from "./ingest.ts";
+import { median, startBare, startSluice } from "./servers.ts";
 import { wrk } from "./single.ts";
 
 const ROUNDS = Number(process.env.FLOOR_ROUNDS ?? 5);
@@ -25,24 +24,17 @@ interface Server {
   runs: number[];
 }
 
-/** bare starts one of the bench's own servers and reads its address. */
+/** bare starts one of the bench's own servers (startBare) as a contestant. */
 async function bare(name: string, file: string, env: Record<string, string> = {}): Promise<Server> {
-  const proc = Bun.spawn([process.execPath, join(import.meta.dir, file)], { stdout: "pipe", env: { ...process.env, ...RUNTIME_ENV, ...env } });
-  const url = /listening on (\S+)/.exec(await readLine(proc.stdout))![1];
+  const { proc, url } = await startBare(file, env);
   return { name, url, headers: {}, stop: () => (proc.kill("SIGTERM"), proc.exited), runs: [] };
 }
 
-/** sluice starts Sluice as the other benches do, on a fresh data directory, with its first key. */
+/** sluice starts Sluice as the other benches do, on a fresh data directory, as a contestant at `path`. */
 async function sluice(dir: string, path: string): Promise<Server & { key: string; base: string }> {
-  const s = await spawnServer(mkdtempSync(join(dir, "sluice-")), { SLUICE_IP_RATE_PER_MIN: "-1" }); // one client address: no per-IP guard
-  const key = /API key \(shown only now\):\s+(\S+)/.exec(s.banner)![1];
-  return { name: "Sluice", url: `${s.base}${path}`, base: s.base, key, headers: { "x-api-key": key }, stop: () => (s.proc.kill("SIGTERM"), s.exited), runs: [] };
+  const s = await startSluice(mkdtempSync(join(dir, "sluice-")), { SLUICE_IP_RATE_PER_MIN: "-1" }); // one client address: no per-IP guard
+  return { name: "Sluice", url: `${s.base}${path}`, base: s.base, key: s.key, headers: { "x-api-key": s.key }, stop: () => (s.proc.kill("SIGTERM"), s.exited), runs: [] };
 }
-
-const median = (v: number[]) => {
-  const s = [...v].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
 
 /** turns runs every server once a round, in order, keeping each run's figure in its runs. */
 async function turns(servers: Server[], run: (s: Server) => Promise<number>): Promise<void> {

@@ -4,9 +4,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { spawnServer } from "../test/helpers/process.ts";
 import { loghubEntries, syntheticEntry } from "./data.ts";
-import { RUNTIME_ENV } from "../src/runtime.ts";
+import { startBare, startSluice } from "./servers.ts";
 
 const TOTAL = Number(process.env.BENCH_ENTRIES ?? 1_000_000);
 export const BATCH = 1000;
@@ -42,13 +41,12 @@ export async function benchIngest() {
   const payloads = bodies(64);
   const dir = mkdtempSync(join(tmpdir(), "sluice-bench-"));
   try {
-    const baseline = Bun.spawn([process.execPath, join(import.meta.dir, "baseline-server.ts")], { stdout: "pipe", env: { ...process.env, ...RUNTIME_ENV } }) // the settings Sluice runs with;
-    const baseUrl = /listening on (\S+)/.exec(await readLine(baseline.stdout))![1];
-    const ceiling = await drive(baseUrl, {}, payloads);
-    baseline.kill();
+    const baseline = await startBare("baseline-server.ts");
+    const ceiling = await drive(baseline.url, {}, payloads);
+    baseline.proc.kill();
 
-    const sluice = await spawnServer(dir, { SLUICE_IP_RATE_PER_MIN: "-1" }); // one client address: no per-IP guard
-    const key = /API key \(shown only now\):\s+(\S+)/.exec(sluice.banner)![1];
+    const sluice = await startSluice(dir, { SLUICE_IP_RATE_PER_MIN: "-1" }); // one client address: no per-IP guard
+    const { key } = sluice;
     const rate = await drive(`${sluice.base}/api/v1/workspace/logs/bulk`, { "x-api-key": key }, payloads);
     const usage = (await (await fetch(`${sluice.base}/api/v1/workspace/usage`, { headers: { "x-api-key": key } })).json()) as { used: number };
     const expected = Math.ceil(TOTAL / BATCH) * BATCH;
@@ -60,13 +58,6 @@ export async function benchIngest() {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-}
-
-export async function readLine(stream: ReadableStream<Uint8Array>): Promise<string> {
-  const reader = stream.getReader();
-  const { value } = await reader.read();
-  reader.releaseLock();
-  return new TextDecoder().decode(value);
 }
 
 if (import.meta.main) {

@@ -6,10 +6,10 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { spawnServer, type ServerProcess } from "../test/helpers/process.ts";
-import { BATCH, bodies, drive, readLine } from "./ingest.ts";
+import { BATCH, bodies, drive } from "./ingest.ts";
 import { timeIt, timeTogether } from "./query.ts";
-import { RUNTIME_ENV } from "../src/runtime.ts";
+import { startBare, startSluice } from "./servers.ts";
+import { spawnServer, type ServerProcess } from "../test/helpers/process.ts";
 
 const TOTAL = Number(process.env.BENCH_SCALE_ENTRIES ?? 10_000_000);
 const mib = (n: number) => n / 2 ** 20;
@@ -45,13 +45,13 @@ export async function benchScale() {
   const dir = mkdtempSync(join(tmpdir(), "sluice-scale-"));
   let server: ServerProcess | undefined;
   try {
-    const baseline = Bun.spawn([process.execPath, join(import.meta.dir, "baseline-server.ts")], { stdout: "pipe", env: { ...process.env, ...RUNTIME_ENV } }) // the settings Sluice runs with;
-    const baseUrl = /listening on (\S+)/.exec(await readLine(baseline.stdout))![1];
-    const ceiling = await drive(baseUrl, {}, payloads, TOTAL);
-    baseline.kill();
+    const baseline = await startBare("baseline-server.ts");
+    const ceiling = await drive(baseline.url, {}, payloads, TOTAL);
+    baseline.proc.kill();
 
-    server = await spawnServer(dir, SERVER_ENV);
-    const key = /API key \(shown only now\):\s+(\S+)/.exec(server.banner)![1];
+    const first = await startSluice(dir, SERVER_ENV);
+    server = first;
+    const { key } = first;
     let peakRss = 0;
     const pid = server.proc.pid;
     const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssOf(pid))), 250);

@@ -6,10 +6,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { spawnServer } from "../test/helpers/process.ts";
 import { syntheticEntry } from "./data.ts";
-import { readLine } from "./ingest.ts";
-import { RUNTIME_ENV } from "../src/runtime.ts";
+import { median, startBare, startSluice } from "./servers.ts";
 
 const SECONDS = Number(process.env.BENCH_SINGLE_SECONDS ?? 10);
 const ROUNDS = Number(process.env.BENCH_SINGLE_ROUNDS ?? 3);
@@ -45,14 +43,10 @@ export async function wrk(url: string, body: string, headers: Record<string, str
   return { rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)![1]), p50: ms("50%"), p99: ms("99%"), requests: Number(/(\d+) requests in/.exec(out)![1]), non2xx };
 }
 
-/** median takes each figure's median over rounds, and the total of the counts. */
-function median(runs: WrkResult[]): WrkResult {
-  const mid = (values: number[]) => {
-    const v = [...values].sort((a, b) => a - b);
-    return v.length % 2 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
-  };
+/** medianRun takes each figure's median over rounds, and the total of the counts. */
+function medianRun(runs: WrkResult[]): WrkResult {
   const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
-  return { rps: mid(runs.map((r) => r.rps)), p50: mid(runs.map((r) => r.p50)), p99: mid(runs.map((r) => r.p99)), requests: sum(runs.map((r) => r.requests)), non2xx: sum(runs.map((r) => r.non2xx)) };
+  return { rps: median(runs.map((r) => r.rps)), p50: median(runs.map((r) => r.p50)), p99: median(runs.map((r) => r.p99)), requests: sum(runs.map((r) => r.requests)), non2xx: sum(runs.map((r) => r.non2xx)) };
 }
 
 export async function benchSingle() {
@@ -60,26 +54,25 @@ export async function benchSingle() {
   const dir = mkdtempSync(join(tmpdir(), "sluice-bench-single-"));
   const body = JSON.stringify(syntheticEntry(42));
   try {
-    const echo = Bun.spawn([process.execPath, join(import.meta.dir, "echo-server.ts")], { stdout: "pipe", env: { ...process.env, ...RUNTIME_ENV } }) // the settings Sluice runs with;
-    const echoUrl = /listening on (\S+)/.exec(await readLine(echo.stdout))![1];
+    const echo = await startBare("echo-server.ts");
     // all the load comes from one address: the per-IP abuse guard (6,000/min by default) would answer 429
-    const sluice = await spawnServer(join(dir, "data"), { SLUICE_IP_RATE_PER_MIN: "-1" });
-    const key = /API key \(shown only now\):\s+(\S+)/.exec(sluice.banner)![1];
+    const sluice = await startSluice(join(dir, "data"), { SLUICE_IP_RATE_PER_MIN: "-1" });
+    const { key } = sluice;
     const echoRuns: WrkResult[] = [];
     const sluiceRuns: WrkResult[] = [];
     for (let round = 0; round < ROUNDS; round++) {
-      echoRuns.push(await wrk(echoUrl, body, {}, dir));
+      echoRuns.push(await wrk(echo.url, body, {}, dir));
       sluiceRuns.push(await wrk(`${sluice.base}/api/v1/workspace/logs`, body, { "x-api-key": key }, dir));
     }
-    echo.kill();
+    echo.proc.kill();
     const usage = (await (await fetch(`${sluice.base}/api/v1/workspace/usage`, { headers: { "x-api-key": key } })).json()) as { used: number };
     sluice.proc.kill("SIGTERM");
     await sluice.exited;
-    const result = median(sluiceRuns);
+    const result = medianRun(sluiceRuns);
     if (result.non2xx > 0) throw new Error(`BUG: ${result.non2xx} requests were not answered 201`);
     // wrk counts completed responses; requests cut off at the end may still have been stored
     if (usage.used < result.requests) throw new Error(`BUG: ${result.requests} answered 201, ${usage.used} stored`);
-    return { ceiling: median(echoRuns), sluice: result, stored: usage.used, rounds: { echo: echoRuns.map((r) => r.rps), sluice: sluiceRuns.map((r) => r.rps) } };
+    return { ceiling: medianRun(echoRuns), sluice: result, stored: usage.used, rounds: { echo: echoRuns.map((r) => r.rps), sluice: sluiceRuns.map((r) => r.rps) } };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

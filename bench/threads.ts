@@ -6,7 +6,7 @@
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { spawnServer } from "../test/helpers/process.ts";
+import { startSluice } from "./servers.ts";
 import { BATCH, bodies, drive } from "./ingest.ts";
 
 const TOTAL = Number(process.env.BENCH_ENTRIES ?? 1_000_000);
@@ -36,9 +36,9 @@ function machineTicks(): [number, number, number] {
 
 const payloads = bodies(64);
 const dir = mkdtempSync(join(tmpdir(), "sluice-bench-threads-"));
-const sluice = await spawnServer(dir, { SLUICE_IP_RATE_PER_MIN: "-1", SLUICE_ACCESS_LOG: "off" });
+const sluice = await startSluice(dir, { SLUICE_IP_RATE_PER_MIN: "-1", SLUICE_ACCESS_LOG: "off" });
 try {
-  const key = /API key \(shown only now\):\s+(\S+)/.exec(sluice.banner)![1];
+  const { key } = sluice;
   const url = `${sluice.base}/api/v1/workspace/logs/bulk`;
   await drive(url, { "x-api-key": key }, payloads, 20 * BATCH); // warm up: workers started, code compiled
   const before = threadTicks(sluice.proc.pid);
