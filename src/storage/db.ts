@@ -2,6 +2,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { open, type Database, type RootDatabase } from "lmdb";
+import { upgradeIndexes } from "./layout.ts";
 
 export interface Databases {
   root: RootDatabase;
@@ -19,10 +20,14 @@ export interface Databases {
   meta: Database;
   /** usage: entries written per workspace and month (see usage.ts). */
   usage: Database;
+  /** layout: the version of the indexes' key layout (see layout.ts). */
+  layout: Database;
 }
 
-/** openDatabases opens (creating if needed) the LMDB environment in dataDir. */
-export function openDatabases(dataDir: string): Databases {
+const logLine = (line: Record<string, unknown>) => console.error(JSON.stringify(line));
+
+/** openDatabases opens (creating if needed) the LMDB environment in dataDir, its indexes in the current key layout. */
+export function openDatabases(dataDir: string, log = logLine): Databases {
   mkdirSync(dataDir, { recursive: true });
   const dataFile = join(dataDir, "sluice.mdb");
   const root = open({
@@ -31,7 +36,7 @@ export function openDatabases(dataDir: string): Databases {
     mapSize: 2 ** 40, // address space only; the file grows as data does
     // lmdb-js default: overlappingSync. A put resolves at commit, which survives kill -9 of this process.
   });
-  return {
+  const dbs: Databases = {
     root,
     dataFile,
     entries: root.openDB({ name: "entries", encoding: "binary" }),
@@ -41,5 +46,8 @@ export function openDatabases(dataDir: string): Databases {
     fulltext: root.openDB({ name: "fulltext", encoding: "msgpack" }),
     meta: root.openDB({ name: "meta", encoding: "msgpack" }),
     usage: root.openDB({ name: "usage", encoding: "msgpack" }),
+    layout: root.openDB({ name: "layout", encoding: "msgpack" }),
   };
+  upgradeIndexes(dbs, log);
+  return dbs;
 }

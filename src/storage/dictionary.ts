@@ -1,13 +1,13 @@
 // dictionary: the distinct action values of each workspace environment, and their trigrams.
 //
-// Key layout (db `dictionary`): [workspaceId, environment, "v", termKey(action)] → action
-// and [workspaceId, environment, "g", trigram, termKey(action)] → true, trigrams of the lowercased action.
-// termKey (postings.ts) bounds the key of a long action; the value keeps the action whole.
+// Key layout (db `dictionary`): [workspaceId, environment, "v", textKey(action)] → action
+// and [workspaceId, environment, "g", trigram, textKey(action)] → true, trigrams of the lowercased action.
+// textKey (keys.ts) hashes a long action, which the key encoding could misread; the value keeps it whole.
 // A substring query narrows the distinct values by trigrams, checks each value exactly, then
 // reads the postings of the values that match. Distinct actions are far fewer than entries.
-import type { Database } from "lmdb";
+import type { Database, Key } from "lmdb";
 import type { Environment } from "../schema.ts";
-import { termKey } from "./postings.ts";
+import { textKey } from "./keys.ts";
 
 /** trigrams lists the distinct 3-code-unit substrings of a (lowercased) text. */
 export function trigrams(text: string): string[] {
@@ -24,10 +24,19 @@ export class Dictionary {
    * with the entry's. A value still in flight may be put twice: the same keys and values, so harmless.
    */
   add(ws: string, env: Environment, action: string, puts: Promise<unknown>[]): void {
-    const key = termKey(action);
-    if (this.db.get([ws, env, "v", key]) !== undefined) return;
-    puts.push(this.db.put([ws, env, "v", key], action));
-    for (const t of trigrams(action.toLowerCase())) puts.push(this.db.put([ws, env, "g", t, key], true));
+    for (const [key, value] of this.records(ws, env, action)) puts.push(this.db.put(key, value));
+  }
+
+  /** addSync records an action value inside a synchronous transaction (a rebuild, layout.ts). */
+  addSync(ws: string, env: Environment, action: string): void {
+    for (const [key, value] of this.records(ws, env, action)) this.db.putSync(key, value);
+  }
+
+  /** records lists the keys and values that record a new action value: none when it is recorded already. */
+  private records(ws: string, env: Environment, action: string): [Key, unknown][] {
+    const key = textKey(action);
+    if (this.db.get([ws, env, "v", key]) !== undefined) return [];
+    return [[[ws, env, "v", key], action], ...trigrams(action.toLowerCase()).map((t): [Key, unknown] => [[ws, env, "g", t, key], true])];
   }
 
   /**

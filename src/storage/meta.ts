@@ -1,7 +1,7 @@
 // meta: organizations, workspaces and API keys, in the `meta` database.
 //
 // Key layout:
-//   ["org", id] → OrgRecord          ["orgname", name] → org id
+//   ["org", id] → OrgRecord          ["orgname", textKey(name)] → org id (keys.ts: a long name is hashed)
 //   ["ws", id] → WorkspaceRecord
 //   ["key", id] → KeyRecord          ["hash", sha256(secret)] → key id
 //   ["admin"] → { token_hash }        ["generation"] → number
@@ -11,6 +11,7 @@
 import type { Database } from "lmdb";
 import type { Environment } from "../schema.ts";
 import { PerTurn } from "../turn.ts";
+import { textKey } from "./keys.ts";
 import type { KeyType } from "../auth/keys.ts";
 
 export interface OrgRecord { id: string; name: string; created_at: string }
@@ -75,11 +76,11 @@ export class MetaStore {
   async createWorkspace(ws: Omit<WorkspaceRecord, "org_id">, orgName: string, newOrgId: string): Promise<WorkspaceRecord> {
     let record!: WorkspaceRecord;
     await this.write(() => {
-      let orgId = this.db.get(["orgname", orgName]) as string | undefined;
+      let orgId = this.db.get(["orgname", textKey(orgName)]) as string | undefined;
       if (orgId === undefined) {
         orgId = newOrgId;
         this.db.put(["org", orgId], { id: orgId, name: orgName, created_at: ws.created_at } satisfies OrgRecord);
-        this.db.put(["orgname", orgName], orgId);
+        this.db.put(["orgname", textKey(orgName)], orgId);
       }
       record = { ...ws, org_id: orgId };
       this.db.put(["ws", ws.id], record);

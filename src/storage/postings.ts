@@ -1,8 +1,9 @@
 // postings: which blocks hold entries with a given level, tag or exact action, and where in the block.
 //
-// Key layout (db `postings`): [workspaceId, environment, kind, term, serverMs, firstId] → positions,
+// Key layout (db `postings`): [workspaceId, environment, kind, textKey(term), serverMs, firstId] → positions,
 // kind "l" level, "t" tag, "a" action. The value lists the matching entries' positions in the block
-// as little-endian uint16; an empty value means every entry of the block. One key per block and
+// as little-endian uint16; an empty value means every entry of the block. A term of 64+ UTF-16 units
+// stands in the key as its hash (keys.ts): raw, the key encoding would misread some of them. One key per block and
 // term, not per entry, keeps writes few; a reverse range scan yields blocks newest first.
 //
 // A block's postings are not written with it: each of its terms' keys lands in another leaf page, so
@@ -15,16 +16,9 @@ import type { Database } from "lmdb";
 import type { Environment } from "../schema.ts";
 import type { Entry } from "./block.ts";
 import type { ScanRange } from "./entries.ts";
+import { textKey } from "./keys.ts";
 
 export type PostingKind = "l" | "t" | "a";
-
-const TERM_KEY_MAX = 200; // UTF-16 units; LMDB keys hold at most ~1,978 bytes, and actions may carry much surrounding space
-
-/** termKey is how a term stands in a key: as itself, or when long as a prefix and the SHA-256 of the whole. */
-export function termKey(term: string): string {
-  if (term.length <= TERM_KEY_MAX) return term;
-  return `${term.slice(0, 64)}#sha256:${new Bun.CryptoHasher("sha256").update(term).digest("hex")}`; // printable: ordered-binary keys do not keep NUL
-}
 
 /** BlockRef names a block and, when known, the positions of the entries that may match. */
 export interface BlockRef {
@@ -167,7 +161,7 @@ export class Postings {
     const write = async () => {
       const puts: Promise<unknown>[] = [];
       for (const { ws, env, kind, term, refs } of held.values()) {
-        const key = termKey(term);
+        const key = textKey(term);
         for (const r of refs) {
           puts.push(this.db.put([ws, env, kind, key, r.ms, r.firstId], r.positions));
           if (puts.length >= FLUSH_TURN) await Promise.all(puts.splice(0)); // committed: the next puts are the next turn's
@@ -200,7 +194,7 @@ export class Postings {
 
   /** remove deletes a block's stored posting for a term (retention, which flushes first: old blocks are not held). */
   remove(ws: string, env: Environment, kind: PostingKind, term: string, ms: number, firstId: string): void {
-    this.db.removeSync([ws, env, kind, termKey(term), ms, firstId]);
+    this.db.removeSync([ws, env, kind, textKey(term), ms, firstId]);
   }
 
   /** blocks yields the blocks holding a term within a range, newest first: held and stored ones merged. */
@@ -218,7 +212,7 @@ export class Postings {
   count(ws: string, env: Environment, kind: PostingKind, rawTerm: string, range: ScanRange, cap: number): number {
     const { start, fromMs } = rangeKeys(range);
     if (!start) return 0;
-    const term = termKey(rawTerm);
+    const term = textKey(rawTerm);
     let n = 0;
     this.eachHeld(ws, env, kind, rawTerm, range, () => n++);
     if (n >= cap) return cap;
@@ -231,7 +225,7 @@ export class Postings {
   private *stored(ws: string, env: Environment, kind: PostingKind, rawTerm: string, range: ScanRange): Generator<BlockRef> {
     const { start, fromMs } = rangeKeys(range);
     if (!start) return;
-    const term = termKey(rawTerm);
+    const term = textKey(rawTerm);
     const end = [ws, env, kind, term, fromMs];
     for (const { key, value } of this.db.getRange({ start: [ws, env, kind, term, ...start], end, reverse: true, snapshot: false })) {
       const k = key as unknown[];

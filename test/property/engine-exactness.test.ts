@@ -27,10 +27,12 @@ afterAll(async () => {
 });
 
 const T0 = Date.UTC(2026, 10, 22, 10, 0, 0, 0);
-const ACTIONS = ["user.login", "User.Login", "user.logout", "login_failed", "order.created", "ÉTÉ.go", "a", "x.y*z", "nu\u0000ll.go"];
+// hostile values: control characters in terms of 64+ UTF-16 units, which the key encoding misread when kept raw (keys.ts)
+const CONTROLS = Array.from({ length: 32 }, (_, c) => String.fromCharCode(c)).join("") + "\u007f";
+const ACTIONS = ["user.login", "User.Login", "user.logout", "login_failed", "order.created", "ÉTÉ.go", "a", "x.y*z", "nu\u0000ll.go", `${"x".repeat(64)}\u0000\u0010abcdefghij`, "\u0001".repeat(64), `${CONTROLS}${CONTROLS}`];
 const LONG = "z".repeat(1_030) + "9"; // one word longer than FlexSearch's Encoder kept
-const MESSAGES = [null, "", `retry ${LONG} ok`, "timeout while connecting to db", "User LOGIN ok", "straße ΣΊΣΥΦΟΣ", "retry 3 of 5", "login* done", "42", "!!!", "NO. 1-2-3 \u212a İ"];
-const TAGS = ["a", "b", "B", "prod", "x-1", "é", "t\u0000"];
+const MESSAGES = [null, "", `retry ${LONG} ok`, `${CONTROLS}${"x".repeat(64)}\u0000\u0010abc`, "timeout while connecting to db", "User LOGIN ok", "straße ΣΊΣΥΦΟΣ", "retry 3 of 5", "login* done", "42", "!!!", "NO. 1-2-3 \u212a İ"];
+const TAGS = ["a", "b", "B", "prod", "x-1", "é", "t\u0000", `${"x".repeat(62)}\u0000y`, "\u0001".repeat(64), CONTROLS.slice(0, 64 - 3) + "end"];
 const OBJECT_VALUES = [null, "u1", "U1", 5, 500, "500", true, "true", [1, 2], { code: 5 }, 2.5];
 
 const str = (text: string): StringValue => ({ kind: "string", text, pos: 0 });
@@ -71,7 +73,7 @@ const instant = (ms: number, sub: boolean) => {
   return { kind: "time" as const, text, instant: parseRfc3339(text)!, pos: 0 };
 };
 const eq = pick<"=" | "!=">(["=", "!="]);
-const textValues = ["user", "LOGIN", "login*", "*out", "user.*", "x.y", "timeout db", "straße", "σίσυφος", "ok", "42", "!!!", "x.y*z", "a", "u\u0000ll", "nu", "o. 1-2-3 k", "*1-2-3*", " 3 of", LONG];
+const textValues = ["user", "LOGIN", "login*", "*out", "user.*", "x.y", "timeout db", "straße", "σίσυφος", "ok", "42", "!!!", "x.y*z", "a", "u\u0000ll", "nu", "o. 1-2-3 k", "*1-2-3*", " 3 of", LONG, "\u0000\u0010abc", "\u0001\u0001\u0001", "xx\u0000", CONTROLS.slice(1, 9)];
 /** termArb draws terms whose values come from the same vocabulary as the entries, so they often match. */
 const termArb = (idCount: number): fc.Arbitrary<Term> =>
   fc.oneof(
@@ -82,7 +84,7 @@ const termArb = (idCount: number): fc.Arbitrary<Term> =>
         .map((values) => ({ kind: "text" as const, facet, op, values, pos: 0 })),
     ),
     fc.tuple(pick<"=" | "!=" | "~" | "!~">(["=", "!=", "~", "!~"]), fc.boolean()).chain(([op, withNull]) =>
-      some(pick([...TAGS, "X", "pro"]).map(str), 2).map((values) => ({ kind: "tag" as const, op, values: withNull && (op === "=" || op === "!=") ? [...values, NULL] : values, pos: 0 })),
+      some(pick([...TAGS, "X", "pro", "\u0001\u0001"]).map(str), 2).map((values) => ({ kind: "tag" as const, op, values: withNull && (op === "=" || op === "!=") ? [...values, NULL] : values, pos: 0 })),
     ),
     fc.record({
       kind: fc.constant("time" as const), facet: pick<"server_timestamp" | "client_timestamp">(["server_timestamp", "client_timestamp"]),

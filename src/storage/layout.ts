@@ -1,0 +1,61 @@
+// layout: which key layout a data directory's indexes are in, and the rebuild that brings older ones up to date.
+//
+// Key layout (db `layout`): "indexes" → the version of the postings' and the dictionary's keys.
+//   1 (no version stored): terms of up to 200 UTF-16 units stood in keys as themselves; the key encoding
+//     misreads some of 64 or more (keys.ts), so their postings were lost and the dictionary could not be read.
+//   2: terms of 64 or more units stand in keys as their hash.
+// The blocks are the truth and every index derives from them, so an upgrade drops the indexes and
+// rebuilds them from the blocks. A crash during it leaves the old version, and the next open starts over.
+import type { Database } from "lmdb";
+import type { Environment } from "../schema.ts";
+import { Block } from "./block.ts";
+import { Dictionary } from "./dictionary.ts";
+import { blockTerms } from "./postings.ts";
+import { textKey } from "./keys.ts";
+
+export const INDEX_LAYOUT = 2;
+const BLOCKS_PER_TRANSACTION = 64;
+
+export interface LayoutDatabases {
+  layout: Database;
+  entries: Database;
+  postings: Database;
+  unindexed: Database;
+  dictionary: Database;
+}
+
+/** upgradeIndexes rebuilds the postings and the dictionary of a data directory whose index layout is older; it returns the blocks read. */
+export function upgradeIndexes(dbs: LayoutDatabases, log: (line: Record<string, unknown>) => void): number {
+  const version = (dbs.layout.get("indexes") as number | undefined) ?? (dbs.entries.getKeysCount({ limit: 1 }) === 0 ? INDEX_LAYOUT : 1);
+  if (version >= INDEX_LAYOUT) {
+    if (dbs.layout.get("indexes") === undefined) dbs.layout.putSync("indexes", INDEX_LAYOUT);
+    return 0;
+  }
+  log({ level: "info", msg: `index layout ${version} is older than ${INDEX_LAYOUT}: rebuilding the postings and the action dictionary from the blocks` });
+  dbs.postings.clearSync();
+  dbs.dictionary.clearSync();
+  dbs.unindexed.clearSync(); // every posting is rebuilt below: none is held
+  const dictionary = new Dictionary(dbs.dictionary);
+  let batch: { key: [string, Environment, number, string]; block: Block }[] = [];
+  let blocks = 0;
+  const store = () => {
+    dbs.postings.transactionSync(() => {
+      for (const { key: [ws, env, ms, firstId], block } of batch) {
+        const entries = block.entries();
+        for (const [kind, term, positions] of blockTerms(entries)) dbs.postings.putSync([ws, env, kind, textKey(term), ms, firstId], positions);
+        for (const action of new Set(entries.map((e) => e.action))) dictionary.addSync(ws, env, action);
+      }
+    });
+    blocks += batch.length;
+    batch = [];
+  };
+  for (const { key, value } of dbs.entries.getRange({ snapshot: false })) {
+    const k = key as [string, Environment, number, string];
+    batch.push({ key: k, block: Block.decode(k[2], value as Uint8Array) });
+    if (batch.length === BLOCKS_PER_TRANSACTION) store();
+  }
+  store();
+  dbs.layout.putSync("indexes", INDEX_LAYOUT);
+  log({ level: "info", msg: `index layout ${INDEX_LAYOUT}: rebuilt from ${blocks} blocks` });
+  return blocks;
+}
