@@ -2,6 +2,7 @@
 // targets as one markdown table (figure, baseline, ratio, target, met). Takes about ten minutes here.
 import { benchIngest } from "./ingest.ts";
 import { benchQuery } from "./query.ts";
+import { benchResponsive } from "./responsive.ts";
 import { benchScale } from "./scale.ts";
 import { benchSingle } from "./single.ts";
 
@@ -25,6 +26,10 @@ console.log("== bench/query.ts (1M entries)");
 const query = await benchQuery();
 console.table(query.rows);
 
+console.log("== bench/responsive.ts (1M entries)");
+const responsive = await benchResponsive();
+console.log(JSON.stringify(responsive));
+
 console.log("== bench/scale.ts (10M entries)");
 const scale = await benchScale();
 console.log(JSON.stringify(scale, null, 1));
@@ -38,6 +43,9 @@ row("single-entry POST, wrk -t2 -c32", `${f(single.sluice.rps)} req/s`, `${f(sin
 row(`bulk ingest, ${f(scale.entries)} entries, against the issue's figure`, `${f(scale.rate)} entries/s`, "115,000 entries/s (60% of the issue's 190,000)", `${(scale.rate / 115_000).toFixed(3)}×`, "≥ 1×", scale.rate >= 115_000);
 row("single-entry POST, against the issue's figure", `${f(single.sluice.rps)} req/s`, "7,620 req/s (60% of the issue's 12,700)", `${(single.sluice.rps / 7_620).toFixed(3)}×`, "≥ 1×", single.sluice.rps >= 7_620);
 row("single-entry POST p99", ms(single.sluice.p99), ms(single.ceiling.p99), "", "≤ 15 ms", single.sluice.p99 <= 15);
+const { idle, busy } = responsive;
+row("GET /healthz p99 while full scans of 1M entries run", ms(busy.health.p99), `${ms(idle.health.p99)} idle`, "", "≤ 50 ms", busy.health.p99 <= 50);
+row("single POST /logs p99 while full scans of 1M entries run", ms(busy.write.p99), `${ms(idle.write.p99)} idle`, "", "≤ 50 ms", busy.write.p99 <= 50);
 const q = scale.queries;
 row("10M: latest page p50", ms(q["latest page"].p50), "", "", "≤ 2 ms", q["latest page"].p50 <= 2);
 row("10M: level=error p50 (1 in 8)", ms(q["level=error"].p50), "", "", "≤ 5 ms", q["level=error"].p50 <= 5);

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BATCH, bodies, drive } from "./ingest.ts";
 import { timeIt, timeTogether } from "./query.ts";
-import { startBare, startSluice } from "./servers.ts";
+import { quiet, startBare, startSluice } from "./servers.ts";
 import { spawnServer, type ServerProcess } from "../test/helpers/process.ts";
 
 const TOTAL = Number(process.env.BENCH_SCALE_ENTRIES ?? 10_000_000);
@@ -16,24 +16,6 @@ const mib = (n: number) => n / 2 ** 20;
 const rssOf = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) * 1024;
 const SERVER_ENV = { SLUICE_IP_RATE_PER_MIN: "-1", SLUICE_ACCESS_LOG: "off" }; // one client address; 10,000 log lines are not the point
 const QUERY_RUNS = 100; // a p50 of 25 runs moved by half a millisecond from run to run here
-
-/** quiet waits (at most 60 s) until a process uses under 5% of a core over half a second; it returns the ms waited. */
-async function quiet(pid: number): Promise<number> {
-  const ticks = () => {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return Number(f[11]) + Number(f[12]); // utime + stime, in 10 ms ticks
-  };
-  const t0 = performance.now();
-  let last = ticks();
-  while (performance.now() - t0 < 60_000) {
-    await Bun.sleep(500);
-    const now = ticks();
-    if (now - last <= 2) break;
-    last = now;
-  }
-  return performance.now() - t0;
-}
 
 type Latency = Awaited<ReturnType<typeof timeIt>>;
 

@@ -18,6 +18,8 @@ export interface Config {
   idleTimeoutSeconds: number;
   /** a request body must arrive within this */
   bodyTimeoutSeconds: number;
+  /** a read still running after this answers 400 (its time budget) */
+  queryTimeoutSeconds: number;
 }
 
 /** loadConfig reads the SLUICE_* variables, failing with a message that names the bad one. */
@@ -34,6 +36,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     accessLog: !["0", "off", "false", "no"].includes((env.SLUICE_ACCESS_LOG ?? "on").toLowerCase()),
     idleTimeoutSeconds: integer(env, "SLUICE_IDLE_TIMEOUT_SECONDS", 10, 1, 255),
     bodyTimeoutSeconds: integer(env, "SLUICE_BODY_TIMEOUT_SECONDS", 30, 1, 3600),
+    queryTimeoutSeconds: integer(env, "SLUICE_QUERY_TIMEOUT_SECONDS", 30, 1, 3600),
   };
 }
 

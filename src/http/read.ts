@@ -8,6 +8,7 @@ import { filterTerms } from "../query/filters.ts";
 import { explain, pageHeaders, readOne, readPage, type PageRequest } from "../query/page.ts";
 import { parseQuery } from "../query/parser.ts";
 import { parsePaging } from "../query/request.ts";
+import { TimeSlicer } from "../query/slice.ts";
 import { ENVIRONMENTS, FindLogsQuery, LEVELS, LogEntry, SearchLogsRequest, isEnvironment, type Level } from "../schema.ts";
 import type { EntryStore } from "../storage/entries.ts";
 import { readJson } from "./body.ts";
@@ -16,13 +17,17 @@ import { operation } from "./openapi.ts";
 import { json, requestUrl, type Reply } from "./respond.ts";
 
 const QUERY_BODY_LIMIT = 64 * 1024; // a query is at most 2,000 characters; the rest of the body is small
+const DEFAULT_QUERY_TIMEOUT_MS = 30_000; // SLUICE_QUERY_TIMEOUT_SECONDS' default (config.ts)
+const BUDGET_NOTE =
+  "A read that runs past the server's time budget (SLUICE_QUERY_TIMEOUT_SECONDS, default 30) answers 400 VALIDATION_QUERY_CONSTRAINT " +
+  "with details {reason: \"time_budget\", budget_ms}: narrow from/to or add an indexed term (level=, tag=, action=, a word).";
 const PAGE_HEADERS = {
   "X-Next-Cursor-ID": "id of this page's last entry; present only when more entries match",
   "X-Next-Cursor-TS": "server_timestamp of this page's last entry; present only when more entries match",
 };
 
-/** readRoutes mounts the three read endpoints under the workspace prefix. */
-export function readRoutes(gate: Gate, store: EntryStore) {
+/** readRoutes mounts the three read endpoints under the workspace prefix; a page read stops with a 400 after `queryTimeoutMs`. */
+export function readRoutes(gate: Gate, store: EntryStore, queryTimeoutMs = DEFAULT_QUERY_TIMEOUT_MS) {
   return new Elysia()
     .get(
       "/logs/:id",
@@ -68,12 +73,12 @@ export function readRoutes(gate: Gate, store: EntryStore) {
           action: q.get("action") ?? undefined,
           message: q.get("message") ?? undefined,
         });
-        return respondPage(set, store, caller, { ...paging, query: { terms } }, now);
+        return respondPage(set, store, caller, { ...paging, query: { terms } }, now, queryTimeoutMs);
       }),
       {
         detail: operation({
           summary: "Find log entries by simple filters",
-          description: "Newest first (server_timestamp, then id, descending). Filters are ANDed; lists are any-of.",
+          description: `Newest first (server_timestamp, then id, descending). Filters are ANDed; lists are any-of. ${BUDGET_NOTE}`,
           permission: "logs:read",
           query: FindLogsQuery,
           responses: { 200: { description: "one page of entries", schema: T.Array(LogEntry), headers: PAGE_HEADERS } },
@@ -100,13 +105,13 @@ export function readRoutes(gate: Gate, store: EntryStore) {
         const action = opt("action") as string | undefined;
         const req: PageRequest = { ...paging, query: { terms: [...query.terms, ...filterTerms({ action })] } };
         if (opt("explain") === true) return json(set, explain(store, caller, req, now));
-        return respondPage(set, store, caller, req, now);
+        return respondPage(set, store, caller, req, now, queryTimeoutMs);
       }),
       {
         parse: "none",
         detail: operation({
           summary: "Search log entries with the query language",
-          description: "query is ANDed with from, to and action. Newest first. With \"explain\": true the answer is the chosen plan and its estimates instead of entries.",
+          description: `query is ANDed with from, to and action. Newest first. With "explain": true the answer is the chosen plan and its estimates instead of entries. ${BUDGET_NOTE}`,
           permission: "logs:read",
           body: SearchLogsRequest,
           responses: { 200: { description: "one page of entries", schema: T.Array(LogEntry), headers: PAGE_HEADERS } },
@@ -116,8 +121,8 @@ export function readRoutes(gate: Gate, store: EntryStore) {
     );
 }
 
-function respondPage(set: Reply, store: EntryStore, caller: Caller, req: PageRequest, now: number): string {
-  const page = readPage(store, caller, req, now);
+async function respondPage(set: Reply, store: EntryStore, caller: Caller, req: PageRequest, now: number, budgetMs: number): Promise<string> {
+  const page = await readPage(store, caller, req, now, new TimeSlicer(budgetMs));
   return json(set, page.entries, 200, pageHeaders(page));
 }
 

@@ -1,14 +1,16 @@
 // page: runs a read — plan, candidate entries in the read order, the whole query checked on each —
-// and stops as soon as the page is full (one entry more tells whether another page follows).
+// and stops as soon as the page is full (one entry more tells whether another page follows). A read over HTTP
+// runs in time slices (slice.ts), so a long scan leaves room for every other request.
 import type { Caller } from "../auth/authenticate.ts";
 import { retentionFloorMs } from "../limits/plans.ts";
 import type { Environment, LogEntry } from "../schema.ts";
-import { toLogEntry, type EntryStore, type Row, type ScanRange } from "../storage/entries.ts";
+import { PAUSE, toLogEntry, type EntryStore, type Row, type ScanRange } from "../storage/entries.ts";
 import { formatMs } from "../time.ts";
 import type { Query } from "./ast.ts";
 import { formatQuery } from "./format.ts";
 import { compileBlockTest, compileQuery } from "./compile.ts";
 import { planQuery, type Candidate, type Plan } from "./plan.ts";
+import type { Slice } from "./slice.ts";
 
 /** PageRequest is a validated read: a query (all terms ANDed), a time range with an optional cursor, a page size. */
 export interface PageRequest {
@@ -29,22 +31,33 @@ export function planFor(store: EntryStore, caller: Caller, req: PageRequest, now
   return planQuery(store, caller.workspace.id, caller.key.environment, req.query, range, explaining);
 }
 
-/** readPage returns one page of matching entries, newest first. */
-export function readPage(store: EntryStore, caller: Caller, req: PageRequest, nowMs: number): Page {
+/** readPage returns one page of matching entries, newest first, pausing whenever `slice` is used up. */
+export async function readPage(store: EntryStore, caller: Caller, req: PageRequest, nowMs: number, slice: Slice): Promise<Page> {
   const env = caller.key.environment;
   const plan = planFor(store, caller, req, nowMs);
-  const { rows, more } = runCandidate(store, caller.workspace.id, env, req.query, plan.range, plan.chosen, req.pageSize);
+  const { rows, more } = await runSliced(store, caller.workspace.id, env, req.query, plan.range, plan.chosen, req.pageSize, slice);
   const entries = rows.map((r) => toLogEntry(env, r.serverMs, r.entry));
   const last = entries[entries.length - 1];
   return { entries, next: more && last ? { id: last.id, ts: last.server_timestamp } : undefined };
 }
 
-/** runCandidate reads candidates in the read order and keeps those the query accepts, up to a page (plus whether more follow). */
+/** runCandidate reads candidates in the read order and keeps those the query accepts, up to a page (plus whether more follow), in one go. */
 export function runCandidate(store: EntryStore, ws: string, env: Environment, query: Query, range: ScanRange, candidate: Candidate, pageSize: number) {
   const rows: Row[] = [];
   for (const row of store.rows(ws, env, candidate.open(), range, compileQuery(query, env), compileBlockTest(query))) {
     if (rows.length === pageSize) return { rows, more: true };
     rows.push(row);
+  }
+  return { rows, more: false };
+}
+
+/** runSliced is runCandidate in time slices: it lets the event loop run whenever `slice` is used up, and gives the same rows. */
+export async function runSliced(store: EntryStore, ws: string, env: Environment, query: Query, range: ScanRange, candidate: Candidate, pageSize: number, slice: Slice) {
+  const rows: Row[] = [];
+  for (const row of store.rowsSliced(ws, env, candidate.open(), range, compileQuery(query, env), compileBlockTest(query), slice.due)) {
+    if (row === PAUSE) await slice.pause(); // a throw here (over budget) closes the generator and its cursors
+    else if (rows.length === pageSize) return { rows, more: true };
+    else rows.push(row);
   }
   return { rows, more: false };
 }

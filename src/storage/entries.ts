@@ -12,6 +12,8 @@
 // (postings.ts), new action values (dictionary.ts) and the month's usage count (usage.ts); right
 // after commit, its postings are held in memory until a batch stores them, and its words join the
 // full-text index (fulltext.ts). The writes of one event-loop turn commit together (commit.ts).
+// No key holds a user's string the key encoding could misread: a tag, an action or a name of 64+ UTF-16 units
+// stands in index keys as its hash (keys.ts); the version of that layout is in db `layout` (layout.ts).
 import type { Database } from "lmdb";
 import { uuidTimeMs } from "../ids.ts";
 import type { Environment, LogEntry } from "../schema.ts";
@@ -21,6 +23,7 @@ import { TurnCommitter, type Verdict, type Write } from "./commit.ts";
 import { Dictionary } from "./dictionary.ts";
 import { FullText, type BlockText } from "./fulltext.ts";
 import { Postings, blockTerms, rangeKeys, termsOf, type BlockRef } from "./postings.ts";
+import { resumingKeys } from "./resume.ts";
 import type { PreparedBlock } from "../ingest/prepare.ts";
 import type { UsageStore } from "./usage.ts";
 
@@ -119,7 +122,7 @@ export class EntryStore {
   *blocks(ws: string, env: Environment, range: ScanRange): Generator<BlockRef> {
     const { start, fromMs } = rangeKeys(range);
     if (!start) return;
-    for (const key of this.db.getKeys({ start: [ws, env, ...start], end: [ws, env, fromMs], reverse: true, snapshot: false })) {
+    for (const key of resumingKeys(this.db, { start: [ws, env, ...start], end: [ws, env, fromMs], reverse: true })) {
       const k = key as unknown[];
       yield { ms: k[2] as number, firstId: k[3] as string, positions: null };
     }
@@ -137,17 +140,35 @@ export class EntryStore {
    * serverMs descending, then id descending — strictly after the range's cursor. `accept` sees a view
    * that is reused for the next entry: it must not keep it. References to deleted blocks are skipped.
    */
-  *rows(
+  rows(
     ws: string, env: Environment, refs: Iterable<BlockRef>, range: ScanRange,
     accept: (row: Row) => boolean = () => true,
     /** false for a block none of whose entries `accept` can take (compileBlockTest): its entries are not read */
     mayHold: (block: Block) => boolean = () => true,
   ): Generator<Row> {
+    return this.walk(ws, env, refs, range, accept, mayHold, never) as Generator<Row>;
+  }
+
+  /**
+   * rowsSliced is rows for a reader that works in time slices: between blocks it yields PAUSE once `due` says the
+   * slice is used up, and the reader lets the event loop run before it asks for more. The rows are those of rows().
+   */
+  rowsSliced(
+    ws: string, env: Environment, refs: Iterable<BlockRef>, range: ScanRange,
+    accept: (row: Row) => boolean, mayHold: ((block: Block) => boolean) | undefined, due: () => boolean,
+  ): Generator<Row | Pause> {
+    return this.walk(ws, env, refs, range, accept, mayHold ?? (() => true), due);
+  }
+
+  private *walk(
+    ws: string, env: Environment, refs: Iterable<BlockRef>, range: ScanRange,
+    accept: (row: Row) => boolean, mayHold: (block: Block) => boolean, due: () => boolean,
+  ): Generator<Row | Pause> {
     const { after } = range;
     const probe = { serverMs: 0, entry: new EntryView(undefined as unknown as Block, 0) };
     let groupMs = NaN;
     let group = new Map<string, Set<number> | null>();
-    const flush = function* (this: EntryStore): Generator<Row> {
+    const flush = function* (this: EntryStore): Generator<Row | Pause> {
       if (group.size === 0) return;
       const cursorHere = after !== undefined && groupMs === after.ms;
       probe.serverMs = groupMs;
@@ -168,17 +189,24 @@ export class EntryStore {
         }
         return;
       }
+      // blocks are copies of the stored bytes (lmdb-js get), so those read stay valid across a pause
       const candidates: [Block, number][] = [];
       for (const [firstId, positions] of group) {
+        if (due()) yield PAUSE;
         const block = this.block(ws, env, groupMs, firstId);
         if (!block || !mayHold(block)) continue;
         if (positions === null) for (let i = 0; i < block.size; i++) candidates.push([block, i]);
         else for (const i of positions) candidates.push([block, i]);
       }
       candidates.sort(([a, i], [b, j]) => (a.id(i) < b.id(j) ? 1 : a.id(i) > b.id(j) ? -1 : 0));
-      for (const [block, i] of candidates) if (test(block, i)) yield { serverMs: groupMs, entry: block.entry(i) };
+      for (let k = 0; k < candidates.length; k++) {
+        if ((k & 1023) === 1023 && due()) yield PAUSE; // about as often as between blocks
+        const [block, i] = candidates[k];
+        if (test(block, i)) yield { serverMs: groupMs, entry: block.entry(i) };
+      }
     };
     for (const ref of refs) {
+      if (due()) yield PAUSE; // a reference in range costs a block read: one clock reading is cheap beside it
       if (ref.ms < range.fromMs || ref.ms >= range.toMs || (after && ref.ms > after.ms)) continue;
       if (ref.ms !== groupMs) {
         yield* flush.call(this);
@@ -238,6 +266,11 @@ export class EntryStore {
     }
   }
 }
+
+/** PAUSE is what rowsSliced yields when its slice is used up: the reader lets the event loop run, then asks for more. */
+export const PAUSE = Symbol("pause");
+export type Pause = typeof PAUSE;
+const never = () => false;
 
 /** toLogEntry renders a stored entry in the wire shape of interface §2.1. */
 export function toLogEntry(env: Environment, serverMs: number, e: Entry): LogEntry {
