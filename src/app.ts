@@ -5,7 +5,7 @@ import { AdminService } from "./admin/service.ts";
 import { Authenticator } from "./auth/authenticate.ts";
 import { Gate } from "./http/guard.ts";
 import { RateLimiter } from "./limits/rate.ts";
-import { ApiError } from "./errors.ts";
+import { ApiError, CLIENT_CLOSED, ClientClosed } from "./errors.ts";
 import { accountRoutes } from "./http/account.ts";
 import { adminRoutes } from "./http/admin.ts";
 import { healthRoutes } from "./http/health.ts";
@@ -40,6 +40,8 @@ export interface AppDeps {
   accessLog?: (line: Record<string, unknown>) => void;
   /** how long a request body may take to arrive (default 30 s) */
   bodyTimeoutMs?: number;
+  /** how long a read may run before it answers 400 (default 30 s) */
+  queryTimeoutMs?: number;
 }
 
 /** Services are the parts the routes share; built once per data directory. */
@@ -72,6 +74,10 @@ export function buildApp(deps: AppDeps, s = services(deps)) {
     .onError(({ error, code, request, set }) => {
       const requestId = String(set.headers["x-request-id"] ?? crypto.randomUUID());
       if (error instanceof ApiError) return errorReply(set, error, requestId);
+      if (error instanceof ClientClosed) {
+        set.status = CLIENT_CLOSED; // recorded as such; nobody is left to read an answer
+        return "";
+      }
       if (code === "NOT_FOUND") {
         const { pathname } = requestUrl(request);
         return errorReply(
@@ -92,6 +98,6 @@ export function buildApp(deps: AppDeps, s = services(deps)) {
     .use(openapi(openapiConfig))
     .use(adminRoutes(s.admin, s.meta, deps.adminToken))
     .group("/api/v1/workspace", (ws) =>
-      ws.use(accountRoutes(s.gate, s.meta, s.usage)).use(ingestRoutes(s.gate, s.ingest, s.metrics)).use(readRoutes(s.gate, s.entries)),
+      ws.use(accountRoutes(s.gate, s.meta, s.usage)).use(ingestRoutes(s.gate, s.ingest, s.metrics)).use(readRoutes(s.gate, s.entries, deps.queryTimeoutMs)),
     );
 }

@@ -46,3 +46,13 @@ export function validationFailed(errors: FieldError[], code: ErrorCode = "VALIDA
   const more = errors.length > 1 ? ` and ${errors.length - 1} more problem${errors.length > 2 ? "s" : ""}` : "";
   return badRequest(code, `invalid ${where}: ${first?.message ?? "see details"}${more}; see details.errors`, { errors });
 }
+
+/** CLIENT_CLOSED is the status recorded for a request whose client went away before it could be answered (nginx's 499). */
+export const CLIENT_CLOSED = 499;
+
+/** ClientClosed ends a request whose client closed the connection mid-request: no server error, and no answer to send. */
+export class ClientClosed extends Error {
+  constructor(cause: unknown) {
+    super("the client closed the connection before its request was read", { cause });
+  }
+}

@@ -2,6 +2,7 @@
 import { buildApp, services } from "./app.ts";
 import { banner, bootstrap } from "./bootstrap.ts";
 import type { Config } from "./config.ts";
+import { holdWrite } from "./http/pipelining.ts";
 import { PlanTable } from "./limits/plans.ts";
 import { loadPlans } from "./limits/plans-file.ts";
 import { openDatabases } from "./storage/db.ts";
@@ -15,6 +16,7 @@ export async function startServer(config: Config, print: (text: string) => void 
     dbs, plans, adminToken: config.adminToken, ipRatePerMinute: config.ipRatePerMinute, trustProxyHops: config.trustProxyHops,
     accessLog: config.accessLog ? lineLog() : undefined,
     bodyTimeoutMs: config.bodyTimeoutSeconds * 1000,
+    queryTimeoutMs: config.queryTimeoutSeconds * 1000,
   };
   const s = services(deps);
   const orphans = s.meta.workspaces().filter((w) => !plans.has(w.plan));
@@ -23,7 +25,8 @@ export async function startServer(config: Config, print: (text: string) => void 
     throw new Error(`workspace ${orphans[0].id} has plan ${JSON.stringify(orphans[0].plan)}, which the plan table lacks; add it to SLUICE_PLANS_FILE`);
   }
   const made = await bootstrap(s.meta, s.admin, config.adminToken);
-  const app = buildApp(deps, s).listen({
+  // a write that a pipelined request made Bun close the connection of is dropped before it runs (http/pipelining.ts)
+  const app = buildApp(deps, s).onRequest(holdWrite).listen({
     port: config.port,
     hostname: config.host,
     maxRequestBodySize: Number.MAX_SAFE_INTEGER, // each route enforces its own limit while the body streams in

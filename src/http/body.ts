@@ -1,6 +1,6 @@
 // body: reads a JSON request body with the checks of contract §4, scanning bytes as they stream in.
-import { badRequest } from "../errors.ts";
-import { JsonScan, type EntryBounds } from "./scan.ts";
+import { ClientClosed, badRequest } from "../errors.ts";
+import { JsonScan, escapesSurrogate, type EntryBounds } from "./scan.ts";
 import { parseJson } from "./parse.ts";
 import { noteBodyBytes } from "./observe.ts";
 
@@ -48,11 +48,16 @@ async function readBytes(request: Request, limits: BodyLimits): Promise<JsonBody
   const declared = Number(request.headers.get("content-length") ?? NaN);
   if (declared > limitBytes) throw tooLarge();
   // a small body is read whole; touching request.body would first wrap it in a stream
-  if (!(declared <= SMALL_BODY) && !request.body) return { bytes: new Uint8Array(0), bounds: { size: [], nesting: [] } };
+  if (!(declared <= SMALL_BODY) && !request.body) return { bytes: new Uint8Array(0), bounds: { size: [], nesting: [], surrogates: false } };
   const scan = new JsonScan(limits.depth);
   const timeoutMs = limits.timeoutMs ?? BODY_TIMEOUT_MS;
-  const bytes = declared <= SMALL_BODY ? await readSmall(request, scan, limits.depth, timeoutMs) : await readStream(request, scan, limits.depth, limitBytes, tooLarge, timeoutMs);
-  return { bytes, bounds: scan.entryBounds() };
+  let bytes: Uint8Array;
+  try {
+    bytes = declared <= SMALL_BODY ? await readSmall(request, scan, limits.depth, timeoutMs) : await readStream(request, scan, limits.depth, limitBytes, tooLarge, timeoutMs);
+  } catch (e) {
+    throw request.signal.aborted ? new ClientClosed(e) : e; // Bun aborts the signal when the connection closes
+  }
+  return { bytes, bounds: scan.entryBounds(escapesSurrogate(bytes)) };
 }
 
 /** readSmall reads a body of known, small length at once: a stream's per-chunk machinery costs more than such a body. */

@@ -3,7 +3,7 @@
 import { statSync } from "node:fs";
 import { Elysia } from "elysia";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
-import { ApiError } from "../errors.ts";
+import { ApiError, CLIENT_CLOSED, ClientClosed } from "../errors.ts";
 import type { FullText } from "../storage/fulltext.ts";
 import { requestUrl } from "./respond.ts";
 
@@ -90,6 +90,7 @@ export function observe(metrics: Metrics, log: ((line: Record<string, unknown>) 
 
 function statusOf(error: unknown, code: unknown, fallback: unknown): number {
   if (error instanceof ApiError) return error.status;
+  if (error instanceof ClientClosed) return CLIENT_CLOSED;
   if (code === "NOT_FOUND") return 404;
   if (error) return 500;
   return typeof fallback === "number" ? fallback : 200;

@@ -20,10 +20,25 @@ const OPEN_ARRAY = 0x5b;
 const CLOSE_OBJECT = 0x7d;
 const CLOSE_ARRAY = 0x5d;
 
-/** EntryBounds: per entry, a bound on its JSON size (Infinity when unknown) and how deeply its values nest (an object directly in the entry is 1). */
+/**
+ * EntryBounds: per entry, a bound on its JSON size (Infinity when unknown) and how deeply its values nest (an object
+ * directly in the entry is 1); and whether the body escapes a surrogate, without which no string of it holds a lone one.
+ */
 export interface EntryBounds {
   size: number[];
   nesting: number[];
+  surrogates: boolean;
+}
+
+const SURROGATE_ESCAPES = [Buffer.from("\\ud"), Buffer.from("\\uD")];
+
+/**
+ * escapesSurrogate tells whether JSON text may hold a \uD800–\uDFFF escape: valid UTF-8 encodes no surrogate, so
+ * only such an escape can put a lone one in a parsed string. It may say yes for a paired one, or for an escaped backslash.
+ */
+export function escapesSurrogate(bytes: Uint8Array): boolean {
+  const b = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return SURROGATE_ESCAPES.some((needle) => b.indexOf(needle) >= 0);
 }
 
 /** JsonScan follows chunks of JSON text; `"` and `\` never occur inside UTF-8 multibyte sequences. */
@@ -38,7 +53,7 @@ export class JsonScan {
   private digits = 0; // digits outside strings in the current entry
   private exponent = false; // the current entry holds a number with an exponent
   private deepest = 0; // the deepest nesting reached in the current entry, counted from the body
-  private readonly bounds: EntryBounds = { size: [], nesting: [] };
+  private readonly bounds: Omit<EntryBounds, "surrogates"> = { size: [], nesting: [] };
 
   constructor(private readonly limit: number) {}
 
@@ -100,9 +115,9 @@ export class JsonScan {
   }
 
   /** entryBounds, once the whole body is fed: for an array body those of each element, otherwise those of the body. */
-  entryBounds(): EntryBounds {
-    if (this.array) return this.bounds;
-    return { size: [this.exponent ? Infinity : this.offset + this.digits], nesting: [Math.max(0, this.deepest - 1)] };
+  entryBounds(surrogates: boolean): EntryBounds {
+    if (this.array) return { ...this.bounds, surrogates };
+    return { size: [this.exponent ? Infinity : this.offset + this.digits], nesting: [Math.max(0, this.deepest - 1)], surrogates };
   }
 
   private endElement(end: number, digits: number, exponent: boolean, deepest: number): void {

@@ -77,7 +77,8 @@ export function acceptEntries(raws: unknown[], firstIndex: number | null, plan: 
   const errors: FieldError[] = [];
   const known = bounds?.size.length === raws.length ? bounds : undefined; // a scan that saw other elements than JSON.parse did is not used
   raws.forEach((raw, i) => {
-    const check = checkEntry(raw, firstIndex === null ? null : i, plan, known ? { size: known.size[i], nesting: known.nesting[i] } : UNBOUNDED);
+    const bound = known ? { size: known.size[i], nesting: known.nesting[i], surrogates: known.surrogates } : UNBOUNDED;
+    const check = checkEntry(raw, firstIndex === null ? null : i, plan, bound);
     if (check.entry) entries.push(check.entry);
     else errors.push(...check.errors);
   });

@@ -43,12 +43,16 @@ const RULE: Record<string, string> = {
   metadata: "metadata must be a JSON object or null",
 };
 
-/** EntryBound is what a body's scan (http/scan.ts) knows of an entry: its JSON size at most, and how deeply its values nest at most. */
+/**
+ * EntryBound is what a body's scan (http/scan.ts) knows of an entry: its JSON size at most, how deeply its values nest
+ * at most, and whether a string of it may hold a lone surrogate.
+ */
 export interface EntryBound {
   size: number;
   nesting: number;
+  surrogates: boolean;
 }
-export const UNBOUNDED: EntryBound = { size: Infinity, nesting: Infinity };
+export const UNBOUNDED: EntryBound = { size: Infinity, nesting: Infinity, surrogates: true };
 
 /**
  * checkEntry applies every entry rule to one received value and lists all its problems. A bound within the
@@ -93,6 +97,10 @@ export function checkEntry(raw: unknown, logIndex: number | null, plan: Plan, bo
     if (deeperThan(e[f], plan.max_metadata_depth)) {
       fail(f, `${f} nests deeper than ${plan.max_metadata_depth} levels, the ${plan.code} plan's limit (the object itself is level 1)`);
     }
+  }
+  if (bound.surrogates) {
+    const at = loneSurrogateAt(e, bad);
+    if (at !== undefined) fail(at, `${at} holds a lone surrogate (an unpaired \\uD800–\\uDFFF escape), which is not Unicode text and cannot be stored as sent; pair it or replace it with \\uFFFD`);
   }
   if (bound.size > limit(plan.max_log_size)) {
     const size = byteSize(e);
@@ -147,6 +155,41 @@ function byteSize(e: unknown): number | undefined {
     if (err instanceof RangeError) return undefined; // stack exhausted by nesting: no plan stores that
     throw err;
   }
+}
+
+const STRING_FIELDS = ["action", "message"] as const;
+
+/**
+ * loneSurrogateAt names the first stored field, dotted down to the key, with a string (a key included) that holds a lone
+ * surrogate; undefined when there is none. JSON.parse keeps one from a \uD800–\uDFFF escape, but UTF-8 cannot: it
+ * would read back as U+FFFD, and the entry could not be found by what was sent. Fields in `skip` failed already.
+ */
+export function loneSurrogateAt(e: Record<string, unknown>, skip: ReadonlySet<string>): string | undefined {
+  for (const f of STRING_FIELDS) if (!skip.has(f) && typeof e[f] === "string" && !(e[f] as string).isWellFormed()) return f;
+  if (!skip.has("tags") && Array.isArray(e.tags)) {
+    const i = e.tags.findIndex((t) => typeof t === "string" && !t.isWellFormed());
+    if (i >= 0) return `tags.${i}`;
+  }
+  for (const f of OBJECT_FIELDS) {
+    if (skip.has(f) || typeof e[f] !== "object" || e[f] === null) continue;
+    const values: unknown[] = [e[f]];
+    const paths: string[] = [f]; // beside values, as deeperThan keeps depths
+    while (values.length > 0) {
+      const v = values.pop()!;
+      const path = paths.pop()!;
+      for (const k in v as Record<string, unknown>) {
+        const at = `${path}.${k}`;
+        if (!k.isWellFormed()) return at;
+        const c = (v as Record<string, unknown>)[k];
+        if (typeof c === "string" && !c.isWellFormed()) return at;
+        if (typeof c === "object" && c !== null) {
+          values.push(c);
+          paths.push(at);
+        }
+      }
+    }
+  }
+  return undefined;
 }
 
 /** deeperThan tells whether a JSON value nests more than `maxDepth` objects/arrays, without recursion. */

@@ -43,11 +43,13 @@ export interface TestOptions {
   segmentEntries?: number;
   accessLog?: (line: Record<string, unknown>) => void;
   bodyTimeoutMs?: number;
+  /** how long a read may run before it answers 400 */
+  queryTimeoutMs?: number;
 }
 
 /** startTestSluice opens a fresh data directory; pass an existing dir to reopen it (restart). */
 export function startTestSluice(dir = mkdtempSync(join(tmpdir(), "sluice-test-")), opts: TestOptions = {}): TestSluice {
-  const dbs = openDatabases(dir);
+  const dbs = openDatabases(dir, () => {}); // quiet: a test reads what it needs of storage itself
   const deps = { ...opts, dbs, plans: new PlanTable(opts.plans), adminToken: ADMIN_TOKEN, log: () => {} };
   const svc = services(deps);
   const app = buildApp(deps, svc);

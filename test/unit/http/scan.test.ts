@@ -51,7 +51,7 @@ function scanned(text: string, cuts: number[] = [1 << 30]) {
     expect(scan.feed(bytes.subarray(at, at + n))).toBe(true);
     at += n;
   }
-  return scan.entryBounds();
+  return scan.entryBounds(false);
 }
 
 /** nesting is how deeply the values inside a value nest, the value itself not counting (an object in it is 1). */

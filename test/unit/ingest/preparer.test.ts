@@ -1,7 +1,7 @@
 // The ingest worker: a large bulk body is checked and encoded on the worker exactly as inline, errors included.
 import { expect, test } from "bun:test";
 import { ApiError } from "../../../src/errors.ts";
-import { JsonScan } from "../../../src/http/scan.ts";
+import { JsonScan, escapesSurrogate } from "../../../src/http/scan.ts";
 import { prepareBatch } from "../../../src/ingest/prepare.ts";
 import { Preparer, WORKER_MIN_BYTES } from "../../../src/ingest/preparer.ts";
 import { BUILT_IN_PLANS } from "../../../src/limits/plans.ts";
@@ -13,7 +13,7 @@ const bytesOf = (body: unknown) => {
   const bytes = new TextEncoder().encode(JSON.stringify(body));
   const scan = new JsonScan(64);
   scan.feed(bytes);
-  return { bytes, bounds: scan.entryBounds() };
+  return { bytes, bounds: scan.entryBounds(escapesSurrogate(bytes)) };
 };
 const copy = (b: ReturnType<typeof bytesOf>) => ({ bytes: b.bytes.slice(), bounds: b.bounds });
 const large = (over: (i: number) => Record<string, unknown>) =>
