@@ -17,7 +17,7 @@ afterAll(async () => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-const post = (path: string, key: string, body: BodyInit, headers: Record<string, string> = {}) =>
+const post = (path: string, key: string, body: RequestInit["body"], headers: Record<string, string> = {}) =>
   s.app.handle(new Request(`http://localhost${WS}${path}`, { method: "POST", headers: { "x-api-key": key, "content-type": "application/json", ...headers }, body, duplex: "half" } as RequestInit));
 
 describe("nesting", () => {

@@ -159,10 +159,10 @@ const auth = (ctx: Ctx) =>
     { weight: 1, arbitrary: headerText.map((a) => ({ authorization: a })) },
     { weight: 1, arbitrary: fc.constant({}) },
   );
-const adminAuth = (ctx: Ctx) =>
+const adminAuth = (ctx: Ctx): fc.Arbitrary<Record<string, string>> =>
   fc.oneof(
     { weight: 16, arbitrary: fc.constant({ authorization: `Bearer ${ctx.adminToken}` }) },
-    { weight: 1, arbitrary: fc.constantFrom({ "x-api-key": ctx.key }, { authorization: `Bearer ${ctx.key}` }, { authorization: "Bearer" }, {}) },
+    { weight: 1, arbitrary: fc.constantFrom<Record<string, string>>({ "x-api-key": ctx.key }, { authorization: `Bearer ${ctx.key}` }, { authorization: "Bearer" }, {}) },
     { weight: 1, arbitrary: headerText.map((a) => ({ authorization: a })) },
   );
 const extraHeaders = fc.dictionary(fc.constantFrom("accept", "content-encoding", "transfer-encoding", "x-forwarded-for", "x-request-id", "x-anything"), headerText, { maxKeys: 2 });
@@ -293,7 +293,7 @@ async function check(make: (ctx: Ctx) => fc.Arbitrary<Req>, numRuns: number, exa
       const request = toRequest("http://localhost", req);
       if (!request) return void (seen["not sendable"] = (seen["not sendable"] ?? 0) + 1);
       const res = await s.app.handle(request);
-      const code = res.status < 400 ? `${res.status}` : `${res.status} ${(await res.clone().json().catch(() => ({}))).error_code}`;
+      const code = res.status < 400 ? `${res.status}` : `${res.status} ${((await res.clone().json().catch(() => ({}))) as { error_code?: string }).error_code}`;
       seen[code] = (seen[code] ?? 0) + 1;
       await sane(req, res);
     }),

@@ -46,7 +46,7 @@ afterEach(async () => {
 const get = (s: TestSluice, path: string, key: string) => s.call("GET", `${WS}${path}`, { key });
 const post = (s: TestSluice, path: string, key: string, body: unknown) => s.call("POST", `${WS}${path}`, { key, body });
 const batch = (n: number, tag = "b") => Array.from({ length: n }, (_, i) => entry({ action: `${tag}.${i}` }));
-const codeOf = async (r: Response) => `${r.status} ${(await r.clone().json()).error_code ?? ""}`.trim();
+const codeOf = async (r: Response) => `${r.status} ${((await r.clone().json()) as { error_code?: string }).error_code ?? ""}`.trim();
 const usageOf = async (s: TestSluice, key: string) => (await get(s, "/usage", key)).json();
 const limits = (r: Response) => ({
   limit: r.headers.get("x-ratelimit-limit"),

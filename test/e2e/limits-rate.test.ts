@@ -43,7 +43,7 @@ const limits = (r: Response) => ({
 });
 const get = (s: TestSluice, path: string, key: string, headers: Record<string, string> = {}) => s.call("GET", `${WS}${path}`, { key, headers });
 const post = (s: TestSluice, path: string, key: string, body: unknown) => s.call("POST", `${WS}${path}`, { key, body });
-const codeOf = async (r: Response) => `${r.status} ${(await r.clone().json()).error_code ?? ""}`.trim();
+const codeOf = async (r: Response) => `${r.status} ${((await r.clone().json()) as { error_code?: string }).error_code ?? ""}`.trim();
 
 /** spend makes n GET /usage calls (or validate calls) and returns how many were admitted. */
 async function spend(s: TestSluice, key: string, n: number, kind: "usage" | "validate" = "usage", headers: Record<string, string> = {}) {

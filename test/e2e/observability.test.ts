@@ -70,7 +70,7 @@ describe("access log", () => {
     const body = entry();
     const r = await s.call("POST", `${WS}/logs`, { key, body });
     const missing = await s.call("GET", "/nowhere");
-    const { id } = await r.clone().json();
+    const { id } = (await r.clone().json()) as { id: string };
     await s.call("GET", `${WS}/logs/${id}?x=1`, { key });
     await Bun.sleep(5);
     expect(lines).toHaveLength(3);

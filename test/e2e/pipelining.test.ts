@@ -45,7 +45,7 @@ function exchange(payload: string | string[], expected: number): Promise<{ answe
   return new Promise((resolve, reject) => {
     const parts = typeof payload === "string" ? [payload] : payload; // parts after the first go 50 ms apart
     const sock = connect(port, "127.0.0.1", () => parts.forEach((part, i) => (i === 0 ? sock.write(part) : setTimeout(() => sock.write(part), 50 * i))));
-    let buffer = Buffer.alloc(0);
+    let buffer: Buffer = Buffer.alloc(0);
     const answers: Answer[] = [];
     const finish = (closed: boolean) => {
       clearTimeout(timer);
@@ -58,7 +58,7 @@ function exchange(payload: string | string[], expected: number): Promise<{ answe
     }, WAIT_MS);
     sock.on("error", () => {}); // a reset is a close, judged by the answers
     sock.on("close", () => finish(true));
-    sock.on("data", (chunk) => {
+    sock.on("data", (chunk: Buffer) => {
       buffer = Buffer.concat([buffer, chunk]);
       for (let answer = parseAnswer(buffer); answer; answer = parseAnswer(buffer)) {
         answers.push(answer.answer);

@@ -15,8 +15,8 @@ let bigOrder: string[]; // ids of the 350-entry workspace in the contract's orde
 const fresh = async () => (await s.workspace()).key("development", "rw");
 const post = (path: string, key: string, body: unknown) => s.call("POST", `${WS}${path}`, { key, body });
 const get = (path: string, key?: string) => s.call("GET", `${WS}${path}`, { key });
-const qs = (params: Record<string, string | number>) => new URLSearchParams(Object.entries(params).map(([k, v]) => [k, String(v)])).toString();
-const withCursor = (c?: Cursor) => (c ? { cursorID: c.id, cursorTS: c.ts } : {});
+const qs = (params: Record<string, string | number>) => new URLSearchParams(Object.entries(params).map(([k, v]): [string, string] => [k, String(v)])).toString();
+const withCursor = (c?: Cursor): Record<string, string> => (c ? { cursorID: c.id, cursorTS: c.ts } : {});
 const getPage = (key: string, params: Record<string, string | number> = {}): PageFn => (c) => get(`/logs?${qs({ ...params, ...withCursor(c) })}`, key);
 const queryPage = (key: string, body: Record<string, unknown> = {}): PageFn => (c) => post("/logs/query", key, { ...body, ...withCursor(c) });
 

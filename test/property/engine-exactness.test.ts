@@ -91,7 +91,7 @@ const termArb = (idCount: number): fc.Arbitrary<Term> =>
       op: pick<"<" | ">" | "<=" | ">=" | "=" | "!=">(["<", ">", "<=", ">=", "=", "!="]),
       values: some(fc.tuple(fc.integer({ min: T0 - 2, max: T0 + 7 }), fc.boolean()).map(([ms, sub]) => instant(ms, sub)), 2), pos: fc.constant(0),
     }),
-    fc.record({ kind: fc.constant("object-null" as const), facet: pick(["actor", "context", "metadata"] as const), op: eq, values: fc.constant([NULL]), pos: fc.constant(0) }),
+    fc.record({ kind: fc.constant("object-null" as const), facet: pick(["actor", "context", "metadata"] as const), op: eq, values: fc.constant([NULL]).map((v) => [...v]), pos: fc.constant(0) }),
     fc.tuple(pick(["actor", "context", "metadata"] as const), pick([["id"], ["status"], ["http", "status"], ["code"], ["n"]]), pick<"=" | "!=" | "~" | "!~">(["=", "!=", "~", "!~"])).chain(([facet, path, op]) =>
       some(op === "=" || op === "!=" ? fc.oneof(pick(["u1", "500", "5", "true", "50", "2.5"]).map(str), fc.constant(NULL)) : pick(["u", "50", "TRU", "5*", "*0"]).map(str), 2)
         .map((values) => ({ kind: "path" as const, facet, path, op, values, pos: 0 })),

@@ -400,8 +400,8 @@ describe("checkEntry: bounds from the body's scan change no verdict", () => {
         const raw = valid({ message: ch.repeat(n), metadata: nest(depth, shape), context: { n: slack } });
         const size = bytes(JSON.stringify(raw));
         const exact = checkEntry(raw, 0, plan);
-        expect(checkEntry(raw, 0, plan, { size: size + slack, nesting: depth + deeper })).toEqual(exact);
-        expect(checkEntry(raw, 0, plan, { size: Infinity, nesting: Infinity })).toEqual(exact);
+        expect(checkEntry(raw, 0, plan, { size: size + slack, nesting: depth + deeper, surrogates: true })).toEqual(exact);
+        expect(checkEntry(raw, 0, plan, { size: Infinity, nesting: Infinity, surrogates: true })).toEqual(exact);
       }),
       { numRuns: 3_000 },
     );

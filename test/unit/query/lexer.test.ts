@@ -1,5 +1,6 @@
 // lexer: one row per splitting and quoting rule of contract §6 fine print; raw terms keep positions.
 import { describe, expect, test } from "bun:test";
+import type { Operator } from "../../../src/query/ast.ts";
 import { findOperator, lex, operatorAt } from "../../../src/query/lexer.ts";
 import { caught, expectFault } from "./support.ts";
 
@@ -84,7 +85,7 @@ describe("lex: syntax faults are VALIDATION_QUERY_SYNTAX at their position, firs
 });
 
 describe("operatorAt and findOperator", () => {
-  const rows: [string, string, number, string | null][] = [
+  const rows: [string, string, number, Operator | null][] = [
     ["!= is one operator", "a!=b", 1, "!="],
     ["!~ is one operator", "a!~b", 1, "!~"],
     ["! followed by another character is none", "a!b", 1, null],
