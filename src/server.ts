@@ -3,14 +3,13 @@ import { buildApp, services } from "./app.ts";
 import { banner, bootstrap } from "./bootstrap.ts";
 import type { Config } from "./config.ts";
 import { holdWrite } from "./http/pipelining.ts";
-import { PlanTable } from "./limits/plans.ts";
-import { loadPlans } from "./limits/plans-file.ts";
+import { planTable } from "./limits/plans-file.ts";
 import { openDatabases } from "./storage/db.ts";
 import { RetentionSweeper } from "./storage/retention.ts";
 
 /** startServer runs Sluice until a signal stops it; the returned stop() does the same for tests. */
 export async function startServer(config: Config, print: (text: string) => void = console.log) {
-  const plans = new PlanTable(loadPlans(config.plansFile)); // a bad plans file stops the start here
+  const plans = planTable(config.plansFile); // a bad plans file stops the start here
   const dbs = openDatabases(config.dataDir);
   const deps = {
     dbs, plans, adminToken: config.adminToken, ipRatePerMinute: config.ipRatePerMinute, trustProxyHops: config.trustProxyHops,

@@ -1,7 +1,7 @@
 // cli admin: the workspaces and keys commands, run against a data directory (also while the server runs).
 import { parseArgs } from "node:util";
 import { AdminService } from "../admin/service.ts";
-import { PlanTable } from "../limits/plans.ts";
+import type { PlanTable } from "../limits/plans.ts";
 import { openDatabases } from "../storage/db.ts";
 import { MetaStore } from "../storage/meta.ts";
 
@@ -83,8 +83,8 @@ export const ADMIN_COMMANDS: Record<string, CommandSpec> = {
   },
 };
 
-/** runAdminCommand parses a command's arguments, runs it on the data directory and returns its JSON. */
-export async function runAdminCommand(spec: CommandSpec, args: string[], dataDir: string): Promise<unknown> {
+/** runAdminCommand parses a command's arguments, runs it on the data directory with the configured plans and returns its JSON. */
+export async function runAdminCommand(spec: CommandSpec, args: string[], dataDir: string, plans: PlanTable): Promise<unknown> {
   const { values, positionals } = parseArgs({
     args,
     options: Object.fromEntries(Object.entries(spec.options).map(([k, o]) => [k, { type: o.type }])),
@@ -97,7 +97,7 @@ export async function runAdminCommand(spec: CommandSpec, args: string[], dataDir
   }
   const dbs = openDatabases(dataDir);
   try {
-    return await spec.run(new AdminService(new MetaStore(dbs.meta), new PlanTable()), values as Record<string, string>, positionals);
+    return await spec.run(new AdminService(new MetaStore(dbs.meta), plans), values as Record<string, string>, positionals);
   } finally {
     await dbs.root.close();
   }

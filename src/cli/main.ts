@@ -1,9 +1,9 @@
 #!/usr/bin/env bun
 // sluice: the command line. `serve` runs the server; the rest manage workspaces and keys on a data directory.
-import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { loadConfig } from "../config.ts";
 import { ApiError } from "../errors.ts";
+import { planTable } from "../limits/plans-file.ts";
 import { startServer } from "../server.ts";
 import { ADMIN_COMMANDS, UsageError, runAdminCommand, type CommandSpec } from "./admin.ts";
 import { ApiClient } from "./client.ts";
@@ -122,7 +122,8 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   if (wantsHelp) return console.log(commandHelp(spec)), 0;
-  const out = await runAdminCommand(spec, rest.slice(2), resolve(env.SLUICE_DATA_DIR || "./data"));
+  const config = loadConfig(env);
+  const out = await runAdminCommand(spec, rest.slice(2), config.dataDir, planTable(config.plansFile));
   if (out !== undefined) console.log(JSON.stringify(out, null, 2));
   return 0;
 }

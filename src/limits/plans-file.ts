@@ -1,11 +1,14 @@
 // plans file: SLUICE_PLANS_FILE overrides or adds plans (contract §8); a bad file stops the server, naming the field.
 import { readFileSync } from "node:fs";
-import { BUILT_IN_PLANS, type Plan } from "./plans.ts";
+import { BUILT_IN_PLANS, PlanTable, type Plan } from "./plans.ts";
 
 const NUMERIC: (keyof Plan)[] = [
   "logs_per_month", "log_retention_days", "requests_per_minute", "validate_requests_per_minute",
   "max_log_size", "max_batch_size", "max_metadata_depth", "max_tags",
 ];
+
+/** planTable is the plan table of a configuration (SLUICE_PLANS_FILE): the server and the CLI both take theirs from here. */
+export const planTable = (path: string | undefined): PlanTable => new PlanTable(loadPlans(path));
 
 /** loadPlans returns the built-in plans with those of the file (if any) replacing or joining them. */
 export function loadPlans(path: string | undefined): Plan[] {

@@ -1,6 +1,6 @@
 // The server as a process (contract §1, §2 CLI): first start, health, SIGTERM, kill -9, restart, the CLI beside it.
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runCli, spawnServer, type ServerProcess } from "../helpers/process.ts";
@@ -178,5 +178,20 @@ describe("cli", () => {
     const unknown = await runCli(["workspaces", "set-plan", crypto.randomUUID(), "free", "--data-dir", freshDir()]);
     expect(unknown.code).toBe(1);
     expect(JSON.parse(unknown.stderr).error_code).toBe("VALIDATION_INVALID_REQUEST");
+  });
+
+  test("the CLI takes its plans from SLUICE_PLANS_FILE, as the server does", async () => {
+    const dir = freshDir();
+    const plansFile = join(dir, "plans.json");
+    const team = { code: "team", logs_per_month: 1_000, log_retention_days: 30, requests_per_minute: 60, validate_requests_per_minute: 10, max_log_size: 1_024, max_batch_size: 100, max_metadata_depth: 4, max_tags: 8 };
+    writeFileSync(plansFile, JSON.stringify({ plans: [team] }));
+    const made = await runCli(["workspaces", "create", "--name", "t", "--plan", "team", "--data-dir", dir], { SLUICE_PLANS_FILE: plansFile });
+    expect({ code: made.code, stderr: made.stderr }).toEqual({ code: 0, stderr: "" });
+    expect(JSON.parse(made.stdout).plan).toMatchObject({ code: "team", logs_per_month: 1_000 });
+    const moved = await runCli(["workspaces", "set-plan", JSON.parse(made.stdout).id, "team", "--data-dir", dir], { SLUICE_PLANS_FILE: plansFile });
+    expect(moved.code).toBe(0);
+    const without = await runCli(["workspaces", "create", "--name", "u", "--plan", "team", "--data-dir", dir]);
+    expect(without.code).toBe(1);
+    expect(without.stderr).toContain("team");
   });
 });
