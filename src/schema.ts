@@ -5,6 +5,10 @@ export const ENVIRONMENTS = ["development", "staging", "production"] as const;
 export const LEVELS = ["trace", "debug", "info", "warn", "error", "fatal"] as const;
 export type Environment = (typeof ENVIRONMENTS)[number];
 
+/** KEY_TYPES are the kinds of API key: read-only, write-only, read-write. */
+export const KEY_TYPES = ["ro", "wo", "rw"] as const;
+export type KeyType = (typeof KEY_TYPES)[number];
+
 /** isEnvironment tells whether a value names one of the three environments. */
 export const isEnvironment = (v: unknown): v is Environment => typeof v === "string" && (ENVIRONMENTS as readonly string[]).includes(v);
 export type Level = (typeof LEVELS)[number];

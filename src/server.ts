@@ -37,7 +37,7 @@ export async function startServer(config: Config, print: (text: string) => void 
   const intro = banner(made, baseUrl);
   print(`Sluice listening on ${baseUrl} (data in ${config.dataDir})${intro ? `\n${intro}` : ""}`);
 
-  const sweeper = new RetentionSweeper(s.entries, s.meta, plans);
+  const sweeper = new RetentionSweeper(s.entries, s.meta, (ws, nowMs) => plans.retentionFloor(ws.plan, nowMs));
   const sweepTimer = setInterval(() => {
     sweeper.sweep().catch((e) => console.error(JSON.stringify({ level: "error", msg: "retention sweep failed", error: String(e) })));
   }, config.retentionSweepSeconds * 1000);

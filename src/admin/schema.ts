@@ -1,8 +1,8 @@
 // admin schema: bodies of the admin API (contract §2), checked by compiled TypeBox schemas.
 import { Type as T, type TSchema } from "@sinclair/typebox";
 import { TypeCompiler } from "@sinclair/typebox/compiler";
-import { KEY_TYPES, SCOPES } from "../auth/keys.ts";
-import { ENVIRONMENTS, RFC3339_PATTERN } from "../schema.ts";
+import { SCOPES } from "../auth/keys.ts";
+import { ENVIRONMENTS, KEY_TYPES, RFC3339_PATTERN } from "../schema.ts";
 import { badRequest, type FieldError } from "../errors.ts";
 
 const Name = T.String({ minLength: 1, maxLength: 200 });

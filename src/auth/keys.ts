@@ -1,8 +1,6 @@
 // keys: the API key format sl_{environment}_{type}_{random}, generation from a CSPRNG, and hashing.
-import { ENVIRONMENTS, type Environment } from "../schema.ts";
+import { ENVIRONMENTS, KEY_TYPES, type Environment, type KeyType } from "../schema.ts";
 
-export const KEY_TYPES = ["ro", "wo", "rw"] as const;
-export type KeyType = (typeof KEY_TYPES)[number];
 export const SCOPES = ["logs:read", "logs:write", "rw", "*"] as const;
 export type Scope = (typeof SCOPES)[number];
 export type Permission = "logs:read" | "logs:write";

@@ -1,7 +1,7 @@
 // body: reads a JSON request body with the checks of contract §4, scanning bytes as they stream in.
 import { ClientClosed, badRequest } from "../errors.ts";
-import { JsonScan, escapesSurrogate, type EntryBounds } from "./scan.ts";
-import { parseJson } from "./parse.ts";
+import { parseJson } from "../ingest/json.ts";
+import { JsonScan, escapesSurrogate, type JsonBody } from "../ingest/scan.ts";
 import { noteBodyBytes } from "./observe.ts";
 
 const JSON_TYPE = /^application\/json\s*(;\s*charset\s*=\s*"?utf-8"?\s*)?$/i;
@@ -18,11 +18,6 @@ export interface BodyLimits {
 const BODY_TIMEOUT_MS = 30_000; // a client that trickles its body does not hold a request for long
 const SMALL_BODY = 64 * 1024; // a body of declared length up to this is read at once, larger ones stream through the checks
 
-/** JsonBody is a checked body, unparsed, with what its scan bounds of its entries. */
-export interface JsonBody {
-  bytes: Uint8Array;
-  bounds: EntryBounds;
-}
 
 /** readJson returns the parsed body, or throws the 400 that says what is wrong with it. */
 export async function readJson(request: Request, limits: BodyLimits): Promise<unknown> {

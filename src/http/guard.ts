@@ -41,7 +41,7 @@ export class Gate {
       const caller = this.auth.authenticate(request.headers, now);
       const ip = this.limiter.limitsIps ? clientIp(server?.requestIP(request)?.address, request.headers.get("x-forwarded-for"), this.trustProxyHops) : "";
       // headers set here reach every later answer, errors included
-      Object.assign(set.headers, this.limiter.admit(caller, ip, kind, now));
+      Object.assign(set.headers, this.limiter.admit({ keyId: caller.key.id, plan: caller.plan }, ip, kind, now));
       requirePermission(caller, permission);
       return handler({ request, caller, params, now, set });
     };

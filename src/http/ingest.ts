@@ -5,7 +5,7 @@ import { maxBodyBytes, type Plan } from "../limits/plans.ts";
 import { BulkCreated, CreateLogRequest, LogEntry, ValidationResponse } from "../schema.ts";
 import { Type as T } from "@sinclair/typebox";
 import { readJson, readJsonBody } from "./body.ts";
-import { parseJson } from "./parse.ts";
+import { parseJson } from "../ingest/json.ts";
 import type { Metrics } from "./observe.ts";
 import type { Gate } from "./guard.ts";
 import { operation } from "./openapi.ts";

@@ -5,7 +5,8 @@ import { requireEnvironment, type Caller } from "../auth/authenticate.ts";
 import { badRequest, notFound } from "../errors.ts";
 import { isUuid } from "../ids.ts";
 import { filterTerms } from "../query/filters.ts";
-import { explain, pageHeaders, readOne, readPage, type PageRequest } from "../query/page.ts";
+import { explain, pageHeaders, readOne, readPage, type PageRequest, type ReadScope } from "../query/page.ts";
+import { retentionFloorMs } from "../limits/plans.ts";
 import { parseQuery } from "../query/parser.ts";
 import { parsePaging } from "../query/request.ts";
 import { TimeSlicer } from "../query/slice.ts";
@@ -33,7 +34,7 @@ export function readRoutes(gate: Gate, store: EntryStore, queryTimeoutMs = DEFAU
       "/logs/:id",
       gate.guarded("logs:read", ({ caller, params, now, set }: Call<{ id: string | null }>) => {
         const id = (params.id ?? "").toLowerCase(); // null: malformed percent-encoding; UUIDs are case-insensitive on input (RFC 9562)
-        const entry = isUuid(id) ? readOne(store, caller, id, now) : undefined;
+        const entry = isUuid(id) ? readOne(store, scopeOf(caller, now), id) : undefined;
         if (!entry) throw notFound("LOG_NOT_FOUND", `no log entry ${JSON.stringify(params.id ?? "")} in this workspace and environment`);
         return json(set, entry);
       }),
@@ -104,7 +105,7 @@ export function readRoutes(gate: Gate, store: EntryStore, queryTimeoutMs = DEFAU
         const paging = parsePaging({ from: opt("from"), to: opt("to"), cursorID: opt("cursorID"), cursorTS: opt("cursorTS"), pageSize: opt("pageSize") }, false);
         const action = opt("action") as string | undefined;
         const req: PageRequest = { ...paging, query: { terms: [...query.terms, ...filterTerms({ action })] } };
-        if (opt("explain") === true) return json(set, explain(store, caller, req, now));
+        if (opt("explain") === true) return json(set, explain(store, scopeOf(caller, now), req));
         return respondPage(set, store, caller, req, now, queryTimeoutMs);
       }),
       {
@@ -122,11 +123,16 @@ export function readRoutes(gate: Gate, store: EntryStore, queryTimeoutMs = DEFAU
 }
 
 async function respondPage(set: Reply, store: EntryStore, caller: Caller, req: PageRequest, now: number, budgetMs: number): Promise<string> {
-  const page = await readPage(store, caller, req, now, new TimeSlicer(budgetMs));
+  const page = await readPage(store, scopeOf(caller, now), req, new TimeSlicer(budgetMs));
   return json(set, page.entries, 200, pageHeaders(page));
 }
 
 /** listParam reads a comma-separated parameter (repeats joined); empty members are dropped. */
 function listParam(q: URLSearchParams, name: string): string[] {
   return q.getAll(name).flatMap((v) => v.split(",")).map((v) => v.trim()).filter((v) => v !== "");
+}
+
+/** scopeOf is what a caller may read: its key's environment of its workspace, back to its plan's retention. */
+function scopeOf(caller: Caller, nowMs: number): ReadScope {
+  return { ws: caller.workspace.id, env: caller.key.environment, floorMs: retentionFloorMs(caller.plan, nowMs) };
 }

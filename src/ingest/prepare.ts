@@ -3,45 +3,26 @@
 // state, so it runs on an ingest worker (prepare-worker.ts) for large bodies and inline for small ones.
 import { requireKeyEnvironment } from "../auth/authenticate.ts";
 import { badRequest, validationFailed, type FieldError } from "../errors.ts";
-import type { JsonBody } from "../http/body.ts";
-import type { EntryBounds } from "../http/scan.ts";
-import { parseJson } from "../http/parse.ts";
+import { parseJson } from "./json.ts";
+import type { EntryBounds, JsonBody } from "./scan.ts";
 import { limit, type Plan } from "../limits/plans.ts";
 import { isEnvironment, type Environment } from "../schema.ts";
-import { BLOCK_MAX, blockWords, encodeColumns, type Columns } from "../storage/block.ts";
-import { blockTerms, type BlockTerms } from "../storage/postings.ts";
+import { BLOCK_MAX } from "../storage/block.ts";
+import { encodeEntries, type EncodedBlock } from "../storage/encode.ts";
 import { checkEntry, UNBOUNDED, type NewEntry } from "./rules.ts";
-
-/** PreparedBlock is one block of a batch, all but its ids. */
-export interface PreparedBlock {
-  size: number;
-  columns: Columns;
-  /** postings: kind, term and the encoded positions of the entries that carry it */
-  terms: BlockTerms;
-  /** distinct actions, for the dictionary */
-  actions: string[];
-  /** the full-text document (blockWords) */
-  text: string;
-}
 
 export interface PreparedBatch {
   count: number;
-  blocks: PreparedBlock[];
+  blocks: EncodedBlock[];
 }
 
 /** prepareBatch runs every check of POST /logs/bulk on a body and encodes its blocks; it throws the ApiError to answer. */
 export function prepareBatch(body: JsonBody, plan: Plan, keyEnvironment: Environment): PreparedBatch {
   const entries = acceptBatch(parseJson(body.bytes), plan, keyEnvironment, body.bounds);
-  const blocks: PreparedBlock[] = [];
+  const blocks: EncodedBlock[] = [];
   for (let i = 0; i < entries.length; i += BLOCK_MAX) {
     const block = entries.length <= BLOCK_MAX ? entries : entries.slice(i, i + BLOCK_MAX);
-    blocks.push({
-      size: block.length,
-      columns: encodeColumns(block),
-      terms: blockTerms(block),
-      actions: [...new Set(block.map((e) => e.action))],
-      text: blockWords(block),
-    });
+    blocks.push(encodeEntries(block));
   }
   return { count: entries.length, blocks };
 }

@@ -3,11 +3,12 @@
 // the same ApiError comes back.
 import { Worker } from "node:worker_threads";
 import { ApiError, type ErrorCode } from "../errors.ts";
-import type { JsonBody } from "../http/body.ts";
+import type { JsonBody } from "./scan.ts";
 import type { Plan } from "../limits/plans.ts";
 import type { Environment } from "../schema.ts";
 import type { BlockTerms, PostingKind } from "../storage/postings.ts";
-import { prepareBatch, type PreparedBatch, type PreparedBlock } from "./prepare.ts";
+import type { EncodedBlock } from "../storage/encode.ts";
+import { prepareBatch, type PreparedBatch } from "./prepare.ts";
 
 export interface PrepareRequest {
   call: number;
@@ -69,15 +70,15 @@ export class Preparer {
 }
 
 /**
- * ShippedBlock is a PreparedBlock as the worker hands it over: the positions of its postings in one buffer.
+ * ShippedBlock is a EncodedBlock as the worker hands it over: the positions of its postings in one buffer.
  * Cloned or transferred, a hundred small buffers a block cost the two threads more than all its columns.
  */
-export interface ShippedBlock extends Omit<PreparedBlock, "terms"> {
+export interface ShippedBlock extends Omit<EncodedBlock, "terms"> {
   terms: { kinds: string; names: string[]; ends: Uint32Array; positions: Uint8Array };
 }
 
 /** shipBlock packs a block's postings for the trip (the worker's side). */
-export function shipBlock(block: PreparedBlock): ShippedBlock {
+export function shipBlock(block: EncodedBlock): ShippedBlock {
   const n = block.terms.length;
   const ends = new Uint32Array(n);
   let size = 0;
@@ -89,7 +90,7 @@ export function shipBlock(block: PreparedBlock): ShippedBlock {
 }
 
 /** landBlock gives a shipped block its postings back, their positions viewed in the one buffer (the main thread's side). */
-export function landBlock(block: ShippedBlock): PreparedBlock {
+export function landBlock(block: ShippedBlock): EncodedBlock {
   const { kinds, names, ends, positions } = block.terms;
   const terms: [PostingKind, string, Uint8Array][] = new Array(names.length);
   for (let i = 0; i < names.length; i++) terms[i] = [kinds[i] as PostingKind, names[i], positions.subarray(i === 0 ? 0 : ends[i - 1], ends[i])];

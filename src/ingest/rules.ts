@@ -44,7 +44,7 @@ const RULE: Record<string, string> = {
 };
 
 /**
- * EntryBound is what a body's scan (http/scan.ts) knows of an entry: its JSON size at most, how deeply its values nest
+ * EntryBound is what a body's scan (scan.ts) knows of an entry: its JSON size at most, how deeply its values nest
  * at most, and whether a string of it may hold a lone surrogate.
  */
 export interface EntryBound {

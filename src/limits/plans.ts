@@ -53,6 +53,11 @@ export class PlanTable {
     if (!p) throw new Error(`BUG: plan ${JSON.stringify(code)} is not in the plan table`);
     return p;
   }
+  /** retentionFloor is retentionFloorMs of a plan by code; -Infinity (keep all) for a code the table lacks. */
+  retentionFloor(code: string, nowMs: number): number {
+    const p = this.byCode.get(code);
+    return p ? retentionFloorMs(p, nowMs) : -Infinity;
+  }
   codes(): string[] {
     return [...this.byCode.keys()];
   }

@@ -1,9 +1,15 @@
 // rate: which buckets a workspace call spends (contract §7, §8) and the headers that describe them.
-import type { Caller } from "../auth/authenticate.ts";
 import { ApiError, type ErrorCode } from "../errors.ts";
 import { Buckets, type BucketState } from "./buckets.ts";
+import type { Plan } from "./plans.ts";
 
 export type CallKind = "validate" | "other";
+
+/** Spender is who a call spends tokens as: a key, on its workspace's plan. */
+export interface Spender {
+  keyId: string;
+  plan: Plan;
+}
 
 /** rateHeaders renders a bucket as X-RateLimit-Limit/Remaining/Reset. */
 export function rateHeaders(s: Pick<BucketState, "limit" | "remaining" | "resetAt">): Record<string, string> {
@@ -28,13 +34,13 @@ export class RateLimiter {
   }
 
   /** admit returns the headers for the bucket that applied, or throws the 429 of the first empty bucket. */
-  admit(caller: Caller, clientIp: string, kind: CallKind, nowMs: number): Record<string, string> {
-    const { plan, key } = caller;
+  admit(spender: Spender, clientIp: string, kind: CallKind, nowMs: number): Record<string, string> {
+    const { plan, keyId } = spender;
     const checks: [Buckets, string, number, ErrorCode][] = [];
     if (this.ipPerMinute > 0) checks.push([this.ips, clientIp, this.ipPerMinute, "RATE_LIMIT_IP_EXCEEDED"]);
-    if (plan.requests_per_minute >= 0) checks.push([this.keys, key.id, plan.requests_per_minute, "RATE_LIMIT_PLAN_EXCEEDED"]);
+    if (plan.requests_per_minute >= 0) checks.push([this.keys, keyId, plan.requests_per_minute, "RATE_LIMIT_PLAN_EXCEEDED"]);
     if (kind === "validate" && plan.validate_requests_per_minute >= 0) {
-      checks.push([this.validates, key.id, plan.validate_requests_per_minute, "RATE_LIMIT_VALIDATE_EXCEEDED"]);
+      checks.push([this.validates, keyId, plan.validate_requests_per_minute, "RATE_LIMIT_VALIDATE_EXCEEDED"]);
     }
     for (const [buckets, name, perMinute, code] of checks) {
       const s = buckets.take(name, perMinute, nowMs, false);

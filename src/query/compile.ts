@@ -6,7 +6,7 @@ import type { Block } from "../storage/block.ts";
 import type { Row } from "../storage/entries.ts";
 import type { Query, Term } from "./ast.ts";
 import { glob, hasAllWords, matchTerm } from "./match.ts";
-import { words } from "./words.ts";
+import { words } from "../words.ts";
 
 type Test = (row: Row) => boolean;
 type TextTest = (text: string | null) => boolean;

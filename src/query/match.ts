@@ -4,7 +4,7 @@ import type { Environment } from "../schema.ts";
 import type { Entry, Row } from "../storage/entries.ts";
 import type { Instant } from "../time.ts";
 import type { NullValue, ObjectFacet, Query, RangeOp, StringValue, Term, TimeOp } from "./ast.ts";
-import { words } from "./words.ts";
+import { words } from "../words.ts";
 
 /** matchQuery tells whether an entry of environment env matches every term of the query. */
 export function matchQuery(q: Query, row: Row, env: Environment): boolean {

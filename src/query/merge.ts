@@ -1,5 +1,5 @@
 // merge: the union of several block-reference streams, each newest first, as one stream newest first.
-import { newer, type BlockRef } from "../storage/postings.ts";
+import { newer, type BlockRef } from "../storage/keys.ts";
 
 /** mergeRefs k-way merges streams ordered by (ms, firstId) descending; a heap keeps it O(log k) per ref. */
 export function* mergeRefs(streams: Iterable<BlockRef>[]): Generator<BlockRef> {

@@ -1,10 +1,9 @@
 // page: runs a read — plan, candidate entries in the read order, the whole query checked on each —
 // and stops as soon as the page is full (one entry more tells whether another page follows). A read over HTTP
 // runs in time slices (slice.ts), so a long scan leaves room for every other request.
-import type { Caller } from "../auth/authenticate.ts";
-import { retentionFloorMs } from "../limits/plans.ts";
 import type { Environment, LogEntry } from "../schema.ts";
-import { PAUSE, toLogEntry, type EntryStore, type Row, type ScanRange } from "../storage/entries.ts";
+import { PAUSE, toLogEntry, type EntryStore, type Row } from "../storage/entries.ts";
+import type { ScanRange } from "../storage/keys.ts";
 import { formatMs } from "../time.ts";
 import type { Query } from "./ast.ts";
 import { formatQuery } from "./format.ts";
@@ -25,17 +24,24 @@ export interface Page {
   next: { id: string; ts: string } | undefined;
 }
 
-/** planFor plans a read of the caller's own environment, never reaching past retention. */
-export function planFor(store: EntryStore, caller: Caller, req: PageRequest, nowMs: number, explaining = false): Plan {
-  const range = { ...req.range, fromMs: Math.max(req.range.fromMs, retentionFloorMs(caller.plan, nowMs)) };
-  return planQuery(store, caller.workspace.id, caller.key.environment, req.query, range, explaining);
+/** ReadScope is what a read may see: one workspace environment (a tenant), no entry older than `floorMs` (retention). */
+export interface ReadScope {
+  ws: string;
+  env: Environment;
+  floorMs: number;
+}
+
+/** planFor plans a read within its scope. */
+export function planFor(store: EntryStore, scope: ReadScope, req: PageRequest, explaining = false): Plan {
+  const range = { ...req.range, fromMs: Math.max(req.range.fromMs, scope.floorMs) };
+  return planQuery(store, scope.ws, scope.env, req.query, range, explaining);
 }
 
 /** readPage returns one page of matching entries, newest first, pausing whenever `slice` is used up. */
-export async function readPage(store: EntryStore, caller: Caller, req: PageRequest, nowMs: number, slice: Slice): Promise<Page> {
-  const env = caller.key.environment;
-  const plan = planFor(store, caller, req, nowMs);
-  const { rows, more } = await runSliced(store, caller.workspace.id, env, req.query, plan.range, plan.chosen, req.pageSize, slice);
+export async function readPage(store: EntryStore, scope: ReadScope, req: PageRequest, slice: Slice): Promise<Page> {
+  const { ws, env } = scope;
+  const plan = planFor(store, scope, req);
+  const { rows, more } = await runSliced(store, ws, env, req.query, plan.range, plan.chosen, req.pageSize, slice);
   const entries = rows.map((r) => toLogEntry(env, r.serverMs, r.entry));
   const last = entries[entries.length - 1];
   return { entries, next: more && last ? { id: last.id, ts: last.server_timestamp } : undefined };
@@ -63,8 +69,8 @@ export async function runSliced(store: EntryStore, ws: string, env: Environment,
 }
 
 /** explain describes the plan a read would run, with every estimate, instead of running it. */
-export function explain(store: EntryStore, caller: Caller, req: PageRequest, nowMs: number) {
-  const plan = planFor(store, caller, req, nowMs, true);
+export function explain(store: EntryStore, scope: ReadScope, req: PageRequest) {
+  const plan = planFor(store, scope, req, true);
   const describe = (c: Plan["chosen"]) => ({ index: c.index, term: c.term ?? null, estimate_blocks: c.estimate });
   return {
     plan: describe(plan.chosen),
@@ -78,11 +84,11 @@ export function explain(store: EntryStore, caller: Caller, req: PageRequest, now
   };
 }
 
-/** readOne finds one entry of the caller's own environment by id, never one past retention. */
-export function readOne(store: EntryStore, caller: Caller, id: string, nowMs: number): LogEntry | undefined {
-  const row = store.get(caller.workspace.id, caller.key.environment, id);
-  if (!row || row.serverMs < retentionFloorMs(caller.plan, nowMs)) return undefined;
-  return toLogEntry(caller.key.environment, row.serverMs, row.entry);
+/** readOne finds one entry of the scope by id. */
+export function readOne(store: EntryStore, scope: ReadScope, id: string): LogEntry | undefined {
+  const row = store.get(scope.ws, scope.env, id);
+  if (!row || row.serverMs < scope.floorMs) return undefined;
+  return toLogEntry(scope.env, row.serverMs, row.entry);
 }
 
 /** pageHeaders carries the next cursor as X-Next-Cursor-ID / X-Next-Cursor-TS. */

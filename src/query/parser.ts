@@ -9,7 +9,7 @@ import type {
 } from "./ast.ts";
 import { OBJECT_FACETS } from "./ast.ts";
 import { lex, type RawFacetTerm, type RawMember } from "./lexer.ts";
-import { words } from "./words.ts";
+import { words } from "../words.ts";
 
 /** MAX_QUERY_LENGTH is the longest query, in UTF-16 code units. */
 export const MAX_QUERY_LENGTH = 2000;

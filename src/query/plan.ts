@@ -2,14 +2,15 @@
 // Every index only proposes candidate entries; the executor checks the whole query on each one,
 // so the result never depends on the plan chosen.
 import type { Environment } from "../schema.ts";
-import type { EntryStore, ScanRange } from "../storage/entries.ts";
-import type { BlockRef, PostingKind } from "../storage/postings.ts";
+import type { EntryStore } from "../storage/entries.ts";
+import type { BlockRef, ScanRange } from "../storage/keys.ts";
+import type { PostingKind } from "../storage/postings.ts";
 import { lowerBoundMs, upperBoundMs } from "../time.ts";
 import type { Query, Term, TextTerm } from "./ast.ts";
 import { formatTerm } from "./format.ts";
 import { contains, hasAllWords } from "./match.ts";
 import { mergeRefs } from "./merge.ts";
-import { words } from "./words.ts";
+import { words } from "../words.ts";
 
 /** Candidate is one way to find the entries that may match, with its cost in blocks to read. */
 export interface Candidate {

@@ -1,7 +1,7 @@
 // request: the paging part of a read (from, to, cursorID, cursorTS, pageSize) checked per contract §5.
 import { badRequest } from "../errors.ts";
 import { isUuid } from "../ids.ts";
-import type { ScanRange } from "../storage/entries.ts";
+import type { ScanRange } from "../storage/keys.ts";
 import { lowerBoundMs, parseRfc3339, upperBoundMs } from "../time.ts";
 
 /** PagingInput holds the raw values; undefined means absent (JSON null is mapped to it by callers). */

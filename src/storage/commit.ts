@@ -5,12 +5,12 @@
 // transaction, on its write thread, so each write is all or nothing (and a failed commit fails the
 // turn's writes together). The key layout is at the top of entries.ts.
 import type { Database } from "lmdb";
-import type { PreparedBlock } from "../ingest/prepare.ts";
 import type { Environment } from "../schema.ts";
-import { BLOCK_MAX, assembleBlock, blockWords, encodeBlock, type Entry } from "./block.ts";
+import { BLOCK_MAX, assembleBlock, type Entry } from "./block.ts";
 import type { Dictionary } from "./dictionary.ts";
 import type { FullText } from "./fulltext.ts";
-import { blockTerms, type BlockTerms, type Postings } from "./postings.ts";
+import { encodeEntries, type EncodedBlock } from "./encode.ts";
+import type { BlockTerms, Postings } from "./postings.ts";
 import { monthOf, type UsageStore } from "./usage.ts";
 
 /** Write is one request's entries for one tenant and server millisecond, with its monthly limit (-1: none). */
@@ -21,8 +21,8 @@ export interface Write {
   count: number;
   /** entries to store in blocks shared with the turn's other writes... */
   entries?: Entry[];
-  /** ...or blocks encoded already (PreparedBlock), with their ids, stored as they are */
-  prepared?: { ids: string[]; blocks: PreparedBlock[] };
+  /** ...or blocks encoded already (EncodedBlock), with their ids, stored as they are */
+  prepared?: { ids: string[]; blocks: EncodedBlock[] };
   monthlyLimit: number;
 }
 
@@ -144,12 +144,8 @@ function readyBlocks(writes: PendingWrite[]): ReadyBlock[] {
     const entries = group.length === 1 ? group[0].entries : group.flatMap((w) => w.entries);
     for (let i = 0; i < entries.length; i += BLOCK_MAX) {
       const block = entries.length <= BLOCK_MAX ? entries : entries.slice(i, i + BLOCK_MAX);
-      out.push({
-        ws, env, ms: serverMs, firstId: block[0].id, size: block.length, value: encodeBlock(block),
-        terms: blockTerms(block),
-        actions: new Set(block.map((e) => e.action)),
-        words: blockWords(block),
-      });
+      const b = encodeEntries(block);
+      out.push({ ws, env, ms: serverMs, firstId: block[0].id, size: b.size, value: assembleBlock(block.map((e) => e.id), b.columns), terms: b.terms, actions: b.actions, words: b.text });
     }
   }
   return out;

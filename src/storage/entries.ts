@@ -21,10 +21,11 @@ import { formatMs, formatMsRepeated } from "../time.ts";
 import { Block, EntryView, blockWords, type Entry } from "./block.ts";
 import { TurnCommitter, type Verdict, type Write } from "./commit.ts";
 import { Dictionary } from "./dictionary.ts";
+import type { EncodedBlock } from "./encode.ts";
 import { FullText, type BlockText } from "./fulltext.ts";
-import { Postings, blockTerms, rangeKeys, termsOf, type BlockRef } from "./postings.ts";
+import { rangeKeys, type BlockRef, type ScanRange } from "./keys.ts";
+import { Postings, blockTerms, termsOf } from "./postings.ts";
 import { resumingKeys } from "./resume.ts";
-import type { PreparedBlock } from "../ingest/prepare.ts";
 import type { UsageStore } from "./usage.ts";
 
 export type { Entry } from "./block.ts";
@@ -37,14 +38,6 @@ export interface Row {
 
 export { BLOCK_MAX } from "./block.ts";
 
-export interface ScanRange {
-  /** inclusive lower bound on serverMs */
-  fromMs: number;
-  /** exclusive upper bound on serverMs */
-  toMs: number;
-  /** resume strictly after this entry in the (serverMs desc, id desc) order */
-  after?: { ms: number; id: string };
-}
 
 export interface EntryDatabases {
   entries: Database;
@@ -83,8 +76,8 @@ export class EntryStore {
     return this.enqueue({ ws, env, serverMs, count: entries.length, entries, monthlyLimit });
   }
 
-  /** appendPrepared is append for blocks prepared off the main thread (ingest/prepare.ts); `ids` ascend across them. */
-  appendPrepared(ws: string, env: Environment, serverMs: number, ids: string[], blocks: PreparedBlock[], monthlyLimit: number): Promise<Verdict> {
+  /** appendPrepared is append for blocks encoded off the main thread (encode.ts); `ids` ascend across them. */
+  appendPrepared(ws: string, env: Environment, serverMs: number, ids: string[], blocks: EncodedBlock[], monthlyLimit: number): Promise<Verdict> {
     return this.enqueue({ ws, env, serverMs, count: ids.length, prepared: { ids, blocks }, monthlyLimit });
   }
 

@@ -3,7 +3,7 @@
 import { parentPort, workerData } from "node:worker_threads";
 import type { MessagePort } from "node:worker_threads";
 import { Index } from "flexsearch";
-import { addWords } from "../query/words.ts";
+import { addWords } from "../words.ts";
 import { encodeTerms, termsOf } from "./fulltext-encoder.ts";
 import type { Request } from "./fulltext-client.ts";
 

@@ -13,9 +13,8 @@
 //   [workspaceId, environment, "c", segmentNo, chunkNo] → [exportKey, exportData] (FlexSearch export)
 import type { Database } from "lmdb";
 import type { Environment } from "../schema.ts";
-import type { ScanRange } from "./entries.ts";
 import { MAX_BACKLOG, fullTextWorker } from "./fulltext-client.ts";
-import { rangeKeys, type BlockRef } from "./postings.ts";
+import { rangeKeys, type BlockRef, type ScanRange } from "./keys.ts";
 
 /** BlockText is what the index needs of a block: its key and its text (actions and messages, the worker splits the words). */
 export interface BlockText {

@@ -9,10 +9,9 @@
 // reader may keep what it read while the generation stays the same: changes made by the CLI in
 // another process are still seen by the server on its next request.
 import type { Database } from "lmdb";
-import type { Environment } from "../schema.ts";
+import type { Environment, KeyType } from "../schema.ts";
 import { PerTurn } from "../turn.ts";
 import { textKey } from "./keys.ts";
-import type { KeyType } from "../auth/keys.ts";
 
 export interface OrgRecord { id: string; name: string; created_at: string }
 export interface WorkspaceRecord { id: string; name: string; org_id: string; plan: string; created_at: string }

@@ -15,18 +15,10 @@
 import type { Database } from "lmdb";
 import type { Environment } from "../schema.ts";
 import type { Entry } from "./block.ts";
-import type { ScanRange } from "./entries.ts";
-import { textKey } from "./keys.ts";
+import { newer, rangeKeys, textKey, type BlockRef, type ScanRange } from "./keys.ts";
 
 export type PostingKind = "l" | "t" | "a";
 
-/** BlockRef names a block and, when known, the positions of the entries that may match. */
-export interface BlockRef {
-  ms: number;
-  firstId: string;
-  /** null: every entry of the block */
-  positions: number[] | null;
-}
 
 /** termsOf lists, per kind and term, the positions of a block's entries that carry it. */
 export function termsOf(entries: readonly Pick<Entry, "level" | "action" | "tags">[]): [PostingKind, string, number[]][] {
@@ -250,17 +242,4 @@ export class Postings {
 
 const EMPTY = new Uint8Array(0);
 const heldKey = (ws: string, env: Environment, kind: PostingKind, term: string) => `${ws}\u0000${env}\u0000${kind}\u0000${term}`;
-/** newer orders block references as reads want them: newest first, by (ms, firstId). */
-export const newer = (a: BlockRef, b: BlockRef): boolean => a.ms > b.ms || (a.ms === b.ms && a.firstId > b.firstId);
 
-/**
- * rangeKeys turns a scan range into the key suffix to start a reverse scan at ([ms] or [ms, id] for a cursor)
- * and the lower bound; start is undefined when the range is empty.
- */
-export function rangeKeys(range: ScanRange): { start: (number | string)[] | undefined; fromMs: number } {
-  const { after } = range;
-  let top = Math.min(range.toMs, 8.64e15);
-  if (after && after.ms < top) top = after.ms + 1; // only blocks at or below the cursor's millisecond matter
-  if (top <= range.fromMs) return { start: undefined, fromMs: range.fromMs };
-  return { start: after && after.ms + 1 === top ? [after.ms, after.id] : [top], fromMs: range.fromMs };
-}

@@ -1,10 +1,11 @@
 // retention: the background sweeper that deletes entries older than each workspace plan's retention (contract §8).
 // Reads never return such entries anyway (query/page.ts); the sweep gives their space back for reuse.
-import type { PlanTable } from "../limits/plans.ts";
-import { retentionFloorMs } from "../limits/plans.ts";
 import { ENVIRONMENTS } from "../schema.ts";
 import type { EntryStore } from "./entries.ts";
-import type { MetaStore } from "./meta.ts";
+import type { MetaStore, WorkspaceRecord } from "./meta.ts";
+
+/** RetentionFloor is the oldest server time a workspace may keep entries of at an instant; -Infinity keeps them all. */
+export type RetentionFloor = (workspace: WorkspaceRecord, nowMs: number) => number;
 
 const BLOCKS_PER_BATCH = 64; // one short write transaction at a time, so ingestion interleaves
 
@@ -15,7 +16,7 @@ export class RetentionSweeper {
   constructor(
     private readonly entries: EntryStore,
     private readonly meta: MetaStore,
-    private readonly plans: PlanTable,
+    private readonly floorOf: RetentionFloor,
     private readonly clock: () => number = Date.now,
   ) {}
 
@@ -32,8 +33,7 @@ export class RetentionSweeper {
   private async sweepAll(): Promise<number> {
     let deleted = 0;
     for (const ws of this.meta.workspaces()) {
-      if (!this.plans.has(ws.plan)) continue;
-      const floor = retentionFloorMs(this.plans.get(ws.plan), this.clock());
+      const floor = this.floorOf(ws, this.clock());
       if (!Number.isFinite(floor)) continue;
       for (const env of ENVIRONMENTS) {
         for (let n; (n = await this.entries.deleteBefore(ws.id, env, floor, BLOCKS_PER_BATCH)) > 0; ) deleted += n;

@@ -26,7 +26,7 @@ let s: TestSluice | undefined;
 function open() {
   now = T0;
   s = startTestSluice(undefined, { clock: () => now, plans: withPlans(PLANS), ipRatePerMinute: -1 });
-  return { s, sweeper: new RetentionSweeper(s.svc.entries, s.svc.meta, new PlanTable(PLANS), () => now) };
+  return { s, sweeper: new RetentionSweeper(s.svc.entries, s.svc.meta, (ws, nowMs) => new PlanTable(PLANS).retentionFloor(ws.plan, nowMs), () => now) };
 }
 afterEach(async () => {
   if (!s) return;

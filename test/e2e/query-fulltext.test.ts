@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Encoder, Index } from "flexsearch";
 import { PlanTable } from "../../src/limits/plans.ts";
-import { words } from "../../src/query/words.ts";
+import { words } from "../../src/words.ts";
 import { RetentionSweeper } from "../../src/storage/retention.ts";
 import { entry, removeDir, startTestSluice, WS, type TestSluice } from "../helpers/sluice.ts";
 
@@ -202,7 +202,7 @@ describe("retention: swept entries are gone from every index", () => {
     expect(segmentMetas().some((m) => m.blocks.every(([ms]) => ms < floor))).toBe(true);
 
     await setPlan("free");
-    const sweeper = new RetentionSweeper(s.svc.entries, s.svc.meta, new PlanTable(), () => now);
+    const sweeper = new RetentionSweeper(s.svc.entries, s.svc.meta, (ws, nowMs) => new PlanTable().retentionFloor(ws.plan, nowMs), () => now);
     expect(await sweeper.sweep()).toBe(40);
 
     // posting keys of the swept blocks are gone; those of the fresh ones stay

@@ -6,7 +6,7 @@ import { buildApp, services } from "../../src/app.ts";
 import { PlanTable, type Plan } from "../../src/limits/plans.ts";
 import { openDatabases } from "../../src/storage/db.ts";
 import type { Environment } from "../../src/schema.ts";
-import type { KeyType } from "../../src/auth/keys.ts";
+import type { KeyType } from "../../src/schema.ts";
 
 export const ADMIN_TOKEN = "test-admin-token";
 export const WS = "/api/v1/workspace";

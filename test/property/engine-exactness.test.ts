@@ -10,10 +10,11 @@ import type { NullValue, Query, StringValue, Term } from "../../src/query/ast.ts
 import { matchQuery } from "../../src/query/match.ts";
 import { runCandidate } from "../../src/query/page.ts";
 import { planQuery } from "../../src/query/plan.ts";
-import { words } from "../../src/query/words.ts";
+import { words } from "../../src/words.ts";
 import { ENVIRONMENTS, LEVELS, type Environment, type Level } from "../../src/schema.ts";
 import { openDatabases } from "../../src/storage/db.ts";
-import { EntryStore, type Entry, type Row, type ScanRange } from "../../src/storage/entries.ts";
+import { EntryStore, type Entry, type Row } from "../../src/storage/entries.ts";
+import type { ScanRange } from "../../src/storage/keys.ts";
 import { UsageStore } from "../../src/storage/usage.ts";
 import { parseRfc3339 } from "../../src/time.ts";
 

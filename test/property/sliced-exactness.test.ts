@@ -10,10 +10,11 @@ import type { Query, StringValue, Term } from "../../src/query/ast.ts";
 import { runCandidate, runSliced } from "../../src/query/page.ts";
 import { planQuery, type Candidate } from "../../src/query/plan.ts";
 import type { Slice } from "../../src/query/slice.ts";
-import { words } from "../../src/query/words.ts";
+import { words } from "../../src/words.ts";
 import type { Environment, Level } from "../../src/schema.ts";
 import { openDatabases } from "../../src/storage/db.ts";
-import { EntryStore, type Entry, type Row, type ScanRange } from "../../src/storage/entries.ts";
+import { EntryStore, type Entry, type Row } from "../../src/storage/entries.ts";
+import type { ScanRange } from "../../src/storage/keys.ts";
 import { UsageStore } from "../../src/storage/usage.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "sluice-sliced-"));

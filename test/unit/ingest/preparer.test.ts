@@ -1,7 +1,7 @@
 // The ingest worker: a large bulk body is checked and encoded on the worker exactly as inline, errors included.
 import { expect, test } from "bun:test";
 import { ApiError } from "../../../src/errors.ts";
-import { JsonScan, escapesSurrogate } from "../../../src/http/scan.ts";
+import { JsonScan, escapesSurrogate } from "../../../src/ingest/scan.ts";
 import { prepareBatch } from "../../../src/ingest/prepare.ts";
 import { Preparer, WORKER_MIN_BYTES } from "../../../src/ingest/preparer.ts";
 import { BUILT_IN_PLANS } from "../../../src/limits/plans.ts";

@@ -1,17 +1,16 @@
 // RateLimiter and clientIp (contract §7, §8): which buckets a call spends, which one the headers describe, the client address.
 import { describe, expect, test } from "bun:test";
-import type { Caller } from "../../../src/auth/authenticate.ts";
 import { ApiError } from "../../../src/errors.ts";
 import { BUILT_IN_PLANS, type Plan } from "../../../src/limits/plans.ts";
-import { clientIp, RateLimiter, type CallKind } from "../../../src/limits/rate.ts";
+import { clientIp, RateLimiter, type CallKind, type Spender } from "../../../src/limits/rate.ts";
 
 const T0 = Date.parse("2026-11-10T12:00:00.000Z");
 const plan = (code: string): Plan => BUILT_IN_PLANS.find((p) => p.code === code)!;
-/** callerOf is the part of a Caller the limiter reads: the key id and the plan. */
-const callerOf = (keyId: string, code: string) => ({ key: { id: keyId }, workspace: {}, plan: plan(code) }) as unknown as Caller;
+/** callerOf is who a call spends as: a key id and its plan. */
+const callerOf = (keyId: string, code: string): Spender => ({ keyId, plan: plan(code) });
 
 /** codeOf admits once and returns "ok" or the 429 error_code. */
-function codeOf(l: RateLimiter, caller: Caller, ip: string, kind: CallKind, now = T0): string {
+function codeOf(l: RateLimiter, caller: Spender, ip: string, kind: CallKind, now = T0): string {
   try {
     l.admit(caller, ip, kind, now);
     return "ok";

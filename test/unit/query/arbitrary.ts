@@ -3,7 +3,7 @@ import fc from "fast-check";
 import type { NullValue, ObjectFacet, Query, StringValue, Term } from "../../../src/query/ast.ts";
 import { ENVIRONMENTS, LEVELS } from "../../../src/schema.ts";
 import { parseRfc3339 } from "../../../src/time.ts";
-import { words } from "../../../src/query/words.ts";
+import { words } from "../../../src/words.ts";
 
 /** SPECIAL are the characters the lexer treats specially, plus a few that test Unicode handling. */
 export const SPECIAL = [" ", " ", '"', "\\", ",", "=", "!", "~", "@", "<", ">", ".", "*", "\t", "😀", "É", "ß", "-", "_"];

@@ -1,9 +1,9 @@
-// parse: JSON body bytes → value, with the 400s of contract §4. No I/O, so the ingest worker runs it too.
+// json: JSON body bytes → value, with the 400s of contract §4. No I/O, so the ingest worker runs it too.
 import { badRequest } from "../errors.ts";
 
 const decoder = new TextDecoder("utf-8", { fatal: true });
 
-/** parseJson decodes and parses the bytes of a body that readJsonBody (body.ts) has passed. */
+/** parseJson decodes and parses the bytes of a body that readJsonBody (http/body.ts) has passed. */
 export function parseJson(bytes: Uint8Array): unknown {
   const text = decode(bytes);
   if (text.trim() === "") throw badRequest("VALIDATION_EMPTY_BODY", "the request body is empty; send a JSON document");

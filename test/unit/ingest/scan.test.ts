@@ -3,7 +3,7 @@
 // of the parsed value (exactly, but for repeated keys), whatever the chunking.
 import { expect, test } from "bun:test";
 import fc from "fast-check";
-import { JsonScan } from "../../../src/http/scan.ts";
+import { JsonScan } from "../../../src/ingest/scan.ts";
 
 /** deepest is the reference: the nesting depth of JSON-like text, brackets in strings (with escapes) not counting. */
 function deepest(bytes: Uint8Array): number {

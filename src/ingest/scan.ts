@@ -30,6 +30,12 @@ export interface EntryBounds {
   surrogates: boolean;
 }
 
+/** JsonBody is a checked body, unparsed, with what its scan bounds of its entries. */
+export interface JsonBody {
+  bytes: Uint8Array;
+  bounds: EntryBounds;
+}
+
 const SURROGATE_ESCAPES = [Buffer.from("\\ud"), Buffer.from("\\uD")];
 
 /**

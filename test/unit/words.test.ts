@@ -1,7 +1,7 @@
 // words: full-text words are maximal runs of Unicode letters and digits, lowercased.
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { words } from "../../../src/query/words.ts";
+import { words } from "../../src/words.ts";
 
 const rows: [string, string, string[]][] = [
   ["punctuation and spaces split words", "Disk full! (sda1)", ["disk", "full", "sda1"]],

@@ -1,0 +1,27 @@
+// encode: a block's stored parts made from its entries, on any thread (bulk bodies are prepared on an ingest
+// worker): its columns but the ids, its postings, its distinct actions and its full-text document.
+import { blockWords, encodeColumns, type Columns, type Entry } from "./block.ts";
+import { blockTerms, type BlockTerms } from "./postings.ts";
+
+/** EncodedBlock is one block of entries encoded all but its ids, which only the main thread draws (they ascend across the process). */
+export interface EncodedBlock {
+  size: number;
+  columns: Columns;
+  /** postings: kind, term and the encoded positions of the entries that carry it */
+  terms: BlockTerms;
+  /** distinct actions, for the dictionary */
+  actions: string[];
+  /** the full-text document (blockWords) */
+  text: string;
+}
+
+/** encodeEntries encodes at most BLOCK_MAX entries, in id order, as one block. */
+export function encodeEntries(entries: readonly Omit<Entry, "id">[]): EncodedBlock {
+  return {
+    size: entries.length,
+    columns: encodeColumns(entries),
+    terms: blockTerms(entries),
+    actions: [...new Set(entries.map((e) => e.action))],
+    text: blockWords(entries),
+  };
+}
