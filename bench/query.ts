@@ -1,4 +1,4 @@
-// query bench: the standard queries over 1M entries (bulk ingested, plus Loghub lines), each beside the same query forced onto a full range scan.
+// query bench: p50/p95 of the standard queries over 1M synthetic entries plus the Loghub set, through the
 // real app (app.handle: routing, auth, JSON) on a real LMDB. Beside each: the same query forced onto a
 // full range scan, the baseline the indexes are measured against. Each answer is checked against it.
 // BENCH_QUERY_ENTRIES sets the synthetic count (default 1,000,000).
