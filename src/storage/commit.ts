@@ -8,7 +8,6 @@ import type { Database } from "lmdb";
 import type { Environment } from "../schema.ts";
 import { BLOCK_MAX, assembleBlock, type Entry } from "./block.ts";
 import type { Dictionary } from "./dictionary.ts";
-import type { FullText } from "./fulltext.ts";
 import { encodeEntries, type EncodedBlock } from "./encode.ts";
 import type { BlockTerms, Postings } from "./postings.ts";
 import { monthOf, type UsageStore } from "./usage.ts";
@@ -38,19 +37,36 @@ interface PendingWrite extends Write {
   reject: (e: unknown) => void;
 }
 
-/** Stores are what a turn writes to. */
+/** Stores are what a turn writes to, in its transaction. */
 export interface Stores {
   entries: Database;
   postings: Postings;
   dictionary: Dictionary;
   usage: UsageStore;
-  fulltext: FullText;
+}
+
+/** CommittedBlock is a block as it is announced once committed: what the indexes kept beside storage need of it. */
+export interface CommittedBlock {
+  ws: string;
+  env: Environment;
+  ms: number;
+  firstId: string;
+  size: number;
+  terms: BlockTerms;
+  /** the full-text document (blockWords) */
+  words: string;
 }
 
 /** TurnCommitter gathers the writes of one event-loop turn and commits them together. */
 export class TurnCommitter {
   private pending: PendingWrite[] = [];
+  private readonly listeners: ((block: CommittedBlock) => void)[] = [];
   constructor(private readonly to: Stores) {}
+
+  /** onCommitted calls `listener` with each block once it is committed, before its write is answered. */
+  onCommitted(listener: (block: CommittedBlock) => void): void {
+    this.listeners.push(listener);
+  }
 
   /** commit resolves once the write is committed (or refused by its limit), with its verdict. */
   commit(write: Write): Promise<Verdict> {
@@ -88,10 +104,7 @@ export class TurnCommitter {
     }
     Promise.all(puts).then(
       () => {
-        for (const b of blocks) {
-          this.to.postings.hold(b.ws, b.env, b.ms, b.firstId, b.terms);
-          this.to.fulltext.add(b.ws, b.env, { ms: b.ms, firstId: b.firstId, text: b.words, entries: b.size });
-        }
+        for (const b of blocks) for (const listener of this.listeners) listener(b);
         for (const w of stored) w.resolve({ stored: true, used: w.used! });
       },
       (e) => {
@@ -107,17 +120,10 @@ export class TurnCommitter {
   }
 }
 
-/** ReadyBlock is one block of a turn's writes, encoded, with what its puts and full-text add need. */
-interface ReadyBlock {
-  ws: string;
-  env: Environment;
-  ms: number;
-  firstId: string;
-  size: number;
+/** ReadyBlock is one block of a turn's writes, encoded, with what its puts and its announcement need. */
+interface ReadyBlock extends CommittedBlock {
   value: Uint8Array;
-  terms: BlockTerms;
   actions: Iterable<string>;
-  words: string;
 }
 
 /** readyBlocks encodes the blocks of a turn's stored writes: entries of one tenant and millisecond together, prepared blocks as they are. */

@@ -19,7 +19,7 @@ import { uuidTimeMs } from "../ids.ts";
 import type { Environment, LogEntry } from "../schema.ts";
 import { formatMs, formatMsRepeated } from "../time.ts";
 import { Block, EntryView, blockWords, type Entry } from "./block.ts";
-import { TurnCommitter, type Verdict, type Write } from "./commit.ts";
+import { TurnCommitter, type CommittedBlock, type Verdict, type Write } from "./commit.ts";
 import { Dictionary } from "./dictionary.ts";
 import type { EncodedBlock } from "./encode.ts";
 import { FullText, type BlockText } from "./fulltext.ts";
@@ -64,7 +64,10 @@ export class EntryStore {
     });
     this.dictionary = new Dictionary(dbs.dictionary);
     this.fulltext = new FullText(dbs.fulltext, (ws, env, after) => this.blockTextsAfter(ws, env, after), segmentEntries);
-    this.turns = new TurnCommitter({ entries: this.db, postings: this.postings, dictionary: this.dictionary, usage, fulltext: this.fulltext });
+    this.turns = new TurnCommitter({ entries: this.db, postings: this.postings, dictionary: this.dictionary, usage });
+    // the indexes kept beside the blocks learn of each block once it is committed
+    this.onCommitted((b) => this.postings.hold(b.ws, b.env, b.ms, b.firstId, b.terms));
+    this.onCommitted((b) => this.fulltext.add(b.ws, b.env, { ms: b.ms, firstId: b.firstId, text: b.words, entries: b.size }));
   }
 
   /**
@@ -79,6 +82,11 @@ export class EntryStore {
   /** appendPrepared is append for blocks encoded off the main thread (encode.ts); `ids` ascend across them. */
   appendPrepared(ws: string, env: Environment, serverMs: number, ids: string[], blocks: EncodedBlock[], monthlyLimit: number): Promise<Verdict> {
     return this.enqueue({ ws, env, serverMs, count: ids.length, prepared: { ids, blocks }, monthlyLimit });
+  }
+
+  /** onCommitted calls `listener` once with each block after it is committed, before its write is answered. */
+  onCommitted(listener: (block: CommittedBlock) => void): void {
+    this.turns.onCommitted(listener);
   }
 
   /** settled ends what a clean stop waits for: a sealed full-text segment is persisted, held postings are stored (a restart has none to recover). */

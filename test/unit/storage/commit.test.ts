@@ -1,5 +1,6 @@
 // The write batch of one event-loop turn: a turn that cannot be encoded stores none of its writes and
-// gives their quota back; writes of one tenant and millisecond share blocks and keep their own verdicts.
+// gives their quota back; writes of one tenant and millisecond share blocks and keep their own verdicts; each
+// committed block is announced once, before its writes are answered.
 import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -51,4 +52,24 @@ test("writes of one turn share a block, and one over the quota is refused alone"
   expect(all("ws-share")).toEqual([...a.ids, ...c.ids].reverse());
   expect(store.countBlocks("ws-share", "development", { fromMs: 0, toMs: 8.64e15 }, 100)).toBe(1);
   expect(usage.used("ws-share", MONTH)).toBe(9);
+});
+
+test("each committed block is announced once, before its writes are answered; a refused write announces nothing", async () => {
+  const announced: { ws: string; size: number; firstId: string }[] = [];
+  store.onCommitted((b) => announced.push({ ws: b.ws, size: b.size, firstId: b.firstId }));
+  const a = write(3);
+  const b = write(2);
+  const over = write(20);
+  const seenWhenAnswered = await Promise.all(
+    [a, b, over].map(async (w) => {
+      const verdict = await store.append("ws-announce", "development", w.ms, w.entries, 10);
+      return { stored: verdict.stored, announced: announced.length };
+    }),
+  );
+  // the stored writes were answered after their block was announced; the refused one at once, with nothing announced
+  expect(seenWhenAnswered).toEqual([{ stored: true, announced: 1 }, { stored: true, announced: 1 }, { stored: false, announced: 0 }]);
+  expect(announced.filter((x) => x.ws === "ws-announce")).toEqual([{ ws: "ws-announce", size: 5, firstId: a.ids[0] }]);
+  const big = write(2_500); // three blocks of one write
+  await store.append("ws-announce", "development", big.ms, big.entries, -1);
+  expect(announced.filter((x) => x.ws === "ws-announce").map((x) => x.size)).toEqual([5, 1_000, 1_000, 500]);
 });
