@@ -11,6 +11,7 @@ import { checkEntry } from "../src/ingest/rules.ts";
 import { BUILT_IN_PLANS, PlanTable } from "../src/limits/plans.ts";
 import { parseQuery } from "../src/query/parser.ts";
 import { matchQuery } from "../src/query/match.ts";
+import { scan } from "../src/query/execute.ts";
 import { runCandidate } from "../src/query/page.ts";
 import { planQuery } from "../src/query/plan.ts";
 import { openDatabases } from "../src/storage/db.ts";
@@ -126,7 +127,7 @@ function engine(s: ReturnType<typeof services>, ws: string, body: Record<string,
 function reference(s: ReturnType<typeof services>, ws: string, body: Record<string, unknown>): string[] {
   const { query, range } = request(body);
   const out: string[] = [];
-  for (const row of s.entries.scan(ws, "production", range)) {
+  for (const row of scan(s.entries, ws, "production", range)) {
     if (matchQuery(query, row, "production")) out.push(row.entry.id);
     if (out.length === 50) break;
   }

@@ -10,6 +10,7 @@ import type { Metrics } from "./observe.ts";
 import type { Gate } from "./guard.ts";
 import { operation } from "./openapi.ts";
 import { json } from "./respond.ts";
+import { toLogEntry } from "./wire.ts";
 
 /**
  * entryBodyLimits bound write bodies. The depth guard only stops abuse (a bomb of brackets): it sits well
@@ -28,9 +29,9 @@ export function ingestRoutes(gate: Gate, ingest: IngestService, metrics: Metrics
       "/logs",
       gate.guarded("logs:write", async ({ request, caller, set }) => {
         const body = await readJsonBody(request, { ...entryBodyLimits(caller.plan), timeoutMs: gate.bodyTimeoutMs });
-        const entry = await ingest.createOne(parseJson(body.bytes), caller, body.bounds);
+        const row = await ingest.createOne(parseJson(body.bytes), caller, body.bounds);
         metrics.entries.inc(1);
-        return json(set, entry, 201);
+        return json(set, toLogEntry(caller.key.environment, row.serverMs, row.entry), 201);
       }),
       {
         parse: "none",

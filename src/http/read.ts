@@ -5,7 +5,7 @@ import { requireEnvironment, type Caller } from "../auth/authenticate.ts";
 import { badRequest, notFound } from "../errors.ts";
 import { isUuid } from "../ids.ts";
 import { filterTerms } from "../query/filters.ts";
-import { explain, pageHeaders, readOne, readPage, type PageRequest, type ReadScope } from "../query/page.ts";
+import { explain, readOne, readPage, type PageRequest, type ReadScope } from "../query/page.ts";
 import { retentionFloorMs } from "../limits/plans.ts";
 import { parseQuery } from "../query/parser.ts";
 import { parsePaging } from "../query/request.ts";
@@ -16,6 +16,7 @@ import { readJson } from "./body.ts";
 import type { Call, Gate } from "./guard.ts";
 import { operation } from "./openapi.ts";
 import { json, requestUrl, type Reply } from "./respond.ts";
+import { pageHeaders, toLogEntry } from "./wire.ts";
 
 const QUERY_BODY_LIMIT = 64 * 1024; // a query is at most 2,000 characters; the rest of the body is small
 const DEFAULT_QUERY_TIMEOUT_MS = 30_000; // SLUICE_QUERY_TIMEOUT_SECONDS' default (config.ts)
@@ -34,9 +35,9 @@ export function readRoutes(gate: Gate, store: EntryStore, queryTimeoutMs = DEFAU
       "/logs/:id",
       gate.guarded("logs:read", ({ caller, params, now, set }: Call<{ id: string | null }>) => {
         const id = (params.id ?? "").toLowerCase(); // null: malformed percent-encoding; UUIDs are case-insensitive on input (RFC 9562)
-        const entry = isUuid(id) ? readOne(store, scopeOf(caller, now), id) : undefined;
-        if (!entry) throw notFound("LOG_NOT_FOUND", `no log entry ${JSON.stringify(params.id ?? "")} in this workspace and environment`);
-        return json(set, entry);
+        const row = isUuid(id) ? readOne(store, scopeOf(caller, now), id) : undefined;
+        if (!row) throw notFound("LOG_NOT_FOUND", `no log entry ${JSON.stringify(params.id ?? "")} in this workspace and environment`);
+        return json(set, toLogEntry(caller.key.environment, row.serverMs, row.entry));
       }),
       {
         detail: operation({
@@ -123,8 +124,9 @@ export function readRoutes(gate: Gate, store: EntryStore, queryTimeoutMs = DEFAU
 }
 
 async function respondPage(set: Reply, store: EntryStore, caller: Caller, req: PageRequest, now: number, budgetMs: number): Promise<string> {
-  const page = await readPage(store, scopeOf(caller, now), req, new TimeSlicer(budgetMs));
-  return json(set, page.entries, 200, pageHeaders(page));
+  const env = caller.key.environment;
+  const { rows, more } = await readPage(store, scopeOf(caller, now), req, new TimeSlicer(budgetMs));
+  return json(set, rows.map((r) => toLogEntry(env, r.serverMs, r.entry)), 200, pageHeaders(env, rows, more));
 }
 
 /** listParam reads a comma-separated parameter (repeats joined); empty members are dropped. */

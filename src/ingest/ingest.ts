@@ -6,8 +6,8 @@ import { PerTurn } from "../turn.ts";
 import { limit } from "../limits/plans.ts";
 import { quotaExceeded } from "../limits/quota.ts";
 import type { EntryBounds, JsonBody } from "./scan.ts";
-import { isEnvironment, type LogEntry } from "../schema.ts";
-import { toLogEntry, type Entry, type EntryStore } from "../storage/entries.ts";
+import { isEnvironment } from "../schema.ts";
+import type { Entry, EntryStore, Row } from "../storage/entries.ts";
 import { acceptEntries } from "./prepare.ts";
 import { preparer } from "./preparer.ts";
 import { checkEntry, unknownFields } from "./rules.ts";
@@ -23,7 +23,7 @@ export class IngestService {
   constructor(private readonly store: EntryStore, private readonly clock: () => number = Date.now) {}
 
   /** createOne stores a single entry and returns it as stored; bounds are its body's scan's (checkEntry). */
-  async createOne(body: unknown, caller: Caller, bounds?: EntryBounds): Promise<LogEntry> {
+  async createOne(body: unknown, caller: Caller, bounds?: EntryBounds): Promise<Row> {
     if (typeof body !== "object" || body === null || Array.isArray(body)) {
       throw badRequest("VALIDATION_INVALID_REQUEST", "POST /logs takes one JSON object; send arrays to POST /logs/bulk");
     }
@@ -34,7 +34,7 @@ export class IngestService {
       actor: e.actor, target: e.target, context: e.context, metadata: e.metadata,
     };
     await this.commit(caller, 1, ms, () => this.store.append(caller.workspace.id, caller.key.environment, ms, [entry], caller.plan.logs_per_month));
-    return toLogEntry(caller.key.environment, ms, entry);
+    return { serverMs: ms, entry };
   }
 
   /** createMany checks a bulk body (unparsed), stores it all or nothing and returns the new ids in input order. */

@@ -1,8 +1,9 @@
 // page: runs a read — plan, candidate entries in the read order, the whole query checked on each —
 // and stops as soon as the page is full (one entry more tells whether another page follows). A read over HTTP
 // runs in time slices (slice.ts), so a long scan leaves room for every other request.
-import type { Environment, LogEntry } from "../schema.ts";
-import { PAUSE, toLogEntry, type EntryStore, type Row } from "../storage/entries.ts";
+import type { Environment } from "../schema.ts";
+import type { EntryStore, Row } from "../storage/entries.ts";
+import { PAUSE, rows as rowsOf, rowsSliced } from "./execute.ts";
 import type { ScanRange } from "../storage/keys.ts";
 import { formatMs } from "../time.ts";
 import type { Query } from "./ast.ts";
@@ -18,10 +19,10 @@ export interface PageRequest {
   pageSize: number;
 }
 
+/** Page is one page of matching entries, newest first, and whether at least one more entry matches after them. */
 export interface Page {
-  entries: LogEntry[];
-  /** the cursor of the next page, present only when at least one more entry matches */
-  next: { id: string; ts: string } | undefined;
+  rows: Row[];
+  more: boolean;
 }
 
 /** ReadScope is what a read may see: one workspace environment (a tenant), no entry older than `floorMs` (retention). */
@@ -41,16 +42,13 @@ export function planFor(store: EntryStore, scope: ReadScope, req: PageRequest, e
 export async function readPage(store: EntryStore, scope: ReadScope, req: PageRequest, slice: Slice): Promise<Page> {
   const { ws, env } = scope;
   const plan = planFor(store, scope, req);
-  const { rows, more } = await runSliced(store, ws, env, req.query, plan.range, plan.chosen, req.pageSize, slice);
-  const entries = rows.map((r) => toLogEntry(env, r.serverMs, r.entry));
-  const last = entries[entries.length - 1];
-  return { entries, next: more && last ? { id: last.id, ts: last.server_timestamp } : undefined };
+  return runSliced(store, ws, env, req.query, plan.range, plan.chosen, req.pageSize, slice);
 }
 
 /** runCandidate reads candidates in the read order and keeps those the query accepts, up to a page (plus whether more follow), in one go. */
 export function runCandidate(store: EntryStore, ws: string, env: Environment, query: Query, range: ScanRange, candidate: Candidate, pageSize: number) {
   const rows: Row[] = [];
-  for (const row of store.rows(ws, env, candidate.open(), range, compileQuery(query, env), compileBlockTest(query))) {
+  for (const row of rowsOf(store, ws, env, candidate.open(), range, compileQuery(query, env), compileBlockTest(query))) {
     if (rows.length === pageSize) return { rows, more: true };
     rows.push(row);
   }
@@ -60,7 +58,7 @@ export function runCandidate(store: EntryStore, ws: string, env: Environment, qu
 /** runSliced is runCandidate in time slices: it lets the event loop run whenever `slice` is used up, and gives the same rows. */
 export async function runSliced(store: EntryStore, ws: string, env: Environment, query: Query, range: ScanRange, candidate: Candidate, pageSize: number, slice: Slice) {
   const rows: Row[] = [];
-  for (const row of store.rowsSliced(ws, env, candidate.open(), range, compileQuery(query, env), compileBlockTest(query), slice.due)) {
+  for (const row of rowsSliced(store, ws, env, candidate.open(), range, compileQuery(query, env), compileBlockTest(query), slice.due)) {
     if (row === PAUSE) await slice.pause(); // a throw here (over budget) closes the generator and its cursors
     else if (rows.length === pageSize) return { rows, more: true };
     else rows.push(row);
@@ -85,13 +83,7 @@ export function explain(store: EntryStore, scope: ReadScope, req: PageRequest) {
 }
 
 /** readOne finds one entry of the scope by id. */
-export function readOne(store: EntryStore, scope: ReadScope, id: string): LogEntry | undefined {
+export function readOne(store: EntryStore, scope: ReadScope, id: string): Row | undefined {
   const row = store.get(scope.ws, scope.env, id);
-  if (!row || row.serverMs < scope.floorMs) return undefined;
-  return toLogEntry(scope.env, row.serverMs, row.entry);
-}
-
-/** pageHeaders carries the next cursor as X-Next-Cursor-ID / X-Next-Cursor-TS. */
-export function pageHeaders(page: Page): Record<string, string> {
-  return page.next ? { "x-next-cursor-id": page.next.id, "x-next-cursor-ts": page.next.ts } : {};
+  return row && row.serverMs >= scope.floorMs ? row : undefined;
 }

@@ -16,9 +16,8 @@
 // stands in index keys as its hash (keys.ts); the version of that layout is in db `layout` (layout.ts).
 import type { Database } from "lmdb";
 import { uuidTimeMs } from "../ids.ts";
-import type { Environment, LogEntry } from "../schema.ts";
-import { formatMs, formatMsRepeated } from "../time.ts";
-import { Block, EntryView, blockWords, type Entry } from "./block.ts";
+import type { Environment } from "../schema.ts";
+import { Block, blockWords, type Entry } from "./block.ts";
 import { TurnCommitter, type CommittedBlock, type Verdict, type Write } from "./commit.ts";
 import { Dictionary } from "./dictionary.ts";
 import type { EncodedBlock } from "./encode.ts";
@@ -59,7 +58,7 @@ export class EntryStore {
     this.db = dbs.entries;
     this.postings = new Postings(dbs.postings, dbs.unindexed);
     this.postings.recover((ws, env, ms, firstId) => {
-      const block = this.block(ws, env, ms, firstId);
+      const block = this.readBlock(ws, env, ms, firstId);
       return block && blockTerms(block.entries());
     });
     this.dictionary = new Dictionary(dbs.dictionary);
@@ -104,7 +103,7 @@ export class EntryStore {
   get(ws: string, env: Environment, id: string): Row | undefined {
     const ref = this.locate(ws, env, id);
     if (!ref) return undefined;
-    const block = this.block(ws, env, ref.ms, ref.firstId)!;
+    const block = this.readBlock(ws, env, ref.ms, ref.firstId)!;
     return { serverMs: ref.ms, entry: block.entry(ref.positions![0]) };
   }
 
@@ -137,97 +136,6 @@ export class EntryStore {
   }
 
   /**
-   * rows turns block references (newest first) into the entries that `accept` takes, in the read order —
-   * serverMs descending, then id descending — strictly after the range's cursor. `accept` sees a view
-   * that is reused for the next entry: it must not keep it. References to deleted blocks are skipped.
-   */
-  rows(
-    ws: string, env: Environment, refs: Iterable<BlockRef>, range: ScanRange,
-    accept: (row: Row) => boolean = () => true,
-    /** false for a block none of whose entries `accept` can take (compileBlockTest): its entries are not read */
-    mayHold: (block: Block) => boolean = () => true,
-  ): Generator<Row> {
-    return this.walk(ws, env, refs, range, accept, mayHold, never) as Generator<Row>;
-  }
-
-  /**
-   * rowsSliced is rows for a reader that works in time slices: between blocks it yields PAUSE once `due` says the
-   * slice is used up, and the reader lets the event loop run before it asks for more. The rows are those of rows().
-   */
-  rowsSliced(
-    ws: string, env: Environment, refs: Iterable<BlockRef>, range: ScanRange,
-    accept: (row: Row) => boolean, mayHold: ((block: Block) => boolean) | undefined, due: () => boolean,
-  ): Generator<Row | Pause> {
-    return this.walk(ws, env, refs, range, accept, mayHold ?? (() => true), due);
-  }
-
-  private *walk(
-    ws: string, env: Environment, refs: Iterable<BlockRef>, range: ScanRange,
-    accept: (row: Row) => boolean, mayHold: (block: Block) => boolean, due: () => boolean,
-  ): Generator<Row | Pause> {
-    const { after } = range;
-    const probe = { serverMs: 0, entry: new EntryView(undefined as unknown as Block, 0) };
-    let groupMs = NaN;
-    let group = new Map<string, Set<number> | null>();
-    const flush = function* (this: EntryStore): Generator<Row | Pause> {
-      if (group.size === 0) return;
-      const cursorHere = after !== undefined && groupMs === after.ms;
-      probe.serverMs = groupMs;
-      const test = (block: Block, i: number) => {
-        probe.entry.b = block;
-        probe.entry.i = i;
-        return !(cursorHere && block.id(i) >= after.id) && accept(probe);
-      };
-      if (group.size === 1) {
-        // one block: ids ascend with positions, so walk them backwards without building a list
-        const [[firstId, positions]] = group;
-        const block = this.block(ws, env, groupMs, firstId);
-        if (!block || !mayHold(block)) return;
-        const at = positions === null ? null : [...positions].sort((a, b) => a - b);
-        for (let k = (at ? at.length : block.size) - 1; k >= 0; k--) {
-          const i = at ? at[k] : k;
-          if (test(block, i)) yield { serverMs: groupMs, entry: block.entry(i) };
-        }
-        return;
-      }
-      // blocks are copies of the stored bytes (lmdb-js get), so those read stay valid across a pause
-      const candidates: [Block, number][] = [];
-      for (const [firstId, positions] of group) {
-        if (due()) yield PAUSE;
-        const block = this.block(ws, env, groupMs, firstId);
-        if (!block || !mayHold(block)) continue;
-        if (positions === null) for (let i = 0; i < block.size; i++) candidates.push([block, i]);
-        else for (const i of positions) candidates.push([block, i]);
-      }
-      candidates.sort(([a, i], [b, j]) => (a.id(i) < b.id(j) ? 1 : a.id(i) > b.id(j) ? -1 : 0));
-      for (let k = 0; k < candidates.length; k++) {
-        if ((k & 1023) === 1023 && due()) yield PAUSE; // about as often as between blocks
-        const [block, i] = candidates[k];
-        if (test(block, i)) yield { serverMs: groupMs, entry: block.entry(i) };
-      }
-    };
-    for (const ref of refs) {
-      if (due()) yield PAUSE; // a reference in range costs a block read: one clock reading is cheap beside it
-      if (ref.ms < range.fromMs || ref.ms >= range.toMs || (after && ref.ms > after.ms)) continue;
-      if (ref.ms !== groupMs) {
-        yield* flush.call(this);
-        groupMs = ref.ms;
-        group = new Map();
-      }
-      const had = group.get(ref.firstId);
-      if (had === null) continue; // the whole block is in already
-      if (ref.positions === null) group.set(ref.firstId, null);
-      else group.set(ref.firstId, new Set([...(had ?? []), ...ref.positions]));
-    }
-    yield* flush.call(this);
-  }
-
-  /** scan yields every entry of a range in the read order. */
-  scan(ws: string, env: Environment, range: ScanRange): Generator<Row> {
-    return this.rows(ws, env, this.blocks(ws, env, range), range);
-  }
-
-  /**
    * deleteBefore removes up to `maxBlocks` blocks older than `beforeMs`, with their postings, in one
    * transaction and returns how many entries went; callers loop until it returns 0, so ingestion never waits long.
    */
@@ -242,7 +150,7 @@ export class EntryStore {
       let n = 0;
       for (const key of doomed) {
         const [, , ms, firstId] = key as [string, Environment, number, string];
-        const block = this.block(ws, env, ms, firstId);
+        const block = this.readBlock(ws, env, ms, firstId);
         if (!block) continue;
         for (const [kind, term] of termsOf(block.entries())) this.postings.remove(ws, env, kind, term, ms, firstId);
         this.db.removeSync(key);
@@ -252,7 +160,8 @@ export class EntryStore {
     });
   }
 
-  private block(ws: string, env: Environment, ms: number, firstId: string): Block | undefined {
+  /** readBlock reads one block by its key; undefined once it is deleted (retention). */
+  readBlock(ws: string, env: Environment, ms: number, firstId: string): Block | undefined {
     const value = this.db.get([ws, env, ms, firstId]) as Uint8Array | undefined;
     return value === undefined ? undefined : Block.decode(ms, value);
   }
@@ -266,27 +175,4 @@ export class EntryStore {
       yield { ms, firstId: entries[0].id, text: blockWords(entries), entries: entries.length };
     }
   }
-}
-
-/** PAUSE is what rowsSliced yields when its slice is used up: the reader lets the event loop run, then asks for more. */
-export const PAUSE = Symbol("pause");
-export type Pause = typeof PAUSE;
-const never = () => false;
-
-/** toLogEntry renders a stored entry in the wire shape of interface §2.1. */
-export function toLogEntry(env: Environment, serverMs: number, e: Entry): LogEntry {
-  return {
-    id: e.id,
-    environment: env,
-    level: e.level,
-    action: e.action,
-    message: e.message,
-    tags: e.tags,
-    actor: e.actor,
-    target: e.target,
-    context: e.context,
-    metadata: e.metadata,
-    client_timestamp: formatMs(e.clientMs),
-    server_timestamp: formatMsRepeated(serverMs),
-  };
 }

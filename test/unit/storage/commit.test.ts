@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { nextIds } from "../../../src/ids.ts";
+import { scan } from "../../../src/query/execute.ts";
 import { openDatabases } from "../../../src/storage/db.ts";
 import { EntryStore, type Entry } from "../../../src/storage/entries.ts";
 import { UsageStore } from "../../../src/storage/usage.ts";
@@ -26,7 +27,7 @@ const write = (n: number, metadata: Entry["metadata"] = null) => {
   const entries = ids.map((id): Entry => ({ id, level: "info", action: "commit.test", message: `m ${id}`, tags: [], clientMs: ms, actor: null, target: null, context: null, metadata }));
   return { ms, ids, entries };
 };
-const all = (ws: string) => [...store.scan(ws, "development", { fromMs: 0, toMs: 8.64e15 })].map((r) => r.entry.id);
+const all = (ws: string) => [...scan(store, ws, "development", { fromMs: 0, toMs: 8.64e15 })].map((r) => r.entry.id);
 
 test("a turn whose encoding fails stores none of its writes and gives their quota back", async () => {
   const good = write(3);

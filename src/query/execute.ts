@@ -1,0 +1,107 @@
+// execute: turns block references, newest first, into the entries of a read in the read order (server time descending,
+// then id descending), checking each with the query's predicate. Blocks of one millisecond may interleave in id, so
+// their entries are merged before they are ordered.
+import type { Environment } from "../schema.ts";
+import { EntryView, type Block } from "../storage/block.ts";
+import type { EntryStore, Row } from "../storage/entries.ts";
+import type { BlockRef, ScanRange } from "../storage/keys.ts";
+
+/** BlockReader is what the executor reads blocks through. */
+export type BlockReader = Pick<EntryStore, "readBlock">;
+
+/** PAUSE is what rowsSliced yields when its slice is used up: the reader lets the event loop run, then asks for more. */
+export const PAUSE = Symbol("pause");
+export type Pause = typeof PAUSE;
+const never = () => false;
+
+/**
+ * rows turns block references (newest first) into the entries that `accept` takes, in the read order —
+ * serverMs descending, then id descending — strictly after the range's cursor. `accept` sees a view
+ * that is reused for the next entry: it must not keep it. References to deleted blocks are skipped.
+ */
+export function rows(
+  store: BlockReader, ws: string, env: Environment, refs: Iterable<BlockRef>, range: ScanRange,
+  accept: (row: Row) => boolean = () => true,
+  /** false for a block none of whose entries `accept` can take (compileBlockTest): its entries are not read */
+  mayHold: (block: Block) => boolean = () => true,
+): Generator<Row> {
+  return walk(store, ws, env, refs, range, accept, mayHold, never) as Generator<Row>;
+}
+
+/**
+ * rowsSliced is rows for a reader that works in time slices: between blocks it yields PAUSE once `due` says the
+ * slice is used up, and the reader lets the event loop run before it asks for more. The rows are those of rows().
+ */
+export function rowsSliced(
+  store: BlockReader, ws: string, env: Environment, refs: Iterable<BlockRef>, range: ScanRange,
+  accept: (row: Row) => boolean, mayHold: ((block: Block) => boolean) | undefined, due: () => boolean,
+): Generator<Row | Pause> {
+  return walk(store, ws, env, refs, range, accept, mayHold ?? (() => true), due);
+}
+
+function* walk(
+  store: BlockReader, ws: string, env: Environment, refs: Iterable<BlockRef>, range: ScanRange,
+  accept: (row: Row) => boolean, mayHold: (block: Block) => boolean, due: () => boolean,
+): Generator<Row | Pause> {
+  const { after } = range;
+  const probe = { serverMs: 0, entry: new EntryView(undefined as unknown as Block, 0) };
+  let groupMs = NaN;
+  let group = new Map<string, Set<number> | null>();
+  const flush = function* (): Generator<Row | Pause> {
+    if (group.size === 0) return;
+    const cursorHere = after !== undefined && groupMs === after.ms;
+    probe.serverMs = groupMs;
+    const test = (block: Block, i: number) => {
+      probe.entry.b = block;
+      probe.entry.i = i;
+      return !(cursorHere && block.id(i) >= after.id) && accept(probe);
+    };
+    if (group.size === 1) {
+      // one block: ids ascend with positions, so walk them backwards without building a list
+      const [[firstId, positions]] = group;
+      const block = store.readBlock(ws, env, groupMs, firstId);
+      if (!block || !mayHold(block)) return;
+      const at = positions === null ? null : [...positions].sort((a, b) => a - b);
+      for (let k = (at ? at.length : block.size) - 1; k >= 0; k--) {
+        const i = at ? at[k] : k;
+        if (test(block, i)) yield { serverMs: groupMs, entry: block.entry(i) };
+      }
+      return;
+    }
+    // blocks are copies of the stored bytes (lmdb-js get), so those read stay valid across a pause
+    const candidates: [Block, number][] = [];
+    for (const [firstId, positions] of group) {
+      if (due()) yield PAUSE;
+      const block = store.readBlock(ws, env, groupMs, firstId);
+      if (!block || !mayHold(block)) continue;
+      if (positions === null) for (let i = 0; i < block.size; i++) candidates.push([block, i]);
+      else for (const i of positions) candidates.push([block, i]);
+    }
+    candidates.sort(([a, i], [b, j]) => (a.id(i) < b.id(j) ? 1 : a.id(i) > b.id(j) ? -1 : 0));
+    for (let k = 0; k < candidates.length; k++) {
+      if ((k & 1023) === 1023 && due()) yield PAUSE; // about as often as between blocks
+      const [block, i] = candidates[k];
+      if (test(block, i)) yield { serverMs: groupMs, entry: block.entry(i) };
+    }
+  };
+  for (const ref of refs) {
+    if (due()) yield PAUSE; // a reference in range costs a block read: one clock reading is cheap beside it
+    if (ref.ms < range.fromMs || ref.ms >= range.toMs || (after && ref.ms > after.ms)) continue;
+    if (ref.ms !== groupMs) {
+      yield* flush();
+      groupMs = ref.ms;
+      group = new Map();
+    }
+    const had = group.get(ref.firstId);
+    if (had === null) continue; // the whole block is in already
+    if (ref.positions === null) group.set(ref.firstId, null);
+    else group.set(ref.firstId, new Set([...(had ?? []), ...ref.positions]));
+  }
+  yield* flush();
+}
+
+/** scan yields every entry of a range in the read order. */
+export function scan(store: BlockReader & Pick<EntryStore, "blocks">, ws: string, env: Environment, range: ScanRange): Generator<Row> {
+  return rows(store, ws, env, store.blocks(ws, env, range), range);
+}
+
