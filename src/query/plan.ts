@@ -58,15 +58,15 @@ export function planQuery(store: EntryStore, ws: string, env: Environment, query
 function candidateFor(store: EntryStore, ws: string, env: Environment, term: Term, range: ScanRange): Proposal | undefined {
   const postings = (kind: PostingKind, index: Candidate["index"], terms: string[]): Proposal => ({
     index,
-    estimate: (cap) => terms.reduce((n, t) => (n >= cap ? n : n + store.postings.count(ws, env, kind, t, range, cap - n)), 0),
-    open: () => mergeRefs(terms.map((t) => store.postings.blocks(ws, env, kind, t, range))),
+    estimate: (cap) => terms.reduce((n, t) => (n >= cap ? n : n + store.countPostingBlocks(ws, env, kind, t, range, cap - n)), 0),
+    open: () => mergeRefs(terms.map((t) => store.postingBlocks(ws, env, kind, t, range))),
   });
   const fulltext = (alternatives: string[][]): Proposal => ({
     index: "fulltext",
-    estimate: () => alternatives.reduce((n, w) => n + store.fulltext.estimate(ws, env, w), 0),
-    open: () => mergeRefs(alternatives.map((w) => store.fulltext.blocks(ws, env, w, range))),
+    estimate: () => alternatives.reduce((n, w) => n + store.estimateTextBlocks(ws, env, w), 0),
+    open: () => mergeRefs(alternatives.map((w) => store.textBlocks(ws, env, w, range))),
   });
-  const actions = (literal: string, test: (a: string) => boolean) => postings("a", "action", store.dictionary.actions(ws, env, literal, test));
+  const actions = (literal: string, test: (a: string) => boolean) => postings("a", "action", store.actions(ws, env, literal, test));
   const fixed = (index: Candidate["index"], n: number, open: () => Iterable<BlockRef>): Proposal => ({ index, estimate: () => n, open });
 
   switch (term.kind) {

@@ -23,7 +23,7 @@ import { Dictionary } from "./dictionary.ts";
 import type { EncodedBlock } from "./encode.ts";
 import { FullText, type BlockText } from "./fulltext.ts";
 import { rangeKeys, type BlockRef, type ScanRange } from "./keys.ts";
-import { Postings, blockTerms, termsOf } from "./postings.ts";
+import { Postings, blockTerms, termsOf, type PostingKind } from "./postings.ts";
 import { resumingKeys } from "./resume.ts";
 import type { UsageStore } from "./usage.ts";
 
@@ -49,7 +49,7 @@ export interface EntryDatabases {
 /** EntryStore reads and writes entry blocks and their indexes; the layout stays behind this class. */
 export class EntryStore {
   readonly postings: Postings;
-  readonly dictionary: Dictionary;
+  private readonly dictionary: Dictionary;
   readonly fulltext: FullText;
   private readonly db: Database;
   private readonly turns: TurnCommitter;
@@ -126,6 +126,31 @@ export class EntryStore {
       const k = key as unknown[];
       yield { ms: k[2] as number, firstId: k[3] as string, positions: null };
     }
+  }
+
+  /** postingBlocks yields the blocks holding a level, tag or exact action within a range, newest first. */
+  postingBlocks(ws: string, env: Environment, kind: PostingKind, term: string, range: ScanRange): Iterable<BlockRef> {
+    return this.postings.blocks(ws, env, kind, term, range);
+  }
+
+  /** countPostingBlocks counts postingBlocks, stopping at cap (planner estimates). */
+  countPostingBlocks(ws: string, env: Environment, kind: PostingKind, term: string, range: ScanRange, cap: number): number {
+    return this.postings.count(ws, env, kind, term, range, cap);
+  }
+
+  /** actions lists the distinct actions that pass `test`, narrowed by the trigrams of `literal` (dictionary.ts). */
+  actions(ws: string, env: Environment, literal: string, test: (action: string) => boolean): string[] {
+    return this.dictionary.actions(ws, env, literal, test);
+  }
+
+  /** textBlocks yields the blocks that may hold every one of `words` within a range, newest first (full text). */
+  textBlocks(ws: string, env: Environment, words: string[], range: ScanRange): Iterable<BlockRef> {
+    return this.fulltext.blocks(ws, env, words, range);
+  }
+
+  /** estimateTextBlocks estimates textBlocks' count from the segments in memory (planner estimates). */
+  estimateTextBlocks(ws: string, env: Environment, words: string[]): number {
+    return this.fulltext.estimate(ws, env, words);
   }
 
   /** countBlocks counts a range's blocks, stopping at cap (planner estimates). */
