@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { buildApp, services } from "../src/app.ts";
+import { compose } from "../src/compose.ts";
 import { IdGenerator } from "../src/ids.ts";
 import { checkEntry } from "../src/ingest/rules.ts";
 import { BUILT_IN_PLANS, PlanTable } from "../src/limits/plans.ts";
@@ -14,7 +14,6 @@ import { matchQuery } from "../src/query/match.ts";
 import { scan } from "../src/query/execute.ts";
 import { runCandidate } from "../src/query/page.ts";
 import { planQuery } from "../src/query/plan.ts";
-import { openDatabases } from "../src/storage/db.ts";
 import type { Entry } from "../src/storage/entries.ts";
 import { loghubEntries, syntheticEntry } from "./data.ts";
 
@@ -26,10 +25,8 @@ const SPAN_MS = 10 * 86_400_000; // the data covers ten days of server time
 
 export async function benchQuery() {
   const dir = mkdtempSync(join(tmpdir(), "sluice-qbench-"));
-  const dbs = openDatabases(dir);
-  const deps = { dbs, plans: new PlanTable(), adminToken: "bench", log: () => {}, ipRatePerMinute: -1, clock: () => T0 + SPAN_MS };
-  const s = services(deps);
-  const app = buildApp(deps, s);
+  const s = compose({ dataDir: dir, plans: new PlanTable(), adminToken: "bench", log: () => {}, ipRatePerMinute: -1, clock: () => T0 + SPAN_MS });
+  const { app } = s;
   try {
     const ws = await s.admin.createWorkspace({ name: "bench" });
     const key = (await s.admin.createKey(ws.id, { environment: "production", type: "rw" })).key;
@@ -102,8 +99,7 @@ export async function benchQuery() {
     rows.push({ query: "page 20 through the cursor (level=warn)", "http p50": page20.p50, "http p95": page20.p95, "engine p50": `page 1 http p50: ${page1.p50}`, matches: 50 });
     return { entries: total, loadSecs, rows };
   } finally {
-    await s.entries.fulltext.settled();
-    await dbs.root.close();
+    await s.close();
     rmSync(dir, { recursive: true, force: true });
   }
 }
@@ -115,7 +111,7 @@ function request(body: Record<string, unknown>) {
 }
 
 /** engine runs one page below HTTP, on the plan the planner chose or forced onto the full range scan. */
-function engine(s: ReturnType<typeof services>, ws: string, body: Record<string, unknown>, which: "chosen" | "range") {
+function engine(s: ReturnType<typeof compose>, ws: string, body: Record<string, unknown>, which: "chosen" | "range") {
   const { query, range } = request(body);
   const plan = planQuery(s.entries, ws, "production", query, range);
   const candidate = which === "chosen" ? plan.chosen : plan.candidates.find((c) => c.index === "range")!;
@@ -124,7 +120,7 @@ function engine(s: ReturnType<typeof services>, ws: string, body: Record<string,
 }
 
 /** reference answers the slow, obvious way: every entry of the range through the reference matcher. */
-function reference(s: ReturnType<typeof services>, ws: string, body: Record<string, unknown>): string[] {
+function reference(s: ReturnType<typeof compose>, ws: string, body: Record<string, unknown>): string[] {
   const { query, range } = request(body);
   const out: string[] = [];
   for (const row of scan(s.entries, ws, "production", range)) {

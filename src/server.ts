@@ -1,31 +1,28 @@
 // server: opens a data directory, builds the app, listens, sweeps expired entries, and shuts down cleanly on SIGTERM/SIGINT.
-import { buildApp, services } from "./app.ts";
 import { banner, bootstrap } from "./bootstrap.ts";
+import { compose } from "./compose.ts";
 import type { Config } from "./config.ts";
 import { holdWrite } from "./http/pipelining.ts";
 import { planTable } from "./limits/plans-file.ts";
-import { openDatabases } from "./storage/db.ts";
 import { RetentionSweeper } from "./storage/retention.ts";
 
 /** startServer runs Sluice until a signal stops it; the returned stop() does the same for tests. */
 export async function startServer(config: Config, print: (text: string) => void = console.log) {
   const plans = planTable(config.plansFile); // a bad plans file stops the start here
-  const dbs = openDatabases(config.dataDir);
-  const deps = {
-    dbs, plans, adminToken: config.adminToken, ipRatePerMinute: config.ipRatePerMinute, trustProxyHops: config.trustProxyHops,
+  const s = compose({
+    dataDir: config.dataDir, plans, adminToken: config.adminToken, ipRatePerMinute: config.ipRatePerMinute, trustProxyHops: config.trustProxyHops,
     accessLog: config.accessLog ? lineLog() : undefined,
     bodyTimeoutMs: config.bodyTimeoutSeconds * 1000,
     queryTimeoutMs: config.queryTimeoutSeconds * 1000,
-  };
-  const s = services(deps);
+  });
   const orphans = s.meta.workspaces().filter((w) => !plans.has(w.plan));
   if (orphans.length) {
-    await dbs.root.close();
+    await s.dbs.root.close();
     throw new Error(`workspace ${orphans[0].id} has plan ${JSON.stringify(orphans[0].plan)}, which the plan table lacks; add it to SLUICE_PLANS_FILE`);
   }
   const made = await bootstrap(s.meta, s.admin, config.adminToken);
   // a write that a pipelined request made Bun close the connection of is dropped before it runs (http/pipelining.ts)
-  const app = buildApp(deps, s).onRequest(holdWrite).listen({
+  const app = s.app.onRequest(holdWrite).listen({
     port: config.port,
     hostname: config.host,
     maxRequestBodySize: Number.MAX_SAFE_INTEGER, // each route enforces its own limit while the body streams in
@@ -48,9 +45,7 @@ export async function startServer(config: Config, print: (text: string) => void 
       clearInterval(sweepTimer);
       await server.stop(false); // stop accepting; let in-flight requests finish
       await sweeper.idle(); // a sweep under way finishes its batches before storage closes
-      await s.entries.settled(); // full-text segments and postings are stored: a restart has nothing to recover
-      await dbs.root.flushed;
-      await dbs.root.close();
+      await s.close(); // full-text segments and postings are stored: a restart has nothing to recover
       await Bun.sleep(0); // the last access-log lines are printed
     })());
   const onSignal = () => void stop().then(() => process.exit(0), () => process.exit(1));

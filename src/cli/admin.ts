@@ -1,9 +1,8 @@
 // cli admin: the workspaces and keys commands, run against a data directory (also while the server runs).
 import { parseArgs } from "node:util";
-import { AdminService } from "../admin/service.ts";
+import type { AdminService } from "../admin/service.ts";
+import { composeAdmin } from "../compose.ts";
 import type { PlanTable } from "../limits/plans.ts";
-import { openDatabases } from "../storage/db.ts";
-import { MetaStore } from "../storage/meta.ts";
 
 export interface CommandSpec {
   usage: string;
@@ -95,11 +94,11 @@ export async function runAdminCommand(spec: CommandSpec, args: string[], dataDir
   if (missing.length || positionals.length !== spec.positionals.length) {
     throw new UsageError(`${missing.length ? `missing ${missing.join(", ")}; ` : ""}usage: ${spec.usage}`);
   }
-  const dbs = openDatabases(dataDir);
+  const { admin, close } = composeAdmin(dataDir, plans);
   try {
-    return await spec.run(new AdminService(new MetaStore(dbs.meta), plans), values as Record<string, string>, positionals);
+    return await spec.run(admin, values as Record<string, string>, positionals);
   } finally {
-    await dbs.root.close();
+    await close();
   }
 }
 

@@ -2,11 +2,11 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { buildApp, services } from "../../src/app.ts";
+import { compose } from "../../src/compose.ts";
 import { PlanTable, type Plan } from "../../src/limits/plans.ts";
-import { openDatabases } from "../../src/storage/db.ts";
-import type { Environment } from "../../src/schema.ts";
-import type { KeyType } from "../../src/schema.ts";
+import type { Environment, KeyType } from "../../src/schema.ts";
+
+type Sluice = ReturnType<typeof compose>;
 
 export const ADMIN_TOKEN = "test-admin-token";
 export const WS = "/api/v1/workspace";
@@ -21,9 +21,9 @@ export interface CallOptions {
 
 export interface TestSluice {
   dir: string;
-  dbs: ReturnType<typeof openDatabases>;
-  app: ReturnType<typeof buildApp>;
-  svc: ReturnType<typeof services>;
+  dbs: Sluice["dbs"];
+  app: Sluice["app"];
+  svc: Sluice;
   /** call sends one request; JSON bodies get Content-Type application/json unless headers say otherwise */
   call(method: string, path: string, opts?: CallOptions): Promise<Response>;
   /** admin calls the admin API with the admin token */
@@ -49,10 +49,9 @@ export interface TestOptions {
 
 /** startTestSluice opens a fresh data directory; pass an existing dir to reopen it (restart). */
 export function startTestSluice(dir = mkdtempSync(join(tmpdir(), "sluice-test-")), opts: TestOptions = {}): TestSluice {
-  const dbs = openDatabases(dir, () => {}); // quiet: a test reads what it needs of storage itself
-  const deps = { ...opts, dbs, plans: new PlanTable(opts.plans), adminToken: ADMIN_TOKEN, log: () => {} };
-  const svc = services(deps);
-  const app = buildApp(deps, svc);
+  // quiet: a test reads what it needs of storage and of the error log itself
+  const svc = compose({ ...opts, dataDir: dir, plans: new PlanTable(opts.plans), adminToken: ADMIN_TOKEN, log: () => {}, storageLog: () => {} });
+  const { dbs, app } = svc;
   const call: TestSluice["call"] = (method, path, opts = {}) => {
     const headers: Record<string, string> = { ...opts.headers };
     if (opts.key !== undefined) headers["x-api-key"] = opts.key;
@@ -79,8 +78,7 @@ export function startTestSluice(dir = mkdtempSync(join(tmpdir(), "sluice-test-")
       };
     },
     async close() {
-      await svc.entries.settled(); // as the server's stop does
-      await dbs.root.close();
+      await svc.close(); // as the server's stop does
     },
   };
 }

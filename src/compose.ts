@@ -1,0 +1,38 @@
+// compose: the one composition root. A data directory and the options of a run become Sluice's parts: storage, the
+// services the routes share and the app. The server, the CLI, the test helper and the benches all build through here.
+import { AdminService } from "./admin/service.ts";
+import { buildApp, services, type AppDeps } from "./app.ts";
+import type { PlanTable } from "./limits/plans.ts";
+import { openDatabases } from "./storage/db.ts";
+import { MetaStore } from "./storage/meta.ts";
+
+/** SluiceOptions are what a run decides: the data directory, the plans, and the app's settings (AppDeps). */
+export interface SluiceOptions extends Omit<AppDeps, "dbs"> {
+  dataDir: string;
+  /** where storage reports at open (an index layout upgrade); default: JSON lines on stderr */
+  storageLog?: (line: Record<string, unknown>) => void;
+}
+
+/** compose opens the data directory and builds every part; close() stores what is held and closes storage. */
+export function compose(options: SluiceOptions) {
+  const dbs = openDatabases(options.dataDir, options.storageLog);
+  const deps: AppDeps = { ...options, dbs };
+  const parts = services(deps);
+  return {
+    ...parts,
+    dbs,
+    app: buildApp(deps, parts),
+    /** close ends what a clean stop waits for (full-text segments, held postings), then closes storage */
+    async close() {
+      await parts.entries.settled();
+      await dbs.root.flushed;
+      await dbs.root.close();
+    },
+  };
+}
+
+/** composeAdmin opens only what the workspaces and keys commands need: no entry store, so no index work beside a running server. */
+export function composeAdmin(dataDir: string, plans: PlanTable) {
+  const dbs = openDatabases(dataDir);
+  return { admin: new AdminService(new MetaStore(dbs.meta), plans), close: () => dbs.root.close() };
+}
