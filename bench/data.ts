@@ -16,11 +16,17 @@ export function parseCsvLine(line: string): string[] {
   for (let i = 0; i < line.length; i++) {
     const c = line[i];
     if (quoted) {
-      if (c === '"' && line[i + 1] === '"') (field += '"'), i++;
+      if (c === '"' && line[i + 1] === '"') {
+        field += '"';
+        i++;
+      }
       else if (c === '"') quoted = false;
       else field += c;
     } else if (c === '"') quoted = true;
-    else if (c === ",") out.push(field), (field = "");
+    else if (c === ",") {
+      out.push(field);
+      field = "";
+    }
     else field += c;
   }
   out.push(field);

@@ -15,7 +15,10 @@ import { FullText } from "../src/storage/fulltext.ts";
 
 const FLOOR = process.env.FLOOR ?? "single";
 const dir = mkdtempSync(join(tmpdir(), "sluice-floor-"));
-process.on("SIGTERM", () => (rmSync(dir, { recursive: true, force: true }), process.exit(0)));
+process.on("SIGTERM", () => {
+  rmSync(dir, { recursive: true, force: true });
+  process.exit(0);
+});
 const root = open({ path: join(dir, "floor.mdb"), maxDbs: 4, mapSize: 2 ** 40 }); // as src/storage/db.ts: overlappingSync
 const entries = root.openDB({ name: "entries", encoding: FLOOR.startsWith("bulk") ? "binary" : "msgpack" });
 const fulltext = FLOOR === "bulk-fulltext" ? new FullText(root.openDB({ name: "fulltext", encoding: "msgpack" }), () => []) : undefined;

@@ -27,13 +27,19 @@ interface Server {
 /** bare starts one of the bench's own servers (startBare) as a contestant. */
 async function bare(name: string, file: string, env: Record<string, string> = {}): Promise<Server> {
   const { proc, url } = await startBare(file, env);
-  return { name, url, headers: {}, stop: () => (proc.kill("SIGTERM"), proc.exited), runs: [] };
+  return { name, url, headers: {}, stop: () => {
+    proc.kill("SIGTERM");
+    return proc.exited;
+  }, runs: [] };
 }
 
 /** sluice starts Sluice as the other benches do, on a fresh data directory, as a contestant at `path`. */
 async function sluice(dir: string, path: string): Promise<Server & { key: string; base: string }> {
   const s = await startSluice(mkdtempSync(join(dir, "sluice-")), { SLUICE_IP_RATE_PER_MIN: "-1" }); // one client address: no per-IP guard
-  return { name: "Sluice", url: `${s.base}${path}`, base: s.base, key: s.key, headers: { "x-api-key": s.key }, stop: () => (s.proc.kill("SIGTERM"), s.exited), runs: [] };
+  return { name: "Sluice", url: `${s.base}${path}`, base: s.base, key: s.key, headers: { "x-api-key": s.key }, stop: () => {
+    s.proc.kill("SIGTERM");
+    return s.exited;
+  }, runs: [] };
 }
 
 /** turns runs every server once a round, in order, keeping each run's figure in its runs. */

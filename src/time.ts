@@ -96,6 +96,9 @@ let lastText = "";
 
 /** formatMsRepeated is formatMs for a value asked for many times in a row, as the server millisecond of a turn's answers is: it keeps the last one. */
 export function formatMsRepeated(ms: number): string {
-  if (ms !== lastMs) (lastText = formatMs(ms)), (lastMs = ms);
+  if (ms !== lastMs) {
+    lastText = formatMs(ms);
+    lastMs = ms;
+  }
   return lastText;
 }

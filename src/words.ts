@@ -12,6 +12,7 @@ export function words(text: string): string[] {
   return [...seen];
 }
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: all of ASCII, control characters included
 const ASCII = /^[\x00-\x7f]*$/;
 const ASCII_WORD = /[a-z0-9]+/g;
 const LONG_TEXT = 1024; // a block's text, where most words repeat: the hash table pays; a message's few words do not
@@ -50,7 +51,10 @@ class AsciiWords {
       if (c > 0x7f) return false;
       if (c >= 0x41 && c <= 0x5a) c |= 0x20; // A–Z: in ASCII lowercasing is per character
       if ((c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39)) {
-        if (start < 0) (start = i), (h = 0x811c9dc5);
+        if (start < 0) {
+          start = i;
+          h = 0x811c9dc5;
+        }
         h = Math.imul(h ^ c, 0x01000193); // FNV-1a over the lowercased word
         continue;
       }

@@ -81,6 +81,12 @@ function splitGlobal(argv: string[]) {
   return { rest, dataDir, wantsHelp };
 }
 
+/** printed prints a help text and gives the exit code of a request for help. */
+function printed(text: string): number {
+  console.log(text);
+  return 0;
+}
+
 async function main(argv: string[]): Promise<number> {
   const { rest, dataDir, wantsHelp } = splitGlobal(argv);
   const [first, second] = rest;
@@ -90,14 +96,14 @@ async function main(argv: string[]): Promise<number> {
   }
   const env: Record<string, string | undefined> = { ...process.env, ...(dataDir ? { SLUICE_DATA_DIR: dataDir } : {}) };
   if (first === "serve") {
-    if (wantsHelp) return console.log(commandHelp(SERVE)), 0;
+    if (wantsHelp) return printed(commandHelp(SERVE));
     const { values } = parseArgs({ args: rest.slice(1), options: { port: { type: "string" }, host: { type: "string" } }, strict: true });
     await startServer(loadConfig({ ...env, ...(values.port ? { SLUICE_PORT: values.port } : {}), ...(values.host ? { SLUICE_HOST: values.host } : {}) }));
     return -1; // keep running until a signal
   }
   if (first in TRANSFER) {
     const spec = TRANSFER[first];
-    if (wantsHelp) return console.log(commandHelp(spec)), 0;
+    if (wantsHelp) return printed(commandHelp(spec));
     const { values, positionals } = parseArgs({ args: rest.slice(1), options: spec.options, allowPositionals: true, strict: true });
     if (positionals.length !== spec.positionals.length) throw new UsageError(`usage: ${spec.usage}`);
     const key = (values.key as string | undefined) ?? env.SLUICE_API_KEY;
@@ -121,7 +127,7 @@ async function main(argv: string[]): Promise<number> {
     console.error(`sluice: unknown command "${name}"\n\n${help()}`);
     return 2;
   }
-  if (wantsHelp) return console.log(commandHelp(spec)), 0;
+  if (wantsHelp) return printed(commandHelp(spec));
   const config = loadConfig(env);
   const out = await runAdminCommand(spec, rest.slice(2), config.dataDir, planTable(config.plansFile));
   if (out !== undefined) console.log(JSON.stringify(out, null, 2));

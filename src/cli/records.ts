@@ -1,16 +1,16 @@
 // records: reads a file of entries — NDJSON, or one JSON array — as a stream of values, without loading it whole.
 
-/** Record is one value of the file, or why it could not be read, with where it stood. */
-export type Record = { at: number; value: unknown } | { at: number; error: string };
+/** ReadRecord is one value of the file, or why it could not be read, with where it stood. */
+export type ReadRecord = { at: number; value: unknown } | { at: number; error: string };
 
 /** readRecords yields the file's values; `at` is the 1-based line (NDJSON) or the 0-based array index. */
-export async function* readRecords(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<Record> {
+export async function* readRecords(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<ReadRecord> {
   const decoder = new TextDecoder();
   let text = "";
   let mode: "unknown" | "ndjson" | "array" = "unknown";
   const splitter = new ArraySplitter();
   let line = 0;
-  const parse = (at: number, raw: string): Record => {
+  const parse = (at: number, raw: string): ReadRecord => {
     try {
       return { at, value: JSON.parse(raw) };
     } catch (e) {

@@ -1,6 +1,6 @@
 // transfer: `sluice import FILE` (entries in bulk batches, with progress and a summary) and `sluice export` (NDJSON).
 import { statSync } from "node:fs";
-import { ApiClient } from "./client.ts";
+import type { ApiClient } from "./client.ts";
 import { readRecords } from "./records.ts";
 
 export interface ImportSummary {

@@ -60,8 +60,14 @@ async function readSmall(request: Request, scan: JsonScan, depth: number, timeou
   const bytes = await new Promise<Uint8Array>((resolve, reject) => {
     const watch = deadlines.watch(timeoutMs, () => reject(late(timeoutMs)));
     request.bytes().then(
-      (b) => (deadlines.end(watch), resolve(b)),
-      (e) => (deadlines.end(watch), reject(e)),
+      (b) => {
+        deadlines.end(watch);
+        resolve(b);
+      },
+      (e) => {
+        deadlines.end(watch);
+        reject(e);
+      },
     );
   });
   if (!scan.feed(bytes)) throw tooDeep(depth);
@@ -122,8 +128,15 @@ class Deadlines {
 
   private sweep(): void {
     const now = performance.now();
-    for (const w of this.watched) if (w.at <= now) this.watched.delete(w), w.expire();
-    if (this.watched.size === 0) clearInterval(this.timer), (this.timer = undefined);
+    for (const w of this.watched) {
+      if (w.at > now) continue;
+      this.watched.delete(w);
+      w.expire();
+    }
+    if (this.watched.size === 0) {
+      clearInterval(this.timer);
+      this.timer = undefined;
+    }
   }
 }
 

@@ -1,6 +1,6 @@
 // guard: the fixed order of checks for workspace calls (contract §3):
 // route (404, by the router) → authentication (401) → rate limits (429) → permission (403) → the handler's body checks.
-import { Authenticator, requirePermission, type Caller } from "../auth/authenticate.ts";
+import { type Authenticator, requirePermission, type Caller } from "../auth/authenticate.ts";
 import type { Permission } from "../auth/keys.ts";
 import { clientIp, type CallKind, type RateLimiter } from "../limits/rate.ts";
 import type { Reply } from "./respond.ts";

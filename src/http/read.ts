@@ -126,7 +126,7 @@ export function readRoutes(gate: Gate, store: EntryStore, queryTimeoutMs = DEFAU
 async function respondPage(set: Reply, store: EntryStore, caller: Caller, req: PageRequest, now: number, budgetMs: number): Promise<string> {
   const env = caller.key.environment;
   const { rows, more } = await readPage(store, scopeOf(caller, now), req, new TimeSlicer(budgetMs));
-  return json(set, rows.map((r) => toLogEntry(env, r.serverMs, r.entry)), 200, pageHeaders(env, rows, more));
+  return json(set, rows.map((r) => toLogEntry(env, r.serverMs, r.entry)), 200, pageHeaders(rows, more));
 }
 
 /** listParam reads a comma-separated parameter (repeats joined); empty members are dropped. */

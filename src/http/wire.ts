@@ -22,7 +22,7 @@ export function toLogEntry(env: Environment, serverMs: number, e: Entry): LogEnt
 }
 
 /** pageHeaders carries the cursor of the page after `rows` as X-Next-Cursor-ID / X-Next-Cursor-TS when more entries match. */
-export function pageHeaders(env: Environment, rows: Row[], more: boolean): Record<string, string> {
+export function pageHeaders(rows: Row[], more: boolean): Record<string, string> {
   const last = rows[rows.length - 1];
   if (!more || !last) return {};
   return { "x-next-cursor-id": last.entry.id, "x-next-cursor-ts": formatMsRepeated(last.serverMs) };

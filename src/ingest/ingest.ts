@@ -1,6 +1,6 @@
 // ingest: turns received bodies into stored entries (POST /logs, /logs/bulk) or a dry-run report (/logs/validate).
 import type { Caller } from "../auth/authenticate.ts";
-import { ApiError, badRequest, validationFailed, type FieldError } from "../errors.ts";
+import { ApiError, badRequest, type FieldError } from "../errors.ts";
 import { IdGenerator } from "../ids.ts";
 import { PerTurn } from "../turn.ts";
 import { limit } from "../limits/plans.ts";

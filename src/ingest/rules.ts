@@ -201,12 +201,18 @@ export function deeperThan(value: unknown, maxDepth: number): boolean {
     const depth = depths.pop()!;
     if (depth > maxDepth) return true;
     if (Array.isArray(v)) {
-      for (const c of v) if (typeof c === "object" && c !== null) values.push(c), depths.push(depth + 1);
+      for (const c of v) {
+        if (typeof c !== "object" || c === null) continue;
+        values.push(c);
+        depths.push(depth + 1);
+      }
     } else {
       const o = v as Record<string, unknown>;
       for (const k in o) {
         const c = o[k];
-        if (typeof c === "object" && c !== null) values.push(c), depths.push(depth + 1);
+        if (typeof c !== "object" || c === null) continue;
+        values.push(c);
+        depths.push(depth + 1);
       }
     }
   }

@@ -100,7 +100,10 @@ export class JsonScan {
           exponent = false;
         }
       } else if (b === OPEN_OBJECT || b === OPEN_ARRAY) {
-        if (depth === 0 && b === OPEN_ARRAY) (this.array = true), (this.start = this.offset + i);
+        if (depth === 0 && b === OPEN_ARRAY) {
+          this.array = true;
+          this.start = this.offset + i;
+        }
         if (++depth > limit) return false;
         if (depth > deepest) deepest = depth;
       } else if (b === CLOSE_OBJECT || b === CLOSE_ARRAY) {

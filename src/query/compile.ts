@@ -42,6 +42,7 @@ export function compileBlockTest(q: Query): ((block: Block) => boolean) | undefi
 }
 
 const MIN_RUN = 3; // shorter runs (" 1", ": ") are in nearly every block: not worth the search
+// biome-ignore lint/suspicious/noControlCharactersInRegex: every ASCII character but letters, control characters included
 const ASCII_NOT_LETTERS = /[\x00-\x40\x5b-\x60\x7b-\x7f]+/g;
 const longest = (xs: string[]): string => xs.reduce((a, b) => (b.length > a.length ? b : a), "");
 

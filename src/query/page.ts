@@ -9,7 +9,7 @@ import { formatMs } from "../time.ts";
 import type { Query } from "./ast.ts";
 import { formatQuery } from "./format.ts";
 import { compileBlockTest, compileQuery } from "./compile.ts";
-import { planQuery, type Candidate, type Plan } from "./plan.ts";
+import { planQuery, type Candidate, type QueryPlan } from "./plan.ts";
 import type { Slice } from "./slice.ts";
 
 /** PageRequest is a validated read: a query (all terms ANDed), a time range with an optional cursor, a page size. */
@@ -33,7 +33,7 @@ export interface ReadScope {
 }
 
 /** planFor plans a read within its scope. */
-export function planFor(store: EntryStore, scope: ReadScope, req: PageRequest, explaining = false): Plan {
+export function planFor(store: EntryStore, scope: ReadScope, req: PageRequest, explaining = false): QueryPlan {
   const range = { ...req.range, fromMs: Math.max(req.range.fromMs, scope.floorMs) };
   return planQuery(store, scope.ws, scope.env, req.query, range, explaining);
 }
@@ -69,7 +69,7 @@ export async function runSliced(store: EntryStore, ws: string, env: Environment,
 /** explain describes the plan a read would run, with every estimate, instead of running it. */
 export function explain(store: EntryStore, scope: ReadScope, req: PageRequest) {
   const plan = planFor(store, scope, req, true);
-  const describe = (c: Plan["chosen"]) => ({ index: c.index, term: c.term ?? null, estimate_blocks: c.estimate });
+  const describe = (c: QueryPlan["chosen"]) => ({ index: c.index, term: c.term ?? null, estimate_blocks: c.estimate });
   return {
     plan: describe(plan.chosen),
     estimates: plan.candidates.map(describe),

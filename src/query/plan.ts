@@ -24,7 +24,7 @@ export interface Candidate {
 
 type Proposal = Omit<Candidate, "term" | "estimate"> & { estimate(cap: number): number };
 
-export interface Plan {
+export interface QueryPlan {
   range: ScanRange;
   chosen: Candidate;
   candidates: Candidate[];
@@ -35,7 +35,7 @@ export interface Plan {
 const COUNT_CAP = 250;
 
 /** planQuery narrows the range by the server_timestamp terms and picks the cheapest candidate source. */
-export function planQuery(store: EntryStore, ws: string, env: Environment, query: Query, requested: ScanRange, explaining = false): Plan {
+export function planQuery(store: EntryStore, ws: string, env: Environment, query: Query, requested: ScanRange, explaining = false): QueryPlan {
   const range = narrow(requested, query.terms);
   const proposals: [Proposal, string | undefined][] = [];
   for (const term of query.terms) {

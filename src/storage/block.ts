@@ -25,6 +25,7 @@ export interface Entry {
 type Objects = [Entry["actor"], Entry["target"], Entry["context"], Entry["metadata"]];
 
 /** The columns, in the order they are stored. */
+// biome-ignore lint/suspicious/noConstEnum: used in this file alone, where Bun inlines its members
 const enum Col { Id, Level, Action, Message, Tags, ClientMs, Objects }
 interface Stored {
   /**

@@ -55,7 +55,10 @@ function encodeWideText(values: readonly (string | null)[]): Uint8Array {
   let chars = 0;
   for (let i = 0; i < n; i++) {
     const v = values[i];
-    if (v !== null) (at += encoder.encodeInto(v, payload.subarray(at)).written), (chars += v.length); // a lone surrogate decodes as U+FFFD: one character still
+    if (v !== null) {
+      at += encoder.encodeInto(v, payload.subarray(at)).written;
+      chars += v.length; // a lone surrogate decodes as U+FFFD: one character still
+    }
     head[1 + i] = v === null ? at + NULL_BIT : at;
     head[1 + n + i] = chars;
   }

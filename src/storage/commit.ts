@@ -85,7 +85,10 @@ export class TurnCommitter {
     try {
       for (const w of writes) {
         const taken = this.to.usage.take(w.ws, monthOf(w.serverMs), w.count, w.monthlyLimit); // in arrival order
-        if (taken.ok) (w.used = taken.used), stored.push(w);
+        if (taken.ok) {
+          w.used = taken.used;
+          stored.push(w);
+        }
         else w.resolve({ stored: false, used: taken.used });
       }
       blocks = readyBlocks(stored);

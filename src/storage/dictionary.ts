@@ -52,7 +52,7 @@ export class Dictionary {
       let set: Set<string> | undefined;
       for (const g of grams) {
         const next = new Set<string>();
-        for (const k of this.db.getKeys({ start: [ws, env, "g", g], end: [ws, env, "g", g + "\u0000"], snapshot: false })) {
+        for (const k of this.db.getKeys({ start: [ws, env, "g", g], end: [ws, env, "g", `${g}\u0000`], snapshot: false })) {
           const action = (k as unknown[])[4] as string;
           if (!set || set.has(action)) next.add(action);
         }

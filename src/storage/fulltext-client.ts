@@ -4,7 +4,7 @@
 // before it: an acknowledged write is always found, with no index lag to reason about.
 import { MessageChannel, Worker, receiveMessageOnPort, type MessagePort } from "node:worker_threads";
 
-export type Request =
+export type WorkerRequest =
   | { op: "add"; id: number; doc: number; text: string; entries: number }
   | { op: "search"; id: number; query: string; limit: number; call: number }
   | { op: "export"; id: number; call: number }
@@ -32,7 +32,7 @@ export class FullTextWorker {
   private readonly asyncReplies: MessagePort;
   private readonly waiting = new Map<number, (r: Reply) => void>();
   /** requests not yet posted, as one message; a search or any other request posts them with it */
-  private outbox: Request[] = [];
+  private outbox: WorkerRequest[] = [];
   private outboxEntries = 0;
   private flushSoon: Timer | undefined;
   private flushNow = false;
@@ -125,7 +125,7 @@ export class FullTextWorker {
     return result;
   }
 
-  private post(r: Request): void {
+  private post(r: WorkerRequest): void {
     this.outbox.push(r);
     this.flushAtTurnEnd();
   }

@@ -10,18 +10,18 @@ const isDigit = (c: number) => c >= ZERO && c <= NINE;
 
 /**
  * encodeTerms (FlexSearch's `encode` option) splits text on spaces and cuts each word's runs of 3+ ASCII digits
- * into triplets; no repeats. An add hands it the terms already (termsOf), which pass as they are.
+ * into triplets; no repeats. An add hands it the terms already (indexTerms), which pass as they are.
  */
 export function encodeTerms(content: string | string[]): string[] {
   if (typeof content !== "string") return content;
-  return [...new Set(termsOf(content.split(" ")))];
+  return [...new Set(indexTerms(content.split(" ")))];
 }
 
 /**
- * termsOf gives the terms of words, in order, possibly with repeats (FlexSearch indexes a term once a
+ * indexTerms gives the terms of words, in order, possibly with repeats (FlexSearch indexes a term once a
  * document): the worker's add skips joining its words into a text only to split them again.
  */
-export function termsOf(words: Iterable<string>): string[] {
+export function indexTerms(words: Iterable<string>): string[] {
   const terms: string[] = [];
   for (const word of words) {
     if (word === "") continue;

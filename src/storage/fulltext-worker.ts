@@ -4,8 +4,8 @@ import { parentPort, workerData } from "node:worker_threads";
 import type { MessagePort } from "node:worker_threads";
 import { Index } from "flexsearch";
 import { addWords } from "../words.ts";
-import { encodeTerms, termsOf } from "./fulltext-encoder.ts";
-import type { Request } from "./fulltext-client.ts";
+import { encodeTerms, indexTerms } from "./fulltext-encoder.ts";
+import type { WorkerRequest } from "./fulltext-client.ts";
 
 const { signal, replies, later } = workerData as { signal: Int32Array; replies: MessagePort; later: MessagePort };
 const indexes = new Map<number, Index>();
@@ -34,17 +34,17 @@ function answer(call: number, result: unknown): void {
   Atomics.notify(signal, 0);
 }
 
-parentPort!.on("message", (batch: Request[]) => {
+parentPort!.on("message", (batch: WorkerRequest[]) => {
   for (const r of batch) run(r);
 });
 
-function run(r: Request): void {
+function run(r: WorkerRequest): void {
   try {
     switch (r.op) {
       case "add": {
         const words = new Set<string>();
         addWords(r.text, words);
-        index(r.id).add(r.doc, termsOf(words) as unknown as string); // encodeTerms passes a list of terms as it is
+        index(r.id).add(r.doc, indexTerms(words) as unknown as string); // encodeTerms passes a list of terms as it is
         Atomics.add(signal, 1, r.entries); // entries done: the client's backlog
         return;
       }

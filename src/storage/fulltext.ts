@@ -207,7 +207,7 @@ export class FullText {
       .then((chunks) => {
         if (this.unpersisted) throw new Error(`segment ${seg.no} follows one that was not persisted`);
         return this.db.transaction(() => {
-          chunks.forEach((c, i) => this.db.put([ws, env, "c", seg.no, i], c));
+          for (const [i, c] of chunks.entries()) this.db.put([ws, env, "c", seg.no, i], c);
           this.db.put([ws, env, "s", seg.no], meta);
         });
       })

@@ -44,7 +44,9 @@ interface Answer {
 function exchange(payload: string | string[], expected: number): Promise<{ answers: Answer[]; closed: boolean }> {
   return new Promise((resolve, reject) => {
     const parts = typeof payload === "string" ? [payload] : payload; // parts after the first go 50 ms apart
-    const sock = connect(port, "127.0.0.1", () => parts.forEach((part, i) => (i === 0 ? sock.write(part) : setTimeout(() => sock.write(part), 50 * i))));
+    const sock = connect(port, "127.0.0.1", () => {
+      for (const [i, part] of parts.entries()) setTimeout(() => sock.write(part), 50 * i);
+    });
     let buffer: Buffer = Buffer.alloc(0);
     const answers: Answer[] = [];
     const finish = (closed: boolean) => {

@@ -10,7 +10,6 @@ const SYNTAX = "VALIDATION_QUERY_SYNTAX";
 const INVALID = "VALIDATION_QUERY_INVALID";
 const TIME = "VALIDATION_QUERY_TIME_RANGE";
 const CONSTRAINT = "VALIDATION_QUERY_CONSTRAINT";
-const UUID = "0192f3a4-5b6c-7d8e-9f01-23456789abcd";
 const words = (n: number, w = "x") => Array(n).fill(w).join(" ");
 const group = (n: number, v = "a") => Array(n).fill(v).join(",");
 

@@ -311,7 +311,7 @@ describe("words longer than 1,024 characters (FlexSearch's Encoder dropped them 
     old.export((k: string, data: string) => void chunks.push([k, data]));
     await db.transaction(() => {
       for (const k of db.getKeys({ start: [ws.id, "development", "c", 1], end: [ws.id, "development", "c", 2] })) db.removeSync(k);
-      chunks.forEach((c, i) => db.putSync([ws.id, "development", "c", 1, i], c));
+      for (const [i, c] of chunks.entries()) db.putSync([ws.id, "development", "c", 1, i], c);
       const { longWords: _, ...older } = meta;
       db.putSync([ws.id, "development", "s", 1], older);
     });

@@ -176,7 +176,7 @@ describe("cursor paging through an index plan never repeats nor skips; the last 
       }));
       const res = await post(key, "/logs/bulk", batch);
       expect(res.status).toBe(201);
-      ((await json(res)).ids as string[]).forEach((id, i) => written.push({ id, ms: now, ...flags[i] }));
+      for (const [i, id] of ((await json(res)).ids as string[]).entries()) written.push({ id, ms: now, ...flags[i] });
     }
   });
 

@@ -54,7 +54,10 @@ const except = (gone: string) => [...ORDER].filter((l) => !gone.includes(l)).joi
 async function write(labels: string) {
   const res = await post("/logs/bulk", [...labels].map((l) => entry(DATA[l])));
   expect(res.status).toBe(201);
-  ((await json(res)).ids as string[]).forEach((x, i) => ((id[labels[i]] = x), (label[x] = labels[i])));
+  for (const [i, x] of ((await json(res)).ids as string[]).entries()) {
+    id[labels[i]] = x;
+    label[x] = labels[i];
+  }
 }
 
 beforeAll(async () => {

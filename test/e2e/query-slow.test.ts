@@ -47,7 +47,10 @@ afterAll(async () => {
 test("while a full scan runs, GET /healthz, POST /logs and another read are answered before it ends; the scan still answers exactly", async () => {
   let scanEnded = 0;
   const t0 = performance.now();
-  const scan = quick.call("POST", `${WS}/logs/query`, { key, body: SLOW }).then((r) => ((scanEnded = performance.now()), r));
+  const scan = quick.call("POST", `${WS}/logs/query`, { key, body: SLOW }).then((r) => {
+    scanEnded = performance.now();
+    return r;
+  });
   await Bun.sleep(5); // fires at the scan's first pause: it is under way
   expect(scanEnded).toBe(0);
   const health = await quick.call("GET", "/healthz");

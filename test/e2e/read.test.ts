@@ -123,8 +123,8 @@ describe("order and cursor paging", () => {
 
 describe("time range: from inclusive, to exclusive, on server_timestamp", () => {
   let key: string;
-  let t: string[] = [];
-  let ids: string[] = [];
+  const t: string[] = [];
+  const ids: string[] = [];
   beforeAll(async () => {
     key = await fresh();
     for (let i = 0; i < 6; i++) {

@@ -29,11 +29,11 @@ afterAll(async () => {
 
 const T0 = Date.UTC(2026, 10, 22, 10, 0, 0, 0);
 // hostile values: control characters in terms of 64+ UTF-16 units, which the key encoding misread when kept raw (keys.ts)
-const CONTROLS = Array.from({ length: 32 }, (_, c) => String.fromCharCode(c)).join("") + "\u007f";
+const CONTROLS = `${Array.from({ length: 32 }, (_, c) => String.fromCharCode(c)).join("")}\u007f`;
 const ACTIONS = ["user.login", "User.Login", "user.logout", "login_failed", "order.created", "ÉTÉ.go", "a", "x.y*z", "nu\u0000ll.go", `${"x".repeat(64)}\u0000\u0010abcdefghij`, "\u0001".repeat(64), `${CONTROLS}${CONTROLS}`];
-const LONG = "z".repeat(1_030) + "9"; // one word longer than FlexSearch's Encoder kept
+const LONG = `${"z".repeat(1_030)}9`; // one word longer than FlexSearch's Encoder kept
 const MESSAGES = [null, "", `retry ${LONG} ok`, `${CONTROLS}${"x".repeat(64)}\u0000\u0010abc`, "timeout while connecting to db", "User LOGIN ok", "straße ΣΊΣΥΦΟΣ", "retry 3 of 5", "login* done", "42", "!!!", "NO. 1-2-3 \u212a İ"];
-const TAGS = ["a", "b", "B", "prod", "x-1", "é", "t\u0000", `${"x".repeat(62)}\u0000y`, "\u0001".repeat(64), CONTROLS.slice(0, 64 - 3) + "end"];
+const TAGS = ["a", "b", "B", "prod", "x-1", "é", "t\u0000", `${"x".repeat(62)}\u0000y`, "\u0001".repeat(64), `${CONTROLS.slice(0, 64 - 3)}end`];
 const OBJECT_VALUES = [null, "u1", "U1", 5, 500, "500", true, "true", [1, 2], { code: 5 }, 2.5];
 
 const str = (text: string): StringValue => ({ kind: "string", text, pos: 0 });

@@ -5,7 +5,7 @@ import { isUuid, nextIds, uuidTimeMs } from "../../src/ids.ts";
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 /** timeField decodes the 48-bit unix_ts_ms of a UUIDv7 apart from the code under test. */
-const timeField = (id: string): number => Number(BigInt("0x" + id.replace(/-/g, "").slice(0, 12)));
+const timeField = (id: string): number => Number(BigInt(`0x${id.replace(/-/g, "").slice(0, 12)}`));
 
 function expectStrictlyIncreasing(ids: string[]) {
   for (let i = 1; i < ids.length; i++) {

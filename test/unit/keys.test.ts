@@ -73,7 +73,7 @@ describe("hashSecret: SHA-256 hex", () => {
     expect(hashSecret("")).toBe("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
   });
   test("equals node:crypto SHA-256 of the UTF-8 secret", () => {
-    for (const s of [generateSecret("production", "rw"), "sl_development_ro_" + R32, "token with é and 😀"]) {
+    for (const s of [generateSecret("production", "rw"), `sl_development_ro_${R32}`, "token with é and 😀"]) {
       expect(hashSecret(s)).toBe(createHash("sha256").update(Buffer.from(s, "utf8")).digest("hex"));
     }
   });
@@ -100,7 +100,7 @@ describe("hintOf: first 12 characters, …, last 4", () => {
     const s = generateSecret("staging", "rw");
     const hint = hintOf(s);
     expect(hint.startsWith("sl_staging_r")).toBe(true);
-    expect(hint.endsWith("…" + s.slice(s.length - 4))).toBe(true);
+    expect(hint.endsWith(`…${s.slice(s.length - 4)}`)).toBe(true);
     expect(hint.length).toBe(17);
   });
 });

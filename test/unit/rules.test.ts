@@ -131,10 +131,10 @@ describe("checkEntry: action is a required string of 1–255 characters once tri
     ["action of 1 character is accepted", { action: "a" }, []],
     ["action of exactly 255 characters is accepted", { action: "x".repeat(255) }, []],
     ["action of 256 characters is rejected", { action: "x".repeat(256) }, ["action"]],
-    ["action of 255 characters plus surrounding spaces is accepted (white space not counted)", { action: "  " + "x".repeat(255) + "\t " }, []],
-    ["action of 256 characters plus surrounding spaces is rejected", { action: " " + "x".repeat(256) + " " }, ["action"]],
-    ["action with inner spaces counts them", { action: "x" + " ".repeat(253) + "x" }, []],
-    ["action of 256 characters with inner spaces is rejected", { action: "x" + " ".repeat(254) + "x" }, ["action"]],
+    ["action of 255 characters plus surrounding spaces is accepted (white space not counted)", { action: `  ${"x".repeat(255)}\t ` }, []],
+    ["action of 256 characters plus surrounding spaces is rejected", { action: ` ${"x".repeat(256)} ` }, ["action"]],
+    ["action with inner spaces counts them", { action: `x${" ".repeat(253)}x` }, []],
+    ["action of 256 characters with inner spaces is rejected", { action: `x${" ".repeat(254)}x` }, ["action"]],
     ["action of one character inside white space is accepted", { action: "  a  " }, []],
   ]);
 
@@ -387,7 +387,7 @@ describe("checkEntry: UTF-8 size of JSON.stringify(entry as received) at most ma
     const quotes = '"'.repeat(Math.floor(n / 2)) + "a".repeat(n % 2);
     expect(bytes(JSON.stringify(valid({ message: quotes })))).toBe(FREE.max_log_size);
     expect(fieldsOf(valid({ message: quotes }), FREE)).toEqual([]);
-    expect(fieldsOf(valid({ message: quotes + '"' }), FREE)).toEqual([""]);
+    expect(fieldsOf(valid({ message: `${quotes}"` }), FREE)).toEqual([""]);
   });
 });
 

@@ -1,15 +1,15 @@
 // readRecords streams NDJSON or one JSON array; progressBar draws the import's progress line.
 import { describe, expect, test } from "bun:test";
-import { readRecords, type Record } from "../../../src/cli/records.ts";
+import { readRecords, type ReadRecord } from "../../../src/cli/records.ts";
 import { progressBar } from "../../../src/cli/transfer.ts";
 
 /** read feeds text in chunks of `size` characters, so values straddle chunk boundaries. */
-async function read(text: string, size: number): Promise<Record[]> {
+async function read(text: string, size: number): Promise<ReadRecord[]> {
   const bytes = new TextEncoder().encode(text);
   const chunks = (async function* () {
     for (let i = 0; i < bytes.length; i += size) yield bytes.slice(i, i + size);
   })();
-  const out: Record[] = [];
+  const out: ReadRecord[] = [];
   for await (const r of readRecords(chunks)) out.push(r);
   return out;
 }

@@ -64,13 +64,13 @@ function nesting(v: unknown): number {
 // JSON text as senders write it: odd spacing, every escape, numbers that stringify longer than they were written
 const ws = fc.constantFrom("", "", " ", "\n  ", "\t", "\r\n");
 const digits = (min: number, max: number) => fc.string({ unit: fc.constantFrom(..."0123456789"), minLength: min, maxLength: max });
-const integer = fc.oneof(fc.constant("0"), fc.tuple(fc.constantFrom(..."123456789"), digits(0, 24)).map(([a, b]) => a + b), digits(16, 24).map((d) => "9" + d.replace(/./g, "9")));
+const integer = fc.oneof(fc.constant("0"), fc.tuple(fc.constantFrom(..."123456789"), digits(0, 24)).map(([a, b]) => a + b), digits(16, 24).map((d) => `9${d.replace(/./g, "9")}`));
 const number = fc.tuple(fc.constantFrom("", "-"), integer, fc.option(digits(1, 20), { nil: undefined }), fc.option(fc.tuple(fc.constantFrom("e", "E", "e+", "e-", "E-"), digits(1, 3)), { nil: undefined }))
-  .map(([sign, int, frac, exp]) => sign + int + (frac === undefined ? "" : "." + frac) + (exp === undefined ? "" : exp[0] + exp[1]))
+  .map(([sign, int, frac, exp]) => sign + int + (frac === undefined ? "" : `.${frac}`) + (exp === undefined ? "" : exp[0] + exp[1]))
   .filter((t) => Number.isFinite(JSON.parse(t)));
 const char = fc.oneof(
   fc.constantFrom("a", "Z", " ", "é", "😀", "\u2028", "\\\"", "\\\\", "\\/", "\\b", "\\f", "\\n", "\\r", "\\t", "e", "1"),
-  fc.integer({ min: 0, max: 0xffff }).map((c) => "\\u" + c.toString(16).padStart(4, "0")),
+  fc.integer({ min: 0, max: 0xffff }).map((c) => `\\u${c.toString(16).padStart(4, "0")}`),
 );
 const string = fc.array(char, { maxLength: 12 }).map((cs) => `"${cs.join("")}"`);
 const { value } = fc.letrec<{ value: string }>((tie) => ({

@@ -40,7 +40,10 @@ test("a block holding an entry that matches always passes the block test (messag
         const q: Query = { terms };
         const block = blockOf([...others, matchingMessage(terms[0], fill, flips)]);
         const blockTest = compileBlockTest(q);
-        if (blockTest && anyMatches(q, block)) (matched++, expect(blockTest(block)).toBe(true));
+        if (blockTest && anyMatches(q, block)) {
+          matched++;
+          expect(blockTest(block)).toBe(true);
+        }
       },
     ),
     { numRuns: 3000 },

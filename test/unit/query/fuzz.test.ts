@@ -40,7 +40,7 @@ function mutate(text: string, mutations: Mutation[]): string {
 // checkParse is the fuzz property: fast, and either a stable query or one of the four query errors
 function checkParse(text: string): void {
   const started = performance.now();
-  let parsed;
+  let parsed: ReturnType<typeof parseQuery>;
   try {
     parsed = parseQuery(text);
   } catch (e) {

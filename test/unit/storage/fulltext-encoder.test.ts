@@ -2,7 +2,7 @@
 import { expect, test } from "bun:test";
 import fc from "fast-check";
 import { Encoder } from "flexsearch";
-import { encodeTerms, termsOf } from "../../../src/storage/fulltext-encoder.ts";
+import { encodeTerms, indexTerms } from "../../../src/storage/fulltext-encoder.ts";
 
 // the options the index used until 2026-11-23: segments sealed then hold these terms
 const flexsearch = new Encoder({ normalize: false, dedupe: false, split: " ", cache: false, minlength: 1, maxlength: Number.MAX_SAFE_INTEGER });
@@ -31,10 +31,10 @@ test("encodeTerms gives each term once", () => {
   }));
 });
 
-test("an add's terms of words (termsOf) are those of the words joined by spaces, and pass encodeTerms as they are", () => {
+test("an add's terms of words (indexTerms) are those of the words joined by spaces, and pass encodeTerms as they are", () => {
   const word = fc.string({ unit: fc.constantFrom("a", "B", "0", "1", "9", "é", "٣", "x"), minLength: 1, maxLength: 14 });
   fc.assert(fc.property(fc.uniqueArray(word, { maxLength: 12 }), (words) => {
-    const terms = termsOf(words);
+    const terms = indexTerms(words);
     expect(sorted(terms)).toEqual(sorted(encodeTerms(words.join(" "))));
     expect(encodeTerms(terms)).toBe(terms);
   }), { numRuns: 20_000 });

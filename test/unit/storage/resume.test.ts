@@ -51,7 +51,10 @@ const all = Array.from({ length: N }, (_, i) => i);
 test("lmdb-js alone: a snapshot:false cursor suspended across turns skips the key after one deleted meanwhile (why resumingKeys reopens)", async () => {
   await fill("raw");
   const deleted: number[] = [];
-  const seen = await walk(raw, "raw", true, (at) => (deleted.push(at), db.remove(["raw", at])));
+  const seen = await walk(raw, "raw", true, (at) => {
+    deleted.push(at);
+    return db.remove(["raw", at]);
+  });
   const missed = all.filter((i) => !seen.includes(i) && !deleted.includes(i));
   expect(missed.length).toBeGreaterThan(0); // when lmdb-js stops skipping, resumingKeys is no longer needed
 });
@@ -62,7 +65,10 @@ describe("a range read suspended across turns while commits change the database 
     ["nothing commits", () => async () => {}],
     ["writes commit elsewhere (other prefixes, new keys past the end of the read)", (prefix) => (at) =>
       Promise.all([db.put([`${prefix}-`, 1000 + at], VALUE), db.put(["other", at], VALUE), db.put([prefix, N + at], VALUE)])],
-    ["the key it stopped at is deleted", (prefix, deleted) => (at) => (deleted.add(at), db.remove([prefix, at]))],
+    ["the key it stopped at is deleted", (prefix, deleted) => (at) => {
+      deleted.add(at);
+      return db.remove([prefix, at]);
+    }],
     ["keys ahead of it are deleted", (prefix, deleted) => (at) => {
       const doomed = [at + 2, at - 2].filter((i) => i >= 0 && i < N);
       for (const i of doomed) deleted.add(i);
