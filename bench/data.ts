@@ -4,8 +4,19 @@ import { join } from "node:path";
 
 export const LOGHUB_DIR = join(import.meta.dir, "..", "..", "shared", "datasets", "loghub");
 const LEVEL: Record<string, string> = {
-  INFO: "info", WARN: "warn", WARNING: "warn", ERROR: "error", SEVERE: "error", FATAL: "fatal", DEBUG: "debug", TRACE: "trace",
-  notice: "info", error: "error", warn: "warn", info: "info", debug: "debug",
+  INFO: "info",
+  WARN: "warn",
+  WARNING: "warn",
+  ERROR: "error",
+  SEVERE: "error",
+  FATAL: "fatal",
+  DEBUG: "debug",
+  TRACE: "trace",
+  notice: "info",
+  error: "error",
+  warn: "warn",
+  info: "info",
+  debug: "debug",
 };
 
 /** parseCsvLine splits one CSV line, honouring double-quoted fields. */
@@ -19,15 +30,13 @@ export function parseCsvLine(line: string): string[] {
       if (c === '"' && line[i + 1] === '"') {
         field += '"';
         i++;
-      }
-      else if (c === '"') quoted = false;
+      } else if (c === '"') quoted = false;
       else field += c;
     } else if (c === '"') quoted = true;
     else if (c === ",") {
       out.push(field);
       field = "";
-    }
-    else field += c;
+    } else field += c;
   }
   out.push(field);
   return out;
@@ -36,7 +45,9 @@ export function parseCsvLine(line: string): string[] {
 /** loghubEntries maps every Loghub line to a CreateLogRequest (system name as a tag). */
 export function loghubEntries(): Record<string, unknown>[] {
   const entries: Record<string, unknown>[] = [];
-  for (const file of readdirSync(LOGHUB_DIR).filter((f) => f.endsWith(".csv")).sort()) {
+  for (const file of readdirSync(LOGHUB_DIR)
+    .filter((f) => f.endsWith(".csv"))
+    .sort()) {
     const system = file.split("_")[0];
     const [header, ...lines] = readFileSync(join(LOGHUB_DIR, file), "utf8").split("\n").filter(Boolean);
     const cols = parseCsvLine(header);

@@ -41,7 +41,12 @@ async function bulk(req: Request): Promise<Response> {
   const ms = Date.now();
   const firstId = String(++seq);
   await entries.put([ms, firstId], bytes);
-  fulltext?.add("ws", "production", { ms, firstId, text: blockWords(body.map((e) => ({ action: e.action, message: e.message ?? null }))), entries: body.length });
+  fulltext?.add("ws", "production", {
+    ms,
+    firstId,
+    text: blockWords(body.map((e) => ({ action: e.action, message: e.message ?? null }))),
+    entries: body.length,
+  });
   return created({ count: body.length });
 }
 

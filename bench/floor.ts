@@ -27,19 +27,33 @@ interface Server {
 /** bare starts one of the bench's own servers (startBare) as a contestant. */
 async function bare(name: string, file: string, env: Record<string, string> = {}): Promise<Server> {
   const { proc, url } = await startBare(file, env);
-  return { name, url, headers: {}, stop: () => {
-    proc.kill("SIGTERM");
-    return proc.exited;
-  }, runs: [] };
+  return {
+    name,
+    url,
+    headers: {},
+    stop: () => {
+      proc.kill("SIGTERM");
+      return proc.exited;
+    },
+    runs: [],
+  };
 }
 
 /** sluice starts Sluice as the other benches do, on a fresh data directory, as a contestant at `path`. */
 async function sluice(dir: string, path: string): Promise<Server & { key: string; base: string }> {
   const s = await startSluice(mkdtempSync(join(dir, "sluice-")), { SLUICE_IP_RATE_PER_MIN: "-1" }); // one client address: no per-IP guard
-  return { name: "Sluice", url: `${s.base}${path}`, base: s.base, key: s.key, headers: { "x-api-key": s.key }, stop: () => {
-    s.proc.kill("SIGTERM");
-    return s.exited;
-  }, runs: [] };
+  return {
+    name: "Sluice",
+    url: `${s.base}${path}`,
+    base: s.base,
+    key: s.key,
+    headers: { "x-api-key": s.key },
+    stop: () => {
+      s.proc.kill("SIGTERM");
+      return s.exited;
+    },
+    runs: [],
+  };
 }
 
 /** turns runs every server once a round, in order, keeping each run's figure in its runs. */
@@ -55,7 +69,9 @@ function table(title: string, unit: string, servers: Server[]): string {
   const lines = [`${title}\n`, `| server | ${unit} (median) | of the ceiling in the same round: median (range) | rounds |`, "|---|---|---|---|"];
   for (const s of servers) {
     const shares = s.runs.map((r, i) => r / ceiling[i]);
-    lines.push(`| ${s.name} | ${f(median(s.runs))} | ${pct(median(shares))} (${pct(Math.min(...shares))}–${pct(Math.max(...shares))}) | ${s.runs.map(f).join(", ")} |`);
+    lines.push(
+      `| ${s.name} | ${f(median(s.runs))} | ${pct(median(shares))} (${pct(Math.min(...shares))}–${pct(Math.max(...shares))}) | ${s.runs.map(f).join(", ")} |`,
+    );
   }
   return lines.join("\n");
 }

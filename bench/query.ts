@@ -50,9 +50,13 @@ export async function benchQuery() {
     const loadSecs = (performance.now() - t0) / 1000;
 
     const post = async (body: Record<string, unknown>) => {
-      const r = await app.handle(new Request("http://localhost/api/v1/workspace/logs/query", {
-        method: "POST", headers: { "x-api-key": key, "content-type": "application/json" }, body: JSON.stringify(body),
-      }));
+      const r = await app.handle(
+        new Request("http://localhost/api/v1/workspace/logs/query", {
+          method: "POST",
+          headers: { "x-api-key": key, "content-type": "application/json" },
+          body: JSON.stringify(body),
+        }),
+      );
       if (r.status !== 200) throw new Error(`BUG: ${r.status} ${await r.text()}`);
       return { entries: (await r.json()) as { id: string }[], next: [r.headers.get("x-next-cursor-id"), r.headers.get("x-next-cursor-ts")] };
     };
@@ -80,8 +84,13 @@ export async function benchQuery() {
       const got = (await post(body)).entries.map((e) => e.id);
       if (JSON.stringify(got) !== JSON.stringify(reference(s, ws.id, body))) throw new Error(`BUG: ${name} differs from the reference full scan`);
       rows.push({
-        query: name, "http p50": ms.p50, "http p95": ms.p95,
-        "engine p50": chosen.p50, "engine, full scan p50": baseline.p50, plan: engine(s, ws.id, body, "chosen").plan, matches: got.length,
+        query: name,
+        "http p50": ms.p50,
+        "http p95": ms.p95,
+        "engine p50": chosen.p50,
+        "engine, full scan p50": baseline.p50,
+        plan: engine(s, ws.id, body, "chosen").plan,
+        matches: got.length,
       });
     }
     // page 20 through the cursor, beside page 1 of the same query
@@ -96,7 +105,13 @@ export async function benchQuery() {
     const p20 = await pageN(20);
     const page20 = await timeIt(() => post(p20));
     const page1 = await timeIt(() => post({ query: "level=warn" }));
-    rows.push({ query: "page 20 through the cursor (level=warn)", "http p50": page20.p50, "http p95": page20.p95, "engine p50": `page 1 http p50: ${page1.p50}`, matches: 50 });
+    rows.push({
+      query: "page 20 through the cursor (level=warn)",
+      "http p50": page20.p50,
+      "http p95": page20.p95,
+      "engine p50": `page 1 http p50: ${page1.p50}`,
+      matches: 50,
+    });
     return { entries: total, loadSecs, rows };
   } finally {
     await s.close();

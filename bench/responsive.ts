@@ -56,7 +56,11 @@ async function probe(server: SluiceServer, seq: { next: number }): Promise<{ hea
     timed(health, () => fetch(`${server.base}/healthz`), 200);
     const body = JSON.stringify(syntheticEntry(TOTAL + seq.next++));
     await Bun.sleep(period / 2); // the write half a period later: the two kinds do not queue behind each other
-    timed(write, () => fetch(`${server.base}/api/v1/workspace/logs`, { method: "POST", headers: { "x-api-key": server.key, "content-type": "application/json" }, body }), 201);
+    timed(
+      write,
+      () => fetch(`${server.base}/api/v1/workspace/logs`, { method: "POST", headers: { "x-api-key": server.key, "content-type": "application/json" }, body }),
+      201,
+    );
   }
   await Promise.all(inFlight);
   return { health: summary(health), write: summary(write), writes: write.length };
@@ -75,7 +79,11 @@ export async function benchResponsive() {
 
     const scan = async () => {
       const t = performance.now();
-      const r = await fetch(`${s.base}/api/v1/workspace/logs/query`, { method: "POST", headers: { "x-api-key": s.key, "content-type": "application/json" }, body: JSON.stringify(FULL_SCAN) });
+      const r = await fetch(`${s.base}/api/v1/workspace/logs/query`, {
+        method: "POST",
+        headers: { "x-api-key": s.key, "content-type": "application/json" },
+        body: JSON.stringify(FULL_SCAN),
+      });
       const body = await r.text();
       if (r.status !== 200 || body !== "[]") throw new Error(`BUG: the full scan answered ${r.status} ${body.slice(0, 300)}`);
       return performance.now() - t;
@@ -114,7 +122,9 @@ if (import.meta.main) {
   const f = (n: number) => Math.round(n).toLocaleString("en-US");
   const ms = (n: number) => `${n.toFixed(1)} ms`;
   const pair = (l: Latencies) => `${ms(l.p50)} / ${ms(l.p99)} (max ${ms(l.max)}, ${l.count})`.padEnd(38);
-  console.log(`responsive: ${f(r.entries)} entries (loaded in ${r.loadSecs.toFixed(1)} s); GET /healthz and POST /logs at ${RATE}/s each for ${SECONDS} s a phase`);
+  console.log(
+    `responsive: ${f(r.entries)} entries (loaded in ${r.loadSecs.toFixed(1)} s); GET /healthz and POST /logs at ${RATE}/s each for ${SECONDS} s a phase`,
+  );
   console.log(`  one full scan alone: median ${ms(median(r.alone))} (${r.alone.map((t) => t.toFixed(0)).join(", ")} ms)`);
   console.log(`  full scans during the probes: ${r.during.length}, median ${ms(median(r.during))}`);
   console.log(`  ${"".padEnd(14)}${"idle: p50 / p99".padEnd(38)}during full scans: p50 / p99`);

@@ -53,15 +53,34 @@ export function tables(r: Results): string {
   };
   const { ingest, single, query, responsive, scale } = r;
 
-  row(`bulk ingest, ${f(scale.entries)} entries over HTTP`, `${f(scale.rate)} entries/s`, `${f(scale.ceiling)} entries/s (bare parse)`, pct(scale.rate / scale.ceiling));
+  row(
+    `bulk ingest, ${f(scale.entries)} entries over HTTP`,
+    `${f(scale.rate)} entries/s`,
+    `${f(scale.ceiling)} entries/s (bare parse)`,
+    pct(scale.rate / scale.ceiling),
+  );
   row(`bulk ingest, ${f(ingest.entries)} entries over HTTP`, `${f(ingest.rate)} entries/s`, `${f(ingest.ceiling)} entries/s (bare parse)`, pct(ingest.ratio));
-  row(`single-entry POST, wrk -t2 -c32, median of ${single.rounds.sluice.length} rounds`, `${f(single.sluice.rps)} req/s`, `${f(single.ceiling.rps)} req/s (bare echo)`, pct(single.sluice.rps / single.ceiling.rps));
-  row("single-entry POST p99", ms(single.sluice.p99), `${ms(single.ceiling.p99)} (bare echo)`, times(single.sluice.p99 / single.ceiling.p99), [TARGETS.singleP99, single.sluice.p99]);
+  row(
+    `single-entry POST, wrk -t2 -c32, median of ${single.rounds.sluice.length} rounds`,
+    `${f(single.sluice.rps)} req/s`,
+    `${f(single.ceiling.rps)} req/s (bare echo)`,
+    pct(single.sluice.rps / single.ceiling.rps),
+  );
+  row("single-entry POST p99", ms(single.sluice.p99), `${ms(single.ceiling.p99)} (bare echo)`, times(single.sluice.p99 / single.ceiling.p99), [
+    TARGETS.singleP99,
+    single.sluice.p99,
+  ]);
 
   const { idle, busy, alone, during } = responsive;
   const scanned = `${f(responsive.entries)} entries`;
-  row(`GET /healthz p99 while full scans of ${scanned} run`, ms(busy.health.p99), `${ms(idle.health.p99)} idle`, times(busy.health.p99 / idle.health.p99), [TARGETS.p99DuringScans, busy.health.p99]);
-  row(`single POST /logs p99 while full scans of ${scanned} run`, ms(busy.write.p99), `${ms(idle.write.p99)} idle`, times(busy.write.p99 / idle.write.p99), [TARGETS.p99DuringScans, busy.write.p99]);
+  row(`GET /healthz p99 while full scans of ${scanned} run`, ms(busy.health.p99), `${ms(idle.health.p99)} idle`, times(busy.health.p99 / idle.health.p99), [
+    TARGETS.p99DuringScans,
+    busy.health.p99,
+  ]);
+  row(`single POST /logs p99 while full scans of ${scanned} run`, ms(busy.write.p99), `${ms(idle.write.p99)} idle`, times(busy.write.p99 / idle.write.p99), [
+    TARGETS.p99DuringScans,
+    busy.write.p99,
+  ]);
   row(`a full scan of ${scanned} while the probes run, median`, ms(median(during)), `${ms(median(alone))} alone`, times(median(during) / median(alone)));
 
   const q = scale.queries;
@@ -77,11 +96,17 @@ export function tables(r: Results): string {
   const pages = scale.page100.p50 / scale.page1.p50;
   row(`${at} page 100 through the cursor p50`, ms(scale.page100.p50), `page 1: ${ms(scale.page1.p50)}`, times(pages), [TARGETS.pageRatio, pages]);
   row(`${at} server RSS, peak while ingesting`, `${f(scale.peakRss / 2 ** 20)} MiB`, "", "", [TARGETS.peakRss, scale.peakRss / 2 ** 20]);
-  row(`${at} on disk`, `${f(scale.du / 2 ** 20)} MiB`, `${f(scale.rawBytes / 2 ** 20)} MiB raw JSON`, times(scale.du / scale.rawBytes), [TARGETS.diskRatio, scale.du / scale.rawBytes]);
+  row(`${at} on disk`, `${f(scale.du / 2 ** 20)} MiB`, `${f(scale.rawBytes / 2 ** 20)} MiB raw JSON`, times(scale.du / scale.rawBytes), [
+    TARGETS.diskRatio,
+    scale.du / scale.rawBytes,
+  ]);
   row(`${at} restart until /readyz 200 and full text answers`, `${scale.restartSecs.toFixed(2)} s`, "", "", [TARGETS.restart, scale.restartSecs]);
 
   const cell = (v: string | number | undefined) => (v === undefined ? "" : String(v));
-  const queries = query.rows.map((q) => `| ${q.query} | ${cell(q["http p50"])} | ${cell(q["http p95"])} | ${cell(q["engine p50"])} | ${cell(q["engine, full scan p50"])} | ${cell(q.plan)} |`);
+  const queries = query.rows.map(
+    (q) =>
+      `| ${q.query} | ${cell(q["http p50"])} | ${cell(q["http p95"])} | ${cell(q["engine p50"])} | ${cell(q["engine, full scan p50"])} | ${cell(q.plan)} |`,
+  );
   return [
     "| what | figure | baseline (same run) | figure / baseline | target |",
     "|---|---|---|---|---|",
@@ -102,7 +127,9 @@ if (import.meta.main) {
 
   console.log("== bench/single.ts");
   const single = await benchSingle();
-  console.log(`sluice ${f(single.sluice.rps)} req/s (p99 ${ms(single.sluice.p99)}); bare echo ${f(single.ceiling.rps)} req/s; ${pct(single.sluice.rps / single.ceiling.rps)} (rounds: sluice ${single.rounds.sluice.map(f).join(", ")}; echo ${single.rounds.echo.map(f).join(", ")})`);
+  console.log(
+    `sluice ${f(single.sluice.rps)} req/s (p99 ${ms(single.sluice.p99)}); bare echo ${f(single.ceiling.rps)} req/s; ${pct(single.sluice.rps / single.ceiling.rps)} (rounds: sluice ${single.rounds.sluice.map(f).join(", ")}; echo ${single.rounds.echo.map(f).join(", ")})`,
+  );
 
   console.log("== bench/query.ts");
   const query = await benchQuery();
@@ -111,7 +138,9 @@ if (import.meta.main) {
   console.log("== bench/responsive.ts");
   const responsive = await benchResponsive();
   const { idle, busy } = responsive;
-  console.log(`p50 / p99 idle, then during full scans: GET /healthz ${ms(idle.health.p50)} / ${ms(idle.health.p99)}, ${ms(busy.health.p50)} / ${ms(busy.health.p99)}; POST /logs ${ms(idle.write.p50)} / ${ms(idle.write.p99)}, ${ms(busy.write.p50)} / ${ms(busy.write.p99)}`);
+  console.log(
+    `p50 / p99 idle, then during full scans: GET /healthz ${ms(idle.health.p50)} / ${ms(idle.health.p99)}, ${ms(busy.health.p50)} / ${ms(busy.health.p99)}; POST /logs ${ms(idle.write.p50)} / ${ms(idle.write.p99)}, ${ms(busy.write.p50)} / ${ms(busy.write.p99)}`,
+  );
 
   console.log("== bench/scale.ts");
   const scale = await benchScale();

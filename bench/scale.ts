@@ -47,7 +47,11 @@ export async function benchScale() {
     const settleMs = await quiet(pid);
 
     const call = (base: string, body: Record<string, unknown>) =>
-      fetch(`${base}/api/v1/workspace/logs/query`, { method: "POST", headers: { "x-api-key": key, "content-type": "application/json" }, body: JSON.stringify(body) });
+      fetch(`${base}/api/v1/workspace/logs/query`, {
+        method: "POST",
+        headers: { "x-api-key": key, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
     const usage = (await (await fetch(`${server.base}/api/v1/workspace/usage`, { headers: { "x-api-key": key } })).json()) as { used: number };
     if (usage.used !== requests * BATCH) throw new Error(`BUG: stored ${usage.used} entries, expected ${requests * BATCH}`);
 
@@ -74,7 +78,10 @@ export async function benchScale() {
       if (!cursor[0]) throw new Error(`BUG: no cursor after page ${page}`);
     }
     const [page1, page100] = await timeTogether(
-      [async () => (await call(server!.base, pageBody)).arrayBuffer(), async () => (await call(server!.base, { ...pageBody, cursorID: cursor![0], cursorTS: cursor![1] })).arrayBuffer()],
+      [
+        async () => (await call(server!.base, pageBody)).arrayBuffer(),
+        async () => (await call(server!.base, { ...pageBody, cursorID: cursor![0], cursorTS: cursor![1] })).arrayBuffer(),
+      ],
       QUERY_RUNS,
     );
     const rssAfterQueries = rssOf(pid);
@@ -94,7 +101,22 @@ export async function benchScale() {
     server.proc.kill("SIGTERM");
     await server.exited;
     server = undefined;
-    return { dirtyAfterIngest, settleMs, entries: requests * BATCH, ceiling, rate, peakRss, rssAfterQueries, rssAfterRestart, du, rawBytes, queries, page1, page100, restartSecs };
+    return {
+      dirtyAfterIngest,
+      settleMs,
+      entries: requests * BATCH,
+      ceiling,
+      rate,
+      peakRss,
+      rssAfterQueries,
+      rssAfterRestart,
+      du,
+      rawBytes,
+      queries,
+      page1,
+      page100,
+      restartSecs,
+    };
   } finally {
     server?.proc.kill("SIGKILL");
     rmSync(dir, { recursive: true, force: true });
@@ -106,7 +128,9 @@ if (import.meta.main) {
   const f = (n: number) => Math.round(n).toLocaleString("en-US");
   console.log(`scale: ${f(r.entries)} entries over HTTP, ${BATCH}/request, 4 clients`);
   console.log(`  bare Bun.serve JSON parse: ${f(r.ceiling)} entries/s; sluice: ${f(r.rate)} entries/s; ratio ${((r.rate / r.ceiling) * 100).toFixed(1)}%`);
-  console.log(`  dirty page cache right after ingest: ${mib(r.dirtyAfterIngest).toFixed(0)} MiB (synced before the queries); the server was quiet ${(r.settleMs / 1000).toFixed(1)} s after ingest`);
+  console.log(
+    `  dirty page cache right after ingest: ${mib(r.dirtyAfterIngest).toFixed(0)} MiB (synced before the queries); the server was quiet ${(r.settleMs / 1000).toFixed(1)} s after ingest`,
+  );
   console.log(`  server RSS: peak ${mib(r.peakRss).toFixed(0)} MiB while ingesting, ${mib(r.rssAfterQueries).toFixed(0)} MiB after the queries`);
   console.log(`  on disk ${mib(r.du).toFixed(0)} MiB; raw JSON of the entries ${mib(r.rawBytes).toFixed(0)} MiB; ratio ${(r.du / r.rawBytes).toFixed(2)}×`);
   for (const [name, q] of Object.entries(r.queries)) console.log(`  ${name}: p50 ${q.p50.toFixed(2)} ms, p95 ${q.p95.toFixed(2)} ms (${q.found} on the page)`);

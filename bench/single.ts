@@ -40,13 +40,25 @@ export async function wrk(url: string, body: string, headers: Record<string, str
   };
   const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0);
   if (/Socket errors/.test(out)) throw new Error(`BUG: wrk saw socket errors: ${out}`);
-  return { rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)![1]), p50: ms("50%"), p99: ms("99%"), requests: Number(/(\d+) requests in/.exec(out)![1]), non2xx };
+  return {
+    rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(out)![1]),
+    p50: ms("50%"),
+    p99: ms("99%"),
+    requests: Number(/(\d+) requests in/.exec(out)![1]),
+    non2xx,
+  };
 }
 
 /** medianRun takes each figure's median over rounds, and the total of the counts. */
 function medianRun(runs: WrkResult[]): WrkResult {
   const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
-  return { rps: median(runs.map((r) => r.rps)), p50: median(runs.map((r) => r.p50)), p99: median(runs.map((r) => r.p99)), requests: sum(runs.map((r) => r.requests)), non2xx: sum(runs.map((r) => r.non2xx)) };
+  return {
+    rps: median(runs.map((r) => r.rps)),
+    p50: median(runs.map((r) => r.p50)),
+    p99: median(runs.map((r) => r.p99)),
+    requests: sum(runs.map((r) => r.requests)),
+    non2xx: sum(runs.map((r) => r.non2xx)),
+  };
 }
 
 export async function benchSingle() {
@@ -72,7 +84,12 @@ export async function benchSingle() {
     if (result.non2xx > 0) throw new Error(`BUG: ${result.non2xx} requests were not answered 201`);
     // wrk counts completed responses; requests cut off at the end may still have been stored
     if (usage.used < result.requests) throw new Error(`BUG: ${result.requests} answered 201, ${usage.used} stored`);
-    return { ceiling: medianRun(echoRuns), sluice: result, stored: usage.used, rounds: { echo: echoRuns.map((r) => r.rps), sluice: sluiceRuns.map((r) => r.rps) } };
+    return {
+      ceiling: medianRun(echoRuns),
+      sluice: result,
+      stored: usage.used,
+      rounds: { echo: echoRuns.map((r) => r.rps), sluice: sluiceRuns.map((r) => r.rps) },
+    };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -82,7 +99,11 @@ if (import.meta.main) {
   const r = await benchSingle();
   const f = (n: number) => Math.round(n).toLocaleString("en-US");
   console.log(`single-entry POST, wrk -t2 -c32, ${SECONDS} s each, ${ROUNDS} rounds, medians`);
-  console.log(`  bare Bun.serve JSON echo: ${f(r.ceiling.rps)} req/s, p50 ${r.ceiling.p50.toFixed(2)} ms, p99 ${r.ceiling.p99.toFixed(2)} ms (rounds: ${r.rounds.echo.map(f).join(", ")})`);
-  console.log(`  sluice POST /logs: ${f(r.sluice.rps)} req/s, p50 ${r.sluice.p50.toFixed(2)} ms, p99 ${r.sluice.p99.toFixed(2)} ms (rounds: ${r.rounds.sluice.map(f).join(", ")}; ${f(r.stored)} stored)`);
+  console.log(
+    `  bare Bun.serve JSON echo: ${f(r.ceiling.rps)} req/s, p50 ${r.ceiling.p50.toFixed(2)} ms, p99 ${r.ceiling.p99.toFixed(2)} ms (rounds: ${r.rounds.echo.map(f).join(", ")})`,
+  );
+  console.log(
+    `  sluice POST /logs: ${f(r.sluice.rps)} req/s, p50 ${r.sluice.p50.toFixed(2)} ms, p99 ${r.sluice.p99.toFixed(2)} ms (rounds: ${r.rounds.sluice.map(f).join(", ")}; ${f(r.stored)} stored)`,
+  );
   console.log(`  ratio: ${((r.sluice.rps / r.ceiling.rps) * 100).toFixed(1)}%`);
 }

@@ -61,7 +61,9 @@ try {
     total += cpu;
     if (pct(cpu) >= 1) console.log(`${name.padEnd(28)} ${pct(cpu).toFixed(1).padStart(11)} ${pct(sys).toFixed(1).padStart(15)}`);
   }
-  console.log(`server: ${pct(total).toFixed(1)}% of a core, ${((pct(total) / 100 / rate) * 1e6).toFixed(1)} µs of CPU an entry; client: ${((100 * (used.user + used.system)) / 1e6 / secs).toFixed(1)}%`);
+  console.log(
+    `server: ${pct(total).toFixed(1)}% of a core, ${((pct(total) / 100 / rate) * 1e6).toFixed(1)} µs of CPU an entry; client: ${((100 * (used.user + used.system)) / 1e6 / secs).toFixed(1)}%`,
+  );
 } finally {
   sluice.proc.kill("SIGTERM");
   await sluice.exited;

@@ -87,17 +87,31 @@ export function buildApp(deps: AppDeps, s = services(deps)) {
         );
       }
       if (code === "PARSE" || code === "VALIDATION") {
-        return errorReply(set, new ApiError(400, "VALIDATION_FAILED", "the request could not be read; check it against /api/v1/workspace/openapi.json"), requestId);
+        return errorReply(
+          set,
+          new ApiError(400, "VALIDATION_FAILED", "the request could not be read; check it against /api/v1/workspace/openapi.json"),
+          requestId,
+        );
       }
       // Never a stack trace to the client: the details go to the server log under the request id.
       const cause = error instanceof Error ? (error.cause ?? error) : error;
-      log({ level: "error", request_id: requestId, method: request.method, path: requestUrl(request).pathname, error: String(cause), stack: (cause as Error)?.stack });
+      log({
+        level: "error",
+        request_id: requestId,
+        method: request.method,
+        path: requestUrl(request).pathname,
+        error: String(cause),
+        stack: (cause as Error)?.stack,
+      });
       return errorReply(set, new ApiError(500, "INTERNAL_SERVER_ERROR", "internal error; retry later, and report the request_id if it persists"), requestId);
     })
     .use(healthRoutes(deps.dbs, s.metrics))
     .use(openapi(openapiConfig))
     .use(adminRoutes(s.admin, s.meta, deps.adminToken))
     .group("/api/v1/workspace", (ws) =>
-      ws.use(accountRoutes(s.gate, s.meta, s.usage)).use(ingestRoutes(s.gate, s.ingest, s.metrics)).use(readRoutes(s.gate, s.entries, deps.queryTimeoutMs)),
+      ws
+        .use(accountRoutes(s.gate, s.meta, s.usage))
+        .use(ingestRoutes(s.gate, s.ingest, s.metrics))
+        .use(readRoutes(s.gate, s.entries, deps.queryTimeoutMs)),
     );
 }

@@ -1,15 +1,30 @@
 // errors: every client-visible failure is an ApiError carrying its error_code and HTTP status (contract §7).
 
 export type ErrorCode =
-  | "AUTH_MISSING_API_KEY" | "AUTH_INVALID_API_KEY" | "AUTH_API_KEY_EXPIRED" | "AUTH_CONTEXT_MISSING"
+  | "AUTH_MISSING_API_KEY"
+  | "AUTH_INVALID_API_KEY"
+  | "AUTH_API_KEY_EXPIRED"
+  | "AUTH_CONTEXT_MISSING"
   | "AUTH_API_KEY_SCOPE_MISMATCH"
-  | "RATE_LIMIT_IP_EXCEEDED" | "RATE_LIMIT_PLAN_EXCEEDED" | "RATE_LIMIT_VALIDATE_EXCEEDED"
+  | "RATE_LIMIT_IP_EXCEEDED"
+  | "RATE_LIMIT_PLAN_EXCEEDED"
+  | "RATE_LIMIT_VALIDATE_EXCEEDED"
   | "QUOTA_MONTHLY_LOG_LIMIT_EXCEEDED"
-  | "VALIDATION_INVALID_REQUEST" | "VALIDATION_INVALID_CONTENT_TYPE" | "VALIDATION_EMPTY_BODY"
-  | "VALIDATION_INVALID_JSON" | "VALIDATION_INVALID_ENVIRONMENT" | "VALIDATION_FAILED"
-  | "VALIDATION_BULK_LIMIT_EXCEEDED" | "VALIDATION_QUERY_INVALID" | "VALIDATION_QUERY_SYNTAX"
-  | "VALIDATION_QUERY_TIME_RANGE" | "VALIDATION_QUERY_CONSTRAINT"
-  | "LOG_NOT_FOUND" | "INTERNAL_AUTH_ERROR" | "INTERNAL_LOG_SERVICE_ERROR" | "INTERNAL_SERVER_ERROR";
+  | "VALIDATION_INVALID_REQUEST"
+  | "VALIDATION_INVALID_CONTENT_TYPE"
+  | "VALIDATION_EMPTY_BODY"
+  | "VALIDATION_INVALID_JSON"
+  | "VALIDATION_INVALID_ENVIRONMENT"
+  | "VALIDATION_FAILED"
+  | "VALIDATION_BULK_LIMIT_EXCEEDED"
+  | "VALIDATION_QUERY_INVALID"
+  | "VALIDATION_QUERY_SYNTAX"
+  | "VALIDATION_QUERY_TIME_RANGE"
+  | "VALIDATION_QUERY_CONSTRAINT"
+  | "LOG_NOT_FOUND"
+  | "INTERNAL_AUTH_ERROR"
+  | "INTERNAL_LOG_SERVICE_ERROR"
+  | "INTERNAL_SERVER_ERROR";
 
 /** FieldError is one problem with one field of one entry; log_index is null outside a batch. */
 export interface FieldError {
@@ -35,8 +50,7 @@ export class ApiError extends Error {
 export const unauthorized = (code: ErrorCode, message: string) => new ApiError(401, code, message);
 export const forbidden = (reason: "forbidden" | "environment_mismatch", message: string) =>
   new ApiError(403, "AUTH_API_KEY_SCOPE_MISMATCH", message, { reason });
-export const badRequest = (code: ErrorCode, message: string, details?: Record<string, unknown>) =>
-  new ApiError(400, code, message, details);
+export const badRequest = (code: ErrorCode, message: string, details?: Record<string, unknown>) => new ApiError(400, code, message, details);
 export const notFound = (code: ErrorCode, message: string) => new ApiError(404, code, message);
 
 /** validationFailed reports every field problem at once, as bulk writes and admin calls require. */

@@ -23,11 +23,20 @@ const FreeObject = (description: string) => T.Union([AnyObject(), T.Null()], { d
 export const CreateLogRequest = T.Object(
   {
     action: T.String({ minLength: 1, description: "Event name: 1–255 characters once trimmed of surrounding white space; stored as sent." }),
-    level: T.Union(LEVELS.map((l) => T.Literal(l)), { description: "One of the six lowercase levels." }),
+    level: T.Union(
+      LEVELS.map((l) => T.Literal(l)),
+      { description: "One of the six lowercase levels." },
+    ),
     clientTimestamp: T.String({ pattern: RFC3339_PATTERN, description: "RFC 3339 date-time with a time zone (Z or ±hh:mm)." }),
-    environment: T.Optional(T.Union([...ENVIRONMENTS.map((e) => T.Literal(e)), T.Null()], { description: "Defaults (also when null) to the key's environment; must equal it." })),
+    environment: T.Optional(
+      T.Union([...ENVIRONMENTS.map((e) => T.Literal(e)), T.Null()], { description: "Defaults (also when null) to the key's environment; must equal it." }),
+    ),
     message: T.Optional(T.Union([T.String(), T.Null()])),
-    tags: T.Optional(T.Union([T.Array(T.String({ minLength: 1, maxLength: 64 })), T.Null()], { description: "Duplicates are removed (order kept); then at most the plan's max_tags." })),
+    tags: T.Optional(
+      T.Union([T.Array(T.String({ minLength: 1, maxLength: 64 })), T.Null()], {
+        description: "Duplicates are removed (order kept); then at most the plan's max_tags.",
+      }),
+    ),
     actor: T.Optional(FreeObject("Who performed the action; nesting depth at most the plan's metadata depth.")),
     target: T.Optional(FreeObject("What the action concerned; nesting depth at most the plan's metadata depth.")),
     context: T.Optional(FreeObject("Request context; nesting depth at most the plan's metadata depth.")),
@@ -109,11 +118,16 @@ export const SearchLogsRequest = T.Object(
 );
 
 const PlanInfo = T.Object({
-  code: T.String(), logs_per_month: T.Integer(), log_retention_days: T.Integer(),
-  max_batch_size: T.Integer(), max_log_size: T.Integer(),
+  code: T.String(),
+  logs_per_month: T.Integer(),
+  log_retention_days: T.Integer(),
+  max_batch_size: T.Integer(),
+  max_log_size: T.Integer(),
 });
 const UsageFields = {
-  period_start: DateTime, period_end: DateTime, resets_at: DateTime,
+  period_start: DateTime,
+  period_end: DateTime,
+  resets_at: DateTime,
 };
 
 export const UsageResponse = T.Object(

@@ -10,7 +10,11 @@ import { RetentionSweeper } from "./storage/retention.ts";
 export async function startServer(config: Config, print: (text: string) => void = console.log) {
   const plans = planTable(config.plansFile); // a bad plans file stops the start here
   const s = compose({
-    dataDir: config.dataDir, plans, adminToken: config.adminToken, ipRatePerMinute: config.ipRatePerMinute, trustProxyHops: config.trustProxyHops,
+    dataDir: config.dataDir,
+    plans,
+    adminToken: config.adminToken,
+    ipRatePerMinute: config.ipRatePerMinute,
+    trustProxyHops: config.trustProxyHops,
     accessLog: config.accessLog ? lineLog() : undefined,
     bodyTimeoutMs: config.bodyTimeoutSeconds * 1000,
     queryTimeoutMs: config.queryTimeoutSeconds * 1000,
@@ -48,7 +52,11 @@ export async function startServer(config: Config, print: (text: string) => void 
       await s.close(); // full-text segments and postings are stored: a restart has nothing to recover
       await Bun.sleep(0); // the last access-log lines are printed
     })());
-  const onSignal = () => void stop().then(() => process.exit(0), () => process.exit(1));
+  const onSignal = () =>
+    void stop().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
   process.once("SIGTERM", onSignal);
   process.once("SIGINT", onSignal);
   return { port: server.port, baseUrl, stop };

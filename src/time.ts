@@ -16,8 +16,12 @@ export function parseRfc3339(text: string): Instant | null {
   if (n < 20 || text.charCodeAt(4) !== 45 || text.charCodeAt(7) !== 45 || text.charCodeAt(13) !== 58 || text.charCodeAt(16) !== 58) return null;
   const t = text.charCodeAt(10);
   if (t !== 84 && t !== 116) return null; // T or t
-  const year = digits(text, 0, 4), month = digits(text, 5, 2), day = digits(text, 8, 2);
-  const hour = digits(text, 11, 2), minute = digits(text, 14, 2), second = digits(text, 17, 2);
+  const year = digits(text, 0, 4),
+    month = digits(text, 5, 2),
+    day = digits(text, 8, 2);
+  const hour = digits(text, 11, 2),
+    minute = digits(text, 14, 2),
+    second = digits(text, 17, 2);
   if (year < 0 || month < 0 || day < 0 || hour < 0 || minute < 0 || second < 0) return null;
   let at = 19;
   let fractionMs = 0; // the first 3 fraction digits

@@ -11,11 +11,18 @@ export type KeyView = Omit<KeyRecord, "hash" | "workspace_id">;
 export type KeyCreated = KeyView & { key: string };
 
 const notFound = (what: string, id: string) =>
-  new ApiError(404, "VALIDATION_INVALID_REQUEST", `no ${what} with id ${JSON.stringify(id.length > 64 ? `${id.slice(0, 64)}…` : id)}; list them with GET /api/v1/admin/workspaces`);
+  new ApiError(
+    404,
+    "VALIDATION_INVALID_REQUEST",
+    `no ${what} with id ${JSON.stringify(id.length > 64 ? `${id.slice(0, 64)}…` : id)}; list them with GET /api/v1/admin/workspaces`,
+  );
 
 /** AdminService performs every admin operation and returns the JSON the admin API answers with. */
 export class AdminService {
-  constructor(private readonly meta: MetaStore, private readonly plans: PlanTable) {}
+  constructor(
+    private readonly meta: MetaStore,
+    private readonly plans: PlanTable,
+  ) {}
 
   async createWorkspace(body: unknown) {
     const b = checkBody(CreateWorkspace, body);
@@ -50,7 +57,10 @@ export class AdminService {
     let expiresAt: string | null = null;
     if (b.expires_at) {
       const t = parseRfc3339(b.expires_at);
-      if (!t) throw badRequest("VALIDATION_FAILED", "expires_at is not a real date-time", { errors: [{ field: "expires_at", message: "expires_at must be an RFC 3339 date-time with a zone", log_index: null }] });
+      if (!t)
+        throw badRequest("VALIDATION_FAILED", "expires_at is not a real date-time", {
+          errors: [{ field: "expires_at", message: "expires_at must be an RFC 3339 date-time with a zone", log_index: null }],
+        });
       expiresAt = formatMs(t.ms);
     }
     const secret = generateSecret(b.environment, b.type);

@@ -24,7 +24,10 @@ export class Authenticator {
   private readonly touched = new Map<string, number>();
   private readonly resolved = new Map<string, { key: KeyRecord; workspace: WorkspaceRecord }>();
   private generation = -1;
-  constructor(private readonly meta: MetaStore, private readonly plans: PlanTable) {}
+  constructor(
+    private readonly meta: MetaStore,
+    private readonly plans: PlanTable,
+  ) {}
 
   authenticate(headers: Headers, nowMs = Date.now()): Caller {
     const secret = presentedKey(headers);

@@ -51,10 +51,16 @@ export const ADMIN_COMMANDS: Record<string, CommandSpec> = {
     },
     positionals: [],
     run: (a, v) =>
-      a.createKey(v.workspace!, defined({
-        environment: v.environment, type: v.type, name: v.name,
-        scopes: v.scopes?.split(",").map((s) => s.trim()), expires_at: v["expires-at"],
-      })),
+      a.createKey(
+        v.workspace!,
+        defined({
+          environment: v.environment,
+          type: v.type,
+          name: v.name,
+          scopes: v.scopes?.split(",").map((s) => s.trim()),
+          expires_at: v["expires-at"],
+        }),
+      ),
   },
   "keys list": {
     usage: "sluice keys list --workspace ID",
@@ -90,7 +96,9 @@ export async function runAdminCommand(spec: CommandSpec, args: string[], dataDir
     allowPositionals: true,
     strict: true,
   });
-  const missing = Object.entries(spec.options).filter(([k, o]) => o.required && values[k] === undefined).map(([k]) => `--${k}`);
+  const missing = Object.entries(spec.options)
+    .filter(([k, o]) => o.required && values[k] === undefined)
+    .map(([k]) => `--${k}`);
   if (missing.length || positionals.length !== spec.positionals.length) {
     throw new UsageError(`${missing.length ? `missing ${missing.join(", ")}; ` : ""}usage: ${spec.usage}`);
   }

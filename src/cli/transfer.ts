@@ -36,7 +36,11 @@ export async function importFile(client: ApiClient, path: string, progress?: (do
   let batch: { at: number; value: unknown }[] = [];
   const flush = async () => {
     while (batch.length > 0) {
-      const r = await client.call("POST", "/logs/bulk", batch.map((b) => b.value));
+      const r = await client.call(
+        "POST",
+        "/logs/bulk",
+        batch.map((b) => b.value),
+      );
       if (r.status === 201) {
         summary.stored += batch.length;
         break;

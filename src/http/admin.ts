@@ -37,8 +37,12 @@ export function adminRoutes(admin: AdminService, meta: MetaStore, envToken: stri
     .post("/workspaces/:id/keys", async ({ request, params, set }) => json(set, await admin.createKey(id(params), await body(request)), 201), hidden)
     .get("/workspaces/:id/keys", ({ params, set }) => json(set, admin.listKeys(id(params))), hidden)
     .post("/keys/:keyId/rotate", async ({ params, set }) => json(set, await admin.rotateKey(keyId(params)), 201), hidden)
-    .delete("/keys/:keyId", async ({ params }) => {
-      await admin.revokeKey(keyId(params));
-      return new Response(null, { status: 204 });
-    }, hidden);
+    .delete(
+      "/keys/:keyId",
+      async ({ params }) => {
+        await admin.revokeKey(keyId(params));
+        return new Response(null, { status: 204 });
+      },
+      hidden,
+    );
 }

@@ -18,7 +18,6 @@ export interface BodyLimits {
 const BODY_TIMEOUT_MS = 30_000; // a client that trickles its body does not hold a request for long
 const SMALL_BODY = 64 * 1024; // a body of declared length up to this is read at once, larger ones stream through the checks
 
-
 /** readJson returns the parsed body, or throws the 400 that says what is wrong with it. */
 export async function readJson(request: Request, limits: BodyLimits): Promise<unknown> {
   return parseJson((await readJsonBody(request, limits)).bytes);
@@ -28,7 +27,10 @@ export async function readJson(request: Request, limits: BodyLimits): Promise<un
 export async function readJsonBody(request: Request, limits: BodyLimits): Promise<JsonBody> {
   const type = request.headers.get("content-type");
   if (!type || !JSON_TYPE.test(type.trim())) {
-    throw badRequest("VALIDATION_INVALID_CONTENT_TYPE", `send the body as JSON with Content-Type: application/json (got ${type ? JSON.stringify(type) : "none"})`);
+    throw badRequest(
+      "VALIDATION_INVALID_CONTENT_TYPE",
+      `send the body as JSON with Content-Type: application/json (got ${type ? JSON.stringify(type) : "none"})`,
+    );
   }
   return readBytes(request, limits);
 }
@@ -48,7 +50,10 @@ async function readBytes(request: Request, limits: BodyLimits): Promise<JsonBody
   const timeoutMs = limits.timeoutMs ?? BODY_TIMEOUT_MS;
   let bytes: Uint8Array;
   try {
-    bytes = declared <= SMALL_BODY ? await readSmall(request, scan, limits.depth, timeoutMs) : await readStream(request, scan, limits.depth, limitBytes, tooLarge, timeoutMs);
+    bytes =
+      declared <= SMALL_BODY
+        ? await readSmall(request, scan, limits.depth, timeoutMs)
+        : await readStream(request, scan, limits.depth, limitBytes, tooLarge, timeoutMs);
   } catch (e) {
     throw request.signal.aborted ? new ClientClosed(e) : e; // Bun aborts the signal when the connection closes
   }

@@ -67,10 +67,14 @@ export function ingestRoutes(gate: Gate, ingest: IngestService, metrics: Metrics
     )
     .post(
       "/logs/validate",
-      gate.guarded("logs:write", async ({ request, caller, set }) => {
-        const body = await readJson(request, { ...entryBodyLimits(caller.plan), timeoutMs: gate.bodyTimeoutMs });
-        return json(set, ingest.validate(body, caller));
-      }, "validate"),
+      gate.guarded(
+        "logs:write",
+        async ({ request, caller, set }) => {
+          const body = await readJson(request, { ...entryBodyLimits(caller.plan), timeoutMs: gate.bodyTimeoutMs });
+          return json(set, ingest.validate(body, caller));
+        },
+        "validate",
+      ),
       {
         parse: "none",
         detail: operation({

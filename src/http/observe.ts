@@ -10,26 +10,48 @@ import { requestUrl } from "./respond.ts";
 /** Metrics holds every series Sluice exports at /metrics. */
 export class Metrics {
   readonly registry = new Registry();
-  readonly requests = new Counter({ name: "sluice_http_requests_total", help: "HTTP requests by route, method and status", labelNames: ["route", "method", "status"], registers: [this.registry] });
+  readonly requests = new Counter({
+    name: "sluice_http_requests_total",
+    help: "HTTP requests by route, method and status",
+    labelNames: ["route", "method", "status"],
+    registers: [this.registry],
+  });
   readonly latency = new Histogram({
-    name: "sluice_http_request_duration_seconds", help: "HTTP request latency by route and method", labelNames: ["route", "method"],
-    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5], registers: [this.registry],
+    name: "sluice_http_request_duration_seconds",
+    help: "HTTP request latency by route and method",
+    labelNames: ["route", "method"],
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [this.registry],
   });
   readonly entries = new Counter({ name: "sluice_entries_ingested_total", help: "log entries stored (answered 201)", registers: [this.registry] });
-  readonly bytes = new Counter({ name: "sluice_request_body_bytes_total", help: "bytes of request bodies read, by route", labelNames: ["route"], registers: [this.registry] });
-  readonly rejected = new Counter({ name: "sluice_rate_limit_rejections_total", help: "requests answered 429, by error code", labelNames: ["code"], registers: [this.registry] });
+  readonly bytes = new Counter({
+    name: "sluice_request_body_bytes_total",
+    help: "bytes of request bodies read, by route",
+    labelNames: ["route"],
+    registers: [this.registry],
+  });
+  readonly rejected = new Counter({
+    name: "sluice_rate_limit_rejections_total",
+    help: "requests answered 429, by error code",
+    labelNames: ["code"],
+    registers: [this.registry],
+  });
 
   constructor(dataFile: string, fulltext: FullText) {
     collectDefaultMetrics({ register: this.registry, prefix: "sluice_" });
     new Gauge({
-      name: "sluice_lmdb_file_bytes", help: "size of the LMDB data file", registers: [this.registry],
+      name: "sluice_lmdb_file_bytes",
+      help: "size of the LMDB data file",
+      registers: [this.registry],
       collect() {
         this.set(statSync(dataFile, { throwIfNoEntry: false })?.size ?? 0);
       },
     });
     new Gauge({
-      name: "sluice_fulltext_segments", help: "full-text segments: sealed (persisted), loaded (sealed and in memory), active (in memory, one per workspace environment)",
-      labelNames: ["state"], registers: [this.registry],
+      name: "sluice_fulltext_segments",
+      help: "full-text segments: sealed (persisted), loaded (sealed and in memory), active (in memory, one per workspace environment)",
+      labelNames: ["state"],
+      registers: [this.registry],
       collect() {
         const s = fulltext.stats();
         this.set({ state: "sealed" }, s.sealed);
@@ -62,16 +84,18 @@ export const noteBodyBytes = (request: Request, n: number): void => void ((reque
 
 /** observe measures every request and writes its access-log line (log undefined: no access log). */
 export function observe(metrics: Metrics, log: ((line: Record<string, unknown>) => void) | undefined) {
-  return new Elysia({ name: "observe" })
-    .onRequest(({ request }) => void ((request as Observed)[STARTED] = performance.now()))
-    // destructured, not taken whole: Elysia then knows this hook needs no cookies, query or body parsed
-    .onAfterResponse({ as: "global" }, (({ request, set, route, path, responseValue, error, code }: AfterResponse) => {
-      try {
-        record({ request, set, route, path, responseValue, error, code });
-      } catch (e) {
-        console.error(JSON.stringify({ level: "error", msg: "BUG: recording a request failed", error: String(e) })); // never fatal
-      }
-    }) as () => void);
+  return (
+    new Elysia({ name: "observe" })
+      .onRequest(({ request }) => void ((request as Observed)[STARTED] = performance.now()))
+      // destructured, not taken whole: Elysia then knows this hook needs no cookies, query or body parsed
+      .onAfterResponse({ as: "global" }, (({ request, set, route, path, responseValue, error, code }: AfterResponse) => {
+        try {
+          record({ request, set, route, path, responseValue, error, code });
+        } catch (e) {
+          console.error(JSON.stringify({ level: "error", msg: "BUG: recording a request failed", error: String(e) })); // never fatal
+        }
+      }) as () => void)
+  );
 
   function record({ request, set, route = "unmatched", path, responseValue, error, code }: AfterResponse) {
     const status = responseValue instanceof Response ? responseValue.status : statusOf(error, code, set.status);
@@ -82,8 +106,14 @@ export function observe(metrics: Metrics, log: ((line: Record<string, unknown>) 
     if (bytes) metrics.bytes.inc({ route }, bytes);
     if (error instanceof ApiError && error.status === 429) metrics.rejected.inc({ code: error.code });
     log?.({
-      msg: "request", request_id: set.headers["x-request-id"], method: request.method, route,
-      path: path ?? requestUrl(request).pathname, status, duration_ms: Number((seconds * 1000).toFixed(3)), body_bytes: bytes,
+      msg: "request",
+      request_id: set.headers["x-request-id"],
+      method: request.method,
+      route,
+      path: path ?? requestUrl(request).pathname,
+      status,
+      duration_ms: Number((seconds * 1000).toFixed(3)),
+      body_bytes: bytes,
     });
   }
 }

@@ -44,7 +44,11 @@ export function operation(op: Operation): OpenAPIV3.OperationObject {
     ...(op.query
       ? {
           parameters: Object.entries(op.query.properties).map(([name, schema]) => ({
-            name, in: "query", required: false, schema: schema as OpenAPIV3.SchemaObject, description: (schema as { description?: string }).description,
+            name,
+            in: "query",
+            required: false,
+            schema: schema as OpenAPIV3.SchemaObject,
+            description: (schema as { description?: string }).description,
           })),
         }
       : {}),

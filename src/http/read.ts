@@ -22,7 +22,7 @@ const QUERY_BODY_LIMIT = 64 * 1024; // a query is at most 2,000 characters; the 
 const DEFAULT_QUERY_TIMEOUT_MS = 30_000; // SLUICE_QUERY_TIMEOUT_SECONDS' default (config.ts)
 const BUDGET_NOTE =
   "A read that runs past the server's time budget (SLUICE_QUERY_TIMEOUT_SECONDS, default 30) answers 400 VALIDATION_QUERY_CONSTRAINT " +
-  "with details {reason: \"time_budget\", budget_ms}: narrow from/to or add an indexed term (level=, tag=, action=, a word).";
+  'with details {reason: "time_budget", budget_ms}: narrow from/to or add an indexed term (level=, tag=, action=, a word).';
 const PAGE_HEADERS = {
   "X-Next-Cursor-ID": "id of this page's last entry; present only when more entries match",
   "X-Next-Cursor-TS": "server_timestamp of this page's last entry; present only when more entries match",
@@ -59,7 +59,13 @@ export function readRoutes(gate: Gate, store: EntryStore, queryTimeoutMs = DEFAU
           throw badRequest("VALIDATION_INVALID_ENVIRONMENT", `${JSON.stringify(badEnv)} is not an environment; use ${ENVIRONMENTS.join(", ")}`);
         }
         const paging = parsePaging(
-          { from: q.get("from") ?? undefined, to: q.get("to") ?? undefined, cursorID: q.get("cursorID") ?? undefined, cursorTS: q.get("cursorTS") ?? undefined, pageSize: q.get("pageSize") ?? undefined },
+          {
+            from: q.get("from") ?? undefined,
+            to: q.get("to") ?? undefined,
+            cursorID: q.get("cursorID") ?? undefined,
+            cursorTS: q.get("cursorTS") ?? undefined,
+            pageSize: q.get("pageSize") ?? undefined,
+          },
           true,
         );
         const levels = listParam(q, "levels");
@@ -93,17 +99,24 @@ export function readRoutes(gate: Gate, store: EntryStore, queryTimeoutMs = DEFAU
       gate.guarded("logs:read", async ({ request, caller, now, set }) => {
         const body = await readJson(request, { bytes: QUERY_BODY_LIMIT, depth: 8, timeoutMs: gate.bodyTimeoutMs });
         if (typeof body !== "object" || body === null || Array.isArray(body)) {
-          throw badRequest("VALIDATION_INVALID_REQUEST", "the body must be a JSON object such as {\"query\": \"level=error\"}");
+          throw badRequest("VALIDATION_INVALID_REQUEST", 'the body must be a JSON object such as {"query": "level=error"}');
         }
         const b = body as Record<string, unknown>;
         const opt = (k: string) => (b[k] === null ? undefined : b[k]);
-        for (const [k, type] of [["query", "string"], ["action", "string"], ["explain", "boolean"]]) {
+        for (const [k, type] of [
+          ["query", "string"],
+          ["action", "string"],
+          ["explain", "boolean"],
+        ]) {
           if (opt(k) !== undefined && typeof opt(k) !== type) {
             throw badRequest("VALIDATION_FAILED", `${k} must be a ${type}`, { errors: [{ field: k, message: `${k} must be a ${type}`, log_index: null }] });
           }
         }
         const query = parseQuery((opt("query") as string | undefined) ?? ""); // its faults come before those of from/to
-        const paging = parsePaging({ from: opt("from"), to: opt("to"), cursorID: opt("cursorID"), cursorTS: opt("cursorTS"), pageSize: opt("pageSize") }, false);
+        const paging = parsePaging(
+          { from: opt("from"), to: opt("to"), cursorID: opt("cursorID"), cursorTS: opt("cursorTS"), pageSize: opt("pageSize") },
+          false,
+        );
         const action = opt("action") as string | undefined;
         const req: PageRequest = { ...paging, query: { terms: [...query.terms, ...filterTerms({ action })] } };
         if (opt("explain") === true) return json(set, explain(store, scopeOf(caller, now), req));
@@ -126,12 +139,21 @@ export function readRoutes(gate: Gate, store: EntryStore, queryTimeoutMs = DEFAU
 async function respondPage(set: Reply, store: EntryStore, caller: Caller, req: PageRequest, now: number, budgetMs: number): Promise<string> {
   const env = caller.key.environment;
   const { rows, more } = await readPage(store, scopeOf(caller, now), req, new TimeSlicer(budgetMs));
-  return json(set, rows.map((r) => toLogEntry(env, r.serverMs, r.entry)), 200, pageHeaders(rows, more));
+  return json(
+    set,
+    rows.map((r) => toLogEntry(env, r.serverMs, r.entry)),
+    200,
+    pageHeaders(rows, more),
+  );
 }
 
 /** listParam reads a comma-separated parameter (repeats joined); empty members are dropped. */
 function listParam(q: URLSearchParams, name: string): string[] {
-  return q.getAll(name).flatMap((v) => v.split(",")).map((v) => v.trim()).filter((v) => v !== "");
+  return q
+    .getAll(name)
+    .flatMap((v) => v.split(","))
+    .map((v) => v.trim())
+    .filter((v) => v !== "");
 }
 
 /** scopeOf is what a caller may read: its key's environment of its workspace, back to its plan's retention. */

@@ -20,7 +20,10 @@ export class IngestService {
    * is each one's receipt time; sharing it, the single writes of a turn commit as one block (commit.ts).
    */
   private readonly received = new PerTurn(() => this.clock());
-  constructor(private readonly store: EntryStore, private readonly clock: () => number = Date.now) {}
+  constructor(
+    private readonly store: EntryStore,
+    private readonly clock: () => number = Date.now,
+  ) {}
 
   /** createOne stores a single entry and returns it as stored; bounds are its body's scan's (checkEntry). */
   async createOne(body: unknown, caller: Caller, bounds?: EntryBounds): Promise<Row> {
@@ -30,8 +33,16 @@ export class IngestService {
     const [e] = acceptEntries([body], null, caller.plan, caller.key.environment, bounds);
     const { ms, ids } = this.ids.next(1, this.received.get());
     const entry: Entry = {
-      id: ids[0], level: e.level, action: e.action, message: e.message, tags: e.tags, clientMs: e.clientMs,
-      actor: e.actor, target: e.target, context: e.context, metadata: e.metadata,
+      id: ids[0],
+      level: e.level,
+      action: e.action,
+      message: e.message,
+      tags: e.tags,
+      clientMs: e.clientMs,
+      actor: e.actor,
+      target: e.target,
+      context: e.context,
+      metadata: e.metadata,
     };
     await this.commit(caller, 1, ms, () => this.store.append(caller.workspace.id, caller.key.environment, ms, [entry], caller.plan.logs_per_month));
     return { serverMs: ms, entry };
@@ -41,7 +52,9 @@ export class IngestService {
   async createMany(body: JsonBody, caller: Caller): Promise<{ count: number; ids: string[] }> {
     const batch = await preparer().prepare(body, caller.plan, caller.key.environment);
     const { ms, ids } = this.ids.next(batch.count, this.clock());
-    await this.commit(caller, batch.count, ms, () => this.store.appendPrepared(caller.workspace.id, caller.key.environment, ms, ids, batch.blocks, caller.plan.logs_per_month));
+    await this.commit(caller, batch.count, ms, () =>
+      this.store.appendPrepared(caller.workspace.id, caller.key.environment, ms, ids, batch.blocks, caller.plan.logs_per_month),
+    );
     return { count: batch.count, ids };
   }
 
@@ -56,7 +69,11 @@ export class IngestService {
     const warnings: string[] = [];
     if (batch && raws.length === 0) errors.push({ field: "", message: "the batch is empty; send at least one entry", log_index: null });
     else if (batch && raws.length > limit(caller.plan.max_batch_size)) {
-      errors.push({ field: "", message: `the batch has ${raws.length} entries; the ${caller.plan.code} plan allows ${caller.plan.max_batch_size}`, log_index: null });
+      errors.push({
+        field: "",
+        message: `the batch has ${raws.length} entries; the ${caller.plan.code} plan allows ${caller.plan.max_batch_size}`,
+        log_index: null,
+      });
     } else {
       raws.forEach((raw, i) => {
         const index = batch ? i : null;
@@ -64,7 +81,11 @@ export class IngestService {
         errors.push(...check.errors);
         const env = (raw as Record<string, unknown> | null)?.environment;
         if (isEnvironment(env) && env !== caller.key.environment) {
-          errors.push({ field: "environment", message: `environment ${env} does not match this key's environment ${caller.key.environment}`, log_index: index });
+          errors.push({
+            field: "environment",
+            message: `environment ${env} does not match this key's environment ${caller.key.environment}`,
+            log_index: index,
+          });
         }
         for (const f of unknownFields(raw)) warnings.push(`${index === null ? "" : `entry ${index}: `}unknown field ${JSON.stringify(f)} is ignored`);
       });

@@ -19,9 +19,10 @@ parentPort!.on("message", ({ call, body, plan, env }: PrepareRequest) => {
     });
     reply = { call, count: batch.count, blocks };
   } catch (e) {
-    reply = e instanceof ApiError
-      ? { call, error: { status: e.status, code: e.code, message: e.message, details: e.details } }
-      : { call, error: { message: String((e as Error)?.stack ?? e) } };
+    reply =
+      e instanceof ApiError
+        ? { call, error: { status: e.status, code: e.code, message: e.message, details: e.details } }
+        : { call, error: { message: String((e as Error)?.stack ?? e) } };
   }
   try {
     parentPort!.postMessage(reply, transfer);

@@ -100,7 +100,11 @@ export function checkEntry(raw: unknown, logIndex: number | null, plan: Plan, bo
   }
   if (bound.surrogates) {
     const at = loneSurrogateAt(e, bad);
-    if (at !== undefined) fail(at, `${at} holds a lone surrogate (an unpaired \\uD800–\\uDFFF escape), which is not Unicode text and cannot be stored as sent; pair it or replace it with \\uFFFD`);
+    if (at !== undefined)
+      fail(
+        at,
+        `${at} holds a lone surrogate (an unpaired \\uD800–\\uDFFF escape), which is not Unicode text and cannot be stored as sent; pair it or replace it with \\uFFFD`,
+      );
   }
   if (bound.size > limit(plan.max_log_size)) {
     const size = byteSize(e);

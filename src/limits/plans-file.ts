@@ -3,8 +3,14 @@ import { readFileSync } from "node:fs";
 import { BUILT_IN_PLANS, PlanTable, type Plan } from "./plans.ts";
 
 const NUMERIC: (keyof Plan)[] = [
-  "logs_per_month", "log_retention_days", "requests_per_minute", "validate_requests_per_minute",
-  "max_log_size", "max_batch_size", "max_metadata_depth", "max_tags",
+  "logs_per_month",
+  "log_retention_days",
+  "requests_per_minute",
+  "validate_requests_per_minute",
+  "max_log_size",
+  "max_batch_size",
+  "max_metadata_depth",
+  "max_tags",
 ];
 
 /** planTable is the plan table of a configuration (SLUICE_PLANS_FILE): the server and the CLI both take theirs from here. */

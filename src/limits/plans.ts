@@ -21,7 +21,17 @@ export const BUILT_IN_PLANS: readonly Plan[] = [
 
 function plan(code: string, ...n: [number, number, number, number, number, number, number, number]): Plan {
   const [logs_per_month, log_retention_days, requests_per_minute, validate_requests_per_minute, max_log_size, max_batch_size, max_metadata_depth, max_tags] = n;
-  return { code, logs_per_month, log_retention_days, requests_per_minute, validate_requests_per_minute, max_log_size, max_batch_size, max_metadata_depth, max_tags };
+  return {
+    code,
+    logs_per_month,
+    log_retention_days,
+    requests_per_minute,
+    validate_requests_per_minute,
+    max_log_size,
+    max_batch_size,
+    max_metadata_depth,
+    max_tags,
+  };
 }
 
 const MiB = 1024 * 1024;

@@ -64,14 +64,27 @@ const WHAT: Partial<Record<ErrorCode, string>> = {
 };
 
 function tooMany(code: ErrorCode, s: BucketState): ApiError {
-  return new ApiError(429, code, `${WHAT[code]}; retry in ${s.retryAfter} s`, { retry_after: s.retryAfter }, {
-    ...rateHeaders(s),
-    "retry-after": String(s.retryAfter),
-  });
+  return new ApiError(
+    429,
+    code,
+    `${WHAT[code]}; retry in ${s.retryAfter} s`,
+    { retry_after: s.retryAfter },
+    {
+      ...rateHeaders(s),
+      "retry-after": String(s.retryAfter),
+    },
+  );
 }
 
 /** clientIp is the socket address, or with `trustedHops` proxies the X-Forwarded-For entry that many hops back. */
 export function clientIp(socketIp: string | undefined, forwardedFor: string | null, trustedHops: number): string {
-  const chain = [socketIp ?? "unknown", ...(forwardedFor ?? "").split(",").map((s) => s.trim()).filter(Boolean).reverse()];
+  const chain = [
+    socketIp ?? "unknown",
+    ...(forwardedFor ?? "")
+      .split(",")
+      .map((s) => s.trim())
+      .filter(Boolean)
+      .reverse(),
+  ];
   return chain[Math.min(trustedHops, chain.length - 1)];
 }

@@ -30,9 +30,12 @@ export function compileBlockTest(q: Query): ((block: Block) => boolean) | undefi
   const groups: Uint8Array[][] = []; // a block must hold some needle of every group
   for (const t of q.terms) {
     // the parts each value's match holds whole: a literal is one part; a `~` glob's parts between `*`s all appear
-    const values = t.kind === "literal" && t.facet === "message" ? [[t.text]]
-      : t.kind === "text" && t.facet === "message" && t.op === "~" ? t.values.flatMap((v) => (v.kind === "string" ? [v.text.split("*")] : []))
-      : [];
+    const values =
+      t.kind === "literal" && t.facet === "message"
+        ? [[t.text]]
+        : t.kind === "text" && t.facet === "message" && t.op === "~"
+          ? t.values.flatMap((v) => (v.kind === "string" ? [v.text.split("*")] : []))
+          : [];
     if (values.length === 0) continue;
     const needles = values.map((parts) => longest(parts.flatMap((part) => part.match(ASCII_NOT_LETTERS) ?? [])));
     if (needles.every((n) => n.length >= MIN_RUN)) groups.push(needles.map((n) => Buffer.from(n)));

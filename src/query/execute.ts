@@ -20,7 +20,11 @@ const never = () => false;
  * that is reused for the next entry: it must not keep it. References to deleted blocks are skipped.
  */
 export function rows(
-  store: BlockReader, ws: string, env: Environment, refs: Iterable<BlockRef>, range: ScanRange,
+  store: BlockReader,
+  ws: string,
+  env: Environment,
+  refs: Iterable<BlockRef>,
+  range: ScanRange,
   accept: (row: Row) => boolean = () => true,
   /** false for a block none of whose entries `accept` can take (compileBlockTest): its entries are not read */
   mayHold: (block: Block) => boolean = () => true,
@@ -33,15 +37,27 @@ export function rows(
  * slice is used up, and the reader lets the event loop run before it asks for more. The rows are those of rows().
  */
 export function rowsSliced(
-  store: BlockReader, ws: string, env: Environment, refs: Iterable<BlockRef>, range: ScanRange,
-  accept: (row: Row) => boolean, mayHold: ((block: Block) => boolean) | undefined, due: () => boolean,
+  store: BlockReader,
+  ws: string,
+  env: Environment,
+  refs: Iterable<BlockRef>,
+  range: ScanRange,
+  accept: (row: Row) => boolean,
+  mayHold: ((block: Block) => boolean) | undefined,
+  due: () => boolean,
 ): Generator<Row | Pause> {
   return walk(store, ws, env, refs, range, accept, mayHold ?? (() => true), due);
 }
 
 function* walk(
-  store: BlockReader, ws: string, env: Environment, refs: Iterable<BlockRef>, range: ScanRange,
-  accept: (row: Row) => boolean, mayHold: (block: Block) => boolean, due: () => boolean,
+  store: BlockReader,
+  ws: string,
+  env: Environment,
+  refs: Iterable<BlockRef>,
+  range: ScanRange,
+  accept: (row: Row) => boolean,
+  mayHold: (block: Block) => boolean,
+  due: () => boolean,
 ): Generator<Row | Pause> {
   const { after } = range;
   const probe = { serverMs: 0, entry: new EntryView(undefined as unknown as Block, 0) };
@@ -104,4 +120,3 @@ function* walk(
 export function scan(store: BlockReader & Pick<EntryStore, "blocks">, ws: string, env: Environment, range: ScanRange): Generator<Row> {
   return rows(store, ws, env, store.blocks(ws, env, range), range);
 }
-

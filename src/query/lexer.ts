@@ -4,13 +4,31 @@ import { badRequest, type ApiError } from "../errors.ts";
 import type { Operator } from "./ast.ts";
 
 /** RawMember is one value of a facet expression (a group has several), unescaped if it was quoted. */
-export interface RawMember { text: string; quoted: boolean; pos: number }
+export interface RawMember {
+  text: string;
+  quoted: boolean;
+  pos: number;
+}
 
 /** RawFacetTerm is `<facet><op><value>[,<value>…]` before any facet, operator or value check. */
-export interface RawFacetTerm { kind: "facet"; pos: number; end: number; facet: string; op: Operator; opPos: number; members: RawMember[] }
+export interface RawFacetTerm {
+  kind: "facet";
+  pos: number;
+  end: number;
+  facet: string;
+  op: Operator;
+  opPos: number;
+  members: RawMember[];
+}
 
 /** RawFreeTerm is a free word or a quoted free phrase. */
-export interface RawFreeTerm { kind: "free"; pos: number; end: number; text: string; quoted: boolean }
+export interface RawFreeTerm {
+  kind: "free";
+  pos: number;
+  end: number;
+  text: string;
+  quoted: boolean;
+}
 
 /** RawTerm is one space-separated term as the lexer found it. */
 export type RawTerm = RawFacetTerm | RawFreeTerm;
@@ -51,7 +69,11 @@ export function findOperator(word: string): number {
 function quotedFree(text: string, start: number): RawFreeTerm {
   const { value, end } = readQuoted(text, start);
   if (end < text.length && text[end] !== " ") {
-    throw syntax(end, `${JSON.stringify(text[end])} after a closing quote`, 'put a space after the closing quote (a free phrase takes no group; write \\" for a quote inside quotes)');
+    throw syntax(
+      end,
+      `${JSON.stringify(text[end])} after a closing quote`,
+      'put a space after the closing quote (a free phrase takes no group; write \\" for a quote inside quotes)',
+    );
   }
   if (value === "") throw syntax(start, 'empty value ""', "put words between the quotes or remove them");
   return { kind: "free", pos: start, end, text: value, quoted: true };
@@ -87,7 +109,11 @@ function facetTerm(text: string, start: number, opPos: number, op: Operator): Ra
 function quotedMember(text: string, start: number, inGroup: boolean): { raw: RawMember; end: number } {
   const { value, end } = readQuoted(text, start);
   if (end < text.length && text[end] !== " " && text[end] !== ",") {
-    throw syntax(end, `${JSON.stringify(text[end])} after a closing quote`, 'put a space or a comma after the closing quote (write \\" for a quote inside quotes)');
+    throw syntax(
+      end,
+      `${JSON.stringify(text[end])} after a closing quote`,
+      'put a space or a comma after the closing quote (write \\" for a quote inside quotes)',
+    );
   }
   if (value === "") throw empty(start, inGroup || text[end] === ",");
   return { raw: { text: value, quoted: true, pos: start }, end };

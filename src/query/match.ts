@@ -24,7 +24,8 @@ export function matchTerm(t: Term, row: Row, env: Environment): boolean {
     case "text": {
       const text = t.facet === "action" ? e.action : e.message;
       if (t.op === "@") return t.values.some((v) => v.kind === "string" && hasAllWords(words(v.text), text));
-      if (t.op === "=" || t.op === "!=") return group(t.op, t.values, (v) => (v.kind === "null" ? text === null : text !== null && lower(text) === lower(v.text)));
+      if (t.op === "=" || t.op === "!=")
+        return group(t.op, t.values, (v) => (v.kind === "null" ? text === null : text !== null && lower(text) === lower(v.text)));
       return group(t.op, t.values, (v) => v.kind === "string" && text !== null && contains(text, v.text));
     }
     case "tag": {
@@ -126,11 +127,17 @@ function compareInstant(ms: number, t: Instant): number {
 
 function compares(op: TimeOp | RangeOp, sign: number): boolean {
   switch (op) {
-    case "=": case "!=": return sign === 0; // the group applies the negation of !=
-    case "<": return sign < 0;
-    case ">": return sign > 0;
-    case "<=": return sign <= 0;
-    case ">=": return sign >= 0;
+    case "=":
+    case "!=":
+      return sign === 0; // the group applies the negation of !=
+    case "<":
+      return sign < 0;
+    case ">":
+      return sign > 0;
+    case "<=":
+      return sign <= 0;
+    case ">=":
+      return sign >= 0;
   }
 }
 

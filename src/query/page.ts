@@ -56,10 +56,20 @@ export function runCandidate(store: EntryStore, ws: string, env: Environment, qu
 }
 
 /** runSliced is runCandidate in time slices: it lets the event loop run whenever `slice` is used up, and gives the same rows. */
-export async function runSliced(store: EntryStore, ws: string, env: Environment, query: Query, range: ScanRange, candidate: Candidate, pageSize: number, slice: Slice) {
+export async function runSliced(
+  store: EntryStore,
+  ws: string,
+  env: Environment,
+  query: Query,
+  range: ScanRange,
+  candidate: Candidate,
+  pageSize: number,
+  slice: Slice,
+) {
   const rows: Row[] = [];
   for (const row of rowsSliced(store, ws, env, candidate.open(), range, compileQuery(query, env), compileBlockTest(query), slice.due)) {
-    if (row === PAUSE) await slice.pause(); // a throw here (over budget) closes the generator and its cursors
+    if (row === PAUSE)
+      await slice.pause(); // a throw here (over budget) closes the generator and its cursors
     else if (rows.length === pageSize) return { rows, more: true };
     else rows.push(row);
   }

@@ -5,7 +5,20 @@ import { badRequest, type ApiError, type ErrorCode } from "../errors.ts";
 import { ENVIRONMENTS, LEVELS } from "../schema.ts";
 import { parseRfc3339 } from "../time.ts";
 import type {
-  EqOp, FacetTerm, MatchOp, NullValue, NumberValue, ObjectFacet, Operator, Query, RangeOp, StringValue, Term, TextOp, TimeOp, TimeValue,
+  EqOp,
+  FacetTerm,
+  MatchOp,
+  NullValue,
+  NumberValue,
+  ObjectFacet,
+  Operator,
+  Query,
+  RangeOp,
+  StringValue,
+  Term,
+  TextOp,
+  TimeOp,
+  TimeValue,
 } from "./ast.ts";
 import { OBJECT_FACETS } from "./ast.ts";
 import { lex, type RawFacetTerm, type RawMember } from "./lexer.ts";
@@ -63,19 +76,32 @@ const FACET_LIST = `${Object.keys(NAMED).join(", ")}, or a field such as metadat
 /** parseQuery turns query text into its AST, or throws the ApiError (400) of its first fault. */
 export function parseQuery(text: string): Query {
   if (text.length > MAX_QUERY_LENGTH) {
-    throw fault("VALIDATION_QUERY_CONSTRAINT", MAX_QUERY_LENGTH, `query is ${text.length} characters long, over the limit of ${MAX_QUERY_LENGTH}`, "shorten it or split it into several queries");
+    throw fault(
+      "VALIDATION_QUERY_CONSTRAINT",
+      MAX_QUERY_LENGTH,
+      `query is ${text.length} characters long, over the limit of ${MAX_QUERY_LENGTH}`,
+      "shorten it or split it into several queries",
+    );
   }
   const raw = lex(text);
   if (raw.length > MAX_TERMS) {
-    throw fault("VALIDATION_QUERY_CONSTRAINT", raw[MAX_TERMS].pos, `query has ${raw.length} terms, over the limit of ${MAX_TERMS}`, "remove terms, or put values of one facet into a group (level=error,warn)");
+    throw fault(
+      "VALIDATION_QUERY_CONSTRAINT",
+      raw[MAX_TERMS].pos,
+      `query has ${raw.length} terms, over the limit of ${MAX_TERMS}`,
+      "remove terms, or put values of one facet into a group (level=error,warn)",
+    );
   }
   const members = raw.flatMap((t) => (t.kind === "facet" ? t.members : []));
   if (members.length > MAX_VALUES) {
-    throw fault("VALIDATION_QUERY_CONSTRAINT", members[MAX_VALUES].pos, `query has ${members.length} facet values, over the limit of ${MAX_VALUES}`, "remove values from its groups");
+    throw fault(
+      "VALIDATION_QUERY_CONSTRAINT",
+      members[MAX_VALUES].pos,
+      `query has ${members.length} facet values, over the limit of ${MAX_VALUES}`,
+      "remove values from its groups",
+    );
   }
-  const terms: Term[] = raw.map((t) =>
-    t.kind === "free" ? { kind: "free", text: t.text, words: words(t.text), pos: t.pos } : facetTerm(text, t),
-  );
+  const terms: Term[] = raw.map((t) => (t.kind === "free" ? { kind: "free", text: t.text, words: words(t.text), pos: t.pos } : facetTerm(text, t)));
   return { terms };
 }
 
@@ -123,9 +149,10 @@ function resolveFacet(text: string, t: RawFacetTerm): Facet {
     return { family: "path", facet: objectRoot, path };
   }
   const lower = name.toLowerCase();
-  const hint = Object.hasOwn(NAMED, lower) || OBJECT_FACETS.some((f) => lower.startsWith(`${f}.`))
-    ? `facet names are case-sensitive: write ${lower.split(".")[0]}`
-    : `use one of ${FACET_LIST}; to search text holding ${JSON.stringify(t.op)}, quote it: ${JSON.stringify(text.slice(t.pos, t.end))}`;
+  const hint =
+    Object.hasOwn(NAMED, lower) || OBJECT_FACETS.some((f) => lower.startsWith(`${f}.`))
+      ? `facet names are case-sensitive: write ${lower.split(".")[0]}`
+      : `use one of ${FACET_LIST}; to search text holding ${JSON.stringify(t.op)}, quote it: ${JSON.stringify(text.slice(t.pos, t.end))}`;
   throw invalid(t.pos, `unknown facet ${JSON.stringify(name)}`, hint);
 }
 
@@ -139,12 +166,20 @@ function noNull(m: RawMember, facet: string): RawMember {
 function stringOrNull(m: RawMember, t: RawFacetTerm): StringValue | NullValue {
   if (!isNull(m)) return { kind: "string", text: m.text, pos: m.pos };
   if (t.op === "=" || t.op === "!=") return { kind: "null", pos: m.pos };
-  throw invalid(m.pos, `null is allowed only with = or !=, not with ${t.op}`, `write ${t.facet}=null or ${t.facet}!=null, or quote it to use the text: ${t.facet}${t.op}"null"`);
+  throw invalid(
+    m.pos,
+    `null is allowed only with = or !=, not with ${t.op}`,
+    `write ${t.facet}=null or ${t.facet}!=null, or quote it to use the text: ${t.facet}${t.op}"null"`,
+  );
 }
 
 function uuid(m: RawMember): StringValue {
   if (!UUID_ANY_CASE.test(m.text)) {
-    throw invalid(m.pos, `id ${JSON.stringify(m.text)} is not a UUID`, "write the entry id as 8-4-4-4-12 hex digits, e.g. 0192f3a4-5b6c-7d8e-9f01-23456789abcd");
+    throw invalid(
+      m.pos,
+      `id ${JSON.stringify(m.text)} is not a UUID`,
+      "write the entry id as 8-4-4-4-12 hex digits, e.g. 0192f3a4-5b6c-7d8e-9f01-23456789abcd",
+    );
   }
   return { kind: "string", text: m.text, pos: m.pos };
 }
@@ -159,21 +194,34 @@ function oneOf(m: RawMember, facet: string, allowed: readonly string[]): StringV
 function instant(m: RawMember): TimeValue {
   const parsed = parseRfc3339(m.text);
   if (!parsed) {
-    throw fault("VALIDATION_QUERY_TIME_RANGE", m.pos, `${JSON.stringify(m.text)} is not an RFC 3339 date-time`, "write a date, T, a time and a zone, e.g. 2026-11-22T10:00:00Z or 2026-11-22T10:00:00.5+01:00");
+    throw fault(
+      "VALIDATION_QUERY_TIME_RANGE",
+      m.pos,
+      `${JSON.stringify(m.text)} is not an RFC 3339 date-time`,
+      "write a date, T, a time and a zone, e.g. 2026-11-22T10:00:00Z or 2026-11-22T10:00:00.5+01:00",
+    );
   }
   return { kind: "time", text: m.text, instant: parsed, pos: m.pos };
 }
 
 function onlyNull(m: RawMember, facet: ObjectFacet): NullValue {
   if (!isNull(m)) {
-    throw invalid(m.pos, `${facet} as a whole can only be checked for null`, `write ${facet}=null or ${facet}!=null, or compare one field: ${facet}.<key>=value`);
+    throw invalid(
+      m.pos,
+      `${facet} as a whole can only be checked for null`,
+      `write ${facet}=null or ${facet}!=null, or compare one field: ${facet}.<key>=value`,
+    );
   }
   return { kind: "null", pos: m.pos };
 }
 
 function number(m: RawMember, t: RawFacetTerm): NumberValue {
   if (!JSON_NUMBER.test(m.text)) {
-    throw invalid(m.pos, `${t.op} on an object field needs a number, not ${isNull(m) ? "null" : JSON.stringify(m.text)}`, "write a JSON number, e.g. 250, -1.5 or 2e3; compare text with = or ~");
+    throw invalid(
+      m.pos,
+      `${t.op} on an object field needs a number, not ${isNull(m) ? "null" : JSON.stringify(m.text)}`,
+      "write a JSON number, e.g. 250, -1.5 or 2e3; compare text with = or ~",
+    );
   }
   return { kind: "number", text: m.text, number: Number(m.text), pos: m.pos };
 }

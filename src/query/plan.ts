@@ -44,7 +44,10 @@ export function planQuery(store: EntryStore, ws: string, env: Environment, query
   }
   // the range scan last: it only has to be counted as far as the best index's estimate, and not at all alone
   const alone = proposals.length === 0 && !explaining; // explain still counts, so that it can show the figure
-  proposals.push([{ index: "range", estimate: (cap) => (alone ? 0 : store.countBlocks(ws, env, range, cap)), open: () => store.blocks(ws, env, range) }, undefined]);
+  proposals.push([
+    { index: "range", estimate: (cap) => (alone ? 0 : store.countBlocks(ws, env, range, cap)), open: () => store.blocks(ws, env, range) },
+    undefined,
+  ]);
   let best = COUNT_CAP;
   const candidates: Candidate[] = proposals.map(([p, term]) => {
     const estimate = p.estimate(best + 1);
@@ -73,17 +76,28 @@ function candidateFor(store: EntryStore, ws: string, env: Environment, term: Ter
     case "id":
       if (term.op !== "=") return undefined;
       return fixed("id", term.values.length, () =>
-        term.values.map((v) => store.locate(ws, env, v.text)).filter((r): r is BlockRef => r !== undefined).sort((a, b) => b.ms - a.ms || (a.firstId < b.firstId ? 1 : -1)),
+        term.values
+          .map((v) => store.locate(ws, env, v.text))
+          .filter((r): r is BlockRef => r !== undefined)
+          .sort((a, b) => b.ms - a.ms || (a.firstId < b.firstId ? 1 : -1)),
       );
     case "enum":
       if (term.op !== "=") return undefined;
       if (term.facet === "environment") {
         return term.values.some((v) => v.text === env) ? undefined : fixed("none", 0, () => []);
       }
-      return postings("l", "level", term.values.map((v) => v.text));
+      return postings(
+        "l",
+        "level",
+        term.values.map((v) => v.text),
+      );
     case "tag":
       if (term.op !== "=" || term.values.some((v) => v.kind === "null")) return undefined;
-      return postings("t", "tag", term.values.map((v) => (v.kind === "string" ? v.text : "")));
+      return postings(
+        "t",
+        "tag",
+        term.values.map((v) => (v.kind === "string" ? v.text : "")),
+      );
     case "literal":
       return term.facet === "action" ? actions(term.text.toLowerCase(), (a) => a.toLowerCase().includes(term.text.toLowerCase())) : undefined;
     case "free":
@@ -140,11 +154,15 @@ function narrow(range: ScanRange, terms: Term[]): ScanRange {
     let hi = -Infinity;
     for (const { instant } of t.values) {
       const [l, h] =
-        t.op === ">" ? [instant.ms + 1, Infinity]
-        : t.op === ">=" ? [lowerBoundMs(instant), Infinity]
-        : t.op === "<" ? [-Infinity, upperBoundMs(instant)]
-        : t.op === "<=" ? [-Infinity, instant.ms + 1]
-        : [instant.ms, instant.ms + 1];
+        t.op === ">"
+          ? [instant.ms + 1, Infinity]
+          : t.op === ">="
+            ? [lowerBoundMs(instant), Infinity]
+            : t.op === "<"
+              ? [-Infinity, upperBoundMs(instant)]
+              : t.op === "<="
+                ? [-Infinity, instant.ms + 1]
+                : [instant.ms, instant.ms + 1];
       lo = Math.min(lo, l);
       hi = Math.max(hi, h);
     }

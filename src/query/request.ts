@@ -30,7 +30,10 @@ export function parsePaging(input: PagingInput, pageSizeFromText: boolean): { ra
   const hasId = input.cursorID !== undefined;
   const hasTs = input.cursorTS !== undefined;
   if (hasId !== hasTs) {
-    throw fieldError(hasId ? "cursorTS" : "cursorID", "send cursorID and cursorTS together: the id and server_timestamp of the last entry of the previous page");
+    throw fieldError(
+      hasId ? "cursorTS" : "cursorID",
+      "send cursorID and cursorTS together: the id and server_timestamp of the last entry of the previous page",
+    );
   }
   if (hasId) {
     if (typeof input.cursorID !== "string" || !isUuid(input.cursorID)) {
@@ -48,7 +51,11 @@ function instant(name: string, value: unknown) {
   if (value === undefined) return undefined;
   const t = typeof value === "string" ? parseRfc3339(value) : null;
   if (!t) {
-    throw badRequest("VALIDATION_QUERY_TIME_RANGE", `${name} must be an RFC 3339 date-time with a zone, e.g. 2026-11-22T10:00:00Z (got ${JSON.stringify(value)})`, { field: name });
+    throw badRequest(
+      "VALIDATION_QUERY_TIME_RANGE",
+      `${name} must be an RFC 3339 date-time with a zone, e.g. 2026-11-22T10:00:00Z (got ${JSON.stringify(value)})`,
+      { field: name },
+    );
   }
   return t;
 }
@@ -62,5 +69,4 @@ function parsePageSize(value: unknown, fromText: boolean): number {
   return n;
 }
 
-const fieldError = (field: string, message: string) =>
-  badRequest("VALIDATION_FAILED", message, { errors: [{ field, message, log_index: null }] });
+const fieldError = (field: string, message: string) => badRequest("VALIDATION_FAILED", message, { errors: [{ field, message, log_index: null }] });

@@ -3,7 +3,19 @@
 // time (columns.ts): a page of 50 decodes 50 messages of a block, not 1,000. The objects column holds
 // one JSON text per entry, parsed only for the entries a read needs.
 import type { Level } from "../schema.ts";
-import { dictListReader, dictReader, encodeDict, encodeDictList, encodeFloat64, encodeText, float64Reader, packr, textBytesInclude, textReader, type Reader } from "./columns.ts";
+import {
+  dictListReader,
+  dictReader,
+  encodeDict,
+  encodeDictList,
+  encodeFloat64,
+  encodeText,
+  float64Reader,
+  packr,
+  textBytesInclude,
+  textReader,
+  type Reader,
+} from "./columns.ts";
 
 /** Entries in one block at most. */
 export const BLOCK_MAX = 1000;
@@ -26,7 +38,15 @@ type Objects = [Entry["actor"], Entry["target"], Entry["context"], Entry["metada
 
 /** The columns, in the order they are stored. */
 // biome-ignore lint/suspicious/noConstEnum: used in this file alone, where Bun inlines its members
-const enum Col { Id, Level, Action, Message, Tags, ClientMs, Objects }
+const enum Col {
+  Id,
+  Level,
+  Action,
+  Message,
+  Tags,
+  ClientMs,
+  Objects,
+}
 interface Stored {
   /**
    * 5: the columns of columns.ts; the ids one string of the ids joined (each 36 characters).
@@ -40,7 +60,10 @@ interface Stored {
 
 /** encodeBlock packs entries (ids ascending) into one value, column by column. */
 export function encodeBlock(entries: readonly Entry[]): Uint8Array {
-  return assembleBlock(entries.map((e) => e.id), encodeColumns(entries));
+  return assembleBlock(
+    entries.map((e) => e.id),
+    encodeColumns(entries),
+  );
 }
 
 /** Columns are a block's packed columns but the ids: what can be encoded before the ids are drawn. */
@@ -89,7 +112,11 @@ export function blockWords(entries: readonly Pick<Entry, "action" | "message">[]
 export class Block {
   private readonly readers: Reader<unknown>[] = [];
   private readonly objects = new Map<number, Objects | null>();
-  private constructor(readonly serverMs: number, readonly size: number, private readonly stored: Stored) {}
+  private constructor(
+    readonly serverMs: number,
+    readonly size: number,
+    private readonly stored: Stored,
+  ) {}
 
   /** decode reads a block value. */
   static decode(serverMs: number, value: Uint8Array): Block {
@@ -184,15 +211,38 @@ function idReader(joined: string, n: number): Reader<string> {
 
 /** EntryView reads entry i of block b; the executor moves one view along a block to test entries without allocating. */
 export class EntryView implements Entry {
-  constructor(public b: Block, public i: number) {}
-  get id() { return this.b.id(this.i); }
-  get level() { return this.b.level(this.i); }
-  get action() { return this.b.action(this.i); }
-  get message() { return this.b.message(this.i); }
-  get tags() { return this.b.tags(this.i); }
-  get clientMs() { return this.b.clientMs(this.i); }
-  get actor() { return this.b.objectsOf(this.i)?.[0] ?? null; }
-  get target() { return this.b.objectsOf(this.i)?.[1] ?? null; }
-  get context() { return this.b.objectsOf(this.i)?.[2] ?? null; }
-  get metadata() { return this.b.objectsOf(this.i)?.[3] ?? null; }
+  constructor(
+    public b: Block,
+    public i: number,
+  ) {}
+  get id() {
+    return this.b.id(this.i);
+  }
+  get level() {
+    return this.b.level(this.i);
+  }
+  get action() {
+    return this.b.action(this.i);
+  }
+  get message() {
+    return this.b.message(this.i);
+  }
+  get tags() {
+    return this.b.tags(this.i);
+  }
+  get clientMs() {
+    return this.b.clientMs(this.i);
+  }
+  get actor() {
+    return this.b.objectsOf(this.i)?.[0] ?? null;
+  }
+  get target() {
+    return this.b.objectsOf(this.i)?.[1] ?? null;
+  }
+  get context() {
+    return this.b.objectsOf(this.i)?.[2] ?? null;
+  }
+  get metadata() {
+    return this.b.objectsOf(this.i)?.[3] ?? null;
+  }
 }

@@ -88,8 +88,7 @@ export class TurnCommitter {
         if (taken.ok) {
           w.used = taken.used;
           stored.push(w);
-        }
-        else w.resolve({ stored: false, used: taken.used });
+        } else w.resolve({ stored: false, used: taken.used });
       }
       blocks = readyBlocks(stored);
     } catch (e) {
@@ -138,7 +137,17 @@ function readyBlocks(writes: PendingWrite[]): ReadyBlock[] {
       let at = 0;
       for (const b of w.prepared.blocks) {
         const ids = w.prepared.ids.slice(at, (at += b.size));
-        out.push({ ws: w.ws, env: w.env, ms: w.serverMs, firstId: ids[0], size: b.size, value: assembleBlock(ids, b.columns), terms: b.terms, actions: b.actions, words: b.text });
+        out.push({
+          ws: w.ws,
+          env: w.env,
+          ms: w.serverMs,
+          firstId: ids[0],
+          size: b.size,
+          value: assembleBlock(ids, b.columns),
+          terms: b.terms,
+          actions: b.actions,
+          words: b.text,
+        });
       }
     } else {
       const key = `${w.ws}\u0000${w.env}\u0000${w.serverMs}`;
@@ -154,7 +163,20 @@ function readyBlocks(writes: PendingWrite[]): ReadyBlock[] {
     for (let i = 0; i < entries.length; i += BLOCK_MAX) {
       const block = entries.length <= BLOCK_MAX ? entries : entries.slice(i, i + BLOCK_MAX);
       const b = encodeEntries(block);
-      out.push({ ws, env, ms: serverMs, firstId: block[0].id, size: b.size, value: assembleBlock(block.map((e) => e.id), b.columns), terms: b.terms, actions: b.actions, words: b.text });
+      out.push({
+        ws,
+        env,
+        ms: serverMs,
+        firstId: block[0].id,
+        size: b.size,
+        value: assembleBlock(
+          block.map((e) => e.id),
+          b.columns,
+        ),
+        terms: b.terms,
+        actions: b.actions,
+        words: b.text,
+      });
     }
   }
   return out;

@@ -37,7 +37,6 @@ export interface Row {
 
 export { BLOCK_MAX } from "./block.ts";
 
-
 export interface EntryDatabases {
   entries: Database;
   postings: Database;

@@ -95,7 +95,9 @@ export class FullText {
       const [firstMs] = seg.blocks[0];
       if (lastMs < range.fromMs) break; // this and every older segment end before the range
       if (firstMs > top[0]) continue;
-      const docs = this.lacksWords(seg, words) ? seg.blocks.map((_, d) => d) : this.worker.search(this.indexOf(ws, env, seg), words.join(" "), seg.blocks.length);
+      const docs = this.lacksWords(seg, words)
+        ? seg.blocks.map((_, d) => d)
+        : this.worker.search(this.indexOf(ws, env, seg), words.join(" "), seg.blocks.length);
       const hits = docs.map((d) => seg.blocks[d]).sort(([am, ai], [bm, bi]) => bm - am || (ai < bi ? 1 : ai > bi ? -1 : 0));
       for (const [ms, firstId] of hits) {
         if (ms < range.fromMs) break;

@@ -40,7 +40,10 @@ export function upgradeIndexes(dbs: LayoutDatabases, log: (line: Record<string, 
   let blocks = 0;
   const store = () => {
     dbs.postings.transactionSync(() => {
-      for (const { key: [ws, env, ms, firstId], block } of batch) {
+      for (const {
+        key: [ws, env, ms, firstId],
+        block,
+      } of batch) {
         const entries = block.entries();
         for (const [kind, term, positions] of blockTerms(entries)) dbs.postings.putSync([ws, env, kind, textKey(term), ms, firstId], positions);
         for (const action of new Set(entries.map((e) => e.action))) dictionary.addSync(ws, env, action);

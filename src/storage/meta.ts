@@ -13,8 +13,18 @@ import type { Environment, KeyType } from "../schema.ts";
 import { PerTurn } from "../turn.ts";
 import { textKey } from "./keys.ts";
 
-export interface OrgRecord { id: string; name: string; created_at: string }
-export interface WorkspaceRecord { id: string; name: string; org_id: string; plan: string; created_at: string }
+export interface OrgRecord {
+  id: string;
+  name: string;
+  created_at: string;
+}
+export interface WorkspaceRecord {
+  id: string;
+  name: string;
+  org_id: string;
+  plan: string;
+  created_at: string;
+}
 export interface KeyRecord {
   id: string;
   workspace_id: string;

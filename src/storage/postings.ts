@@ -19,7 +19,6 @@ import { newer, rangeKeys, textKey, type BlockRef, type ScanRange } from "./keys
 
 export type PostingKind = "l" | "t" | "a";
 
-
 /** termsOf lists, per kind and term, the positions of a block's entries that carry it. */
 export function termsOf(entries: readonly Pick<Entry, "level" | "action" | "tags">[]): [PostingKind, string, number[]][] {
   const levels = new Map<string, number[]>();
@@ -37,7 +36,12 @@ export function termsOf(entries: readonly Pick<Entry, "level" | "action" | "tags
     for (const tag of e.tags) add(tags, tag, i);
   }
   const out: [PostingKind, string, number[]][] = [];
-  for (const [kind, map] of [["l", levels], ["a", actions], ["t", tags]] as const) for (const [term, at] of map) out.push([kind, term, at]);
+  for (const [kind, map] of [
+    ["l", levels],
+    ["a", actions],
+    ["t", tags],
+  ] as const)
+    for (const [term, at] of map) out.push([kind, term, at]);
   return out;
 }
 
@@ -91,7 +95,10 @@ export class Postings {
   private flushing: { held: Held; done: Promise<boolean> } | undefined;
   private timer: Timer | undefined;
 
-  constructor(readonly db: Database, private readonly unindexed: Database) {}
+  constructor(
+    readonly db: Database,
+    private readonly unindexed: Database,
+  ) {}
 
   /** mark records, in the block's own transaction, that its postings are not yet stored. */
   mark(ws: string, env: Environment, ms: number, firstId: string): Promise<unknown> {
@@ -208,7 +215,13 @@ export class Postings {
     let n = 0;
     this.eachHeld(ws, env, kind, rawTerm, range, () => n++);
     if (n >= cap) return cap;
-    for (const _ of this.db.getKeys({ start: [ws, env, kind, term, ...start], end: [ws, env, kind, term, fromMs], reverse: true, limit: cap, snapshot: false })) {
+    for (const _ of this.db.getKeys({
+      start: [ws, env, kind, term, ...start],
+      end: [ws, env, kind, term, fromMs],
+      reverse: true,
+      limit: cap,
+      snapshot: false,
+    })) {
       if (++n >= cap) break;
     }
     return n;
@@ -242,4 +255,3 @@ export class Postings {
 
 const EMPTY = new Uint8Array(0);
 const heldKey = (ws: string, env: Environment, kind: PostingKind, term: string) => `${ws}\u0000${env}\u0000${kind}\u0000${term}`;
-

@@ -18,7 +18,6 @@ export function monthOf(ms: number): string {
   return lastMonth.name;
 }
 
-
 export class UsageStore {
   /** counts of the months this process has written to, including writes not yet committed */
   private readonly counts = new Map<string, number>();

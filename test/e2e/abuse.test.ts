@@ -18,7 +18,14 @@ afterAll(async () => {
 });
 
 const post = (path: string, key: string, body: RequestInit["body"], headers: Record<string, string> = {}) =>
-  s.app.handle(new Request(`http://localhost${WS}${path}`, { method: "POST", headers: { "x-api-key": key, "content-type": "application/json", ...headers }, body, duplex: "half" } as RequestInit));
+  s.app.handle(
+    new Request(`http://localhost${WS}${path}`, {
+      method: "POST",
+      headers: { "x-api-key": key, "content-type": "application/json", ...headers },
+      body,
+      duplex: "half",
+    } as RequestInit),
+  );
 
 describe("nesting", () => {
   test("a 10 MB body of nested brackets is rejected with 400 in under 100 ms", async () => {

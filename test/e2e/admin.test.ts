@@ -154,7 +154,8 @@ describe("keys", () => {
       expect(k).toMatchObject({ name: `k-${type}`, environment, type, scopes: DEFAULT_SCOPES[type], expires_at: null, revoked_at: null, last_used_at: null });
       expectTimeNear(k.created_at, before);
       const info = await jsonOf(useKey(k.key));
-      if (type === "wo") expect(info.error_code).toBe("AUTH_API_KEY_SCOPE_MISMATCH"); // the key exists but may not read
+      if (type === "wo")
+        expect(info.error_code).toBe("AUTH_API_KEY_SCOPE_MISMATCH"); // the key exists but may not read
       else expect(info.api_key).toMatchObject({ id: k.id, scopes: DEFAULT_SCOPES[type], environment_scopes: [`env:${environment}`] });
     });
   }
@@ -175,7 +176,10 @@ describe("keys", () => {
 
   test("GET keys → 200 [Key] without the secret or its hash anywhere in the JSON", async () => {
     const w = await call("POST", "/workspaces", 201, { name: "secrets" });
-    const made = [await createKey({ name: "one", environment: "development", type: "ro" }, w.id), await createKey({ name: "two", environment: "production", type: "rw", scopes: ["*"] }, w.id)];
+    const made = [
+      await createKey({ name: "one", environment: "development", type: "ro" }, w.id),
+      await createKey({ name: "two", environment: "production", type: "rw", scopes: ["*"] }, w.id),
+    ];
     const res = await s.admin("GET", `/workspaces/${w.id}/keys`);
     expect(res.status).toBe(200);
     const text = await res.text();
@@ -207,10 +211,25 @@ describe("keys", () => {
   });
 
   test("POST /keys/{id}/rotate → 201 KeyCreated: same id, name, scopes; new secret; the old one answers 401", async () => {
-    const old = await createKey({ name: "rotate-me", environment: "staging", type: "wo", scopes: ["logs:write", "logs:read"], expires_at: "2099-06-01T00:00:00Z" });
+    const old = await createKey({
+      name: "rotate-me",
+      environment: "staging",
+      type: "wo",
+      scopes: ["logs:write", "logs:read"],
+      expires_at: "2099-06-01T00:00:00Z",
+    });
     const r = await call("POST", `/keys/${old.id}/rotate`, 201);
     expectKey(r, true);
-    expect(r).toMatchObject({ id: old.id, name: old.name, scopes: old.scopes, environment: old.environment, type: old.type, created_at: old.created_at, expires_at: old.expires_at, revoked_at: null });
+    expect(r).toMatchObject({
+      id: old.id,
+      name: old.name,
+      scopes: old.scopes,
+      environment: old.environment,
+      type: old.type,
+      created_at: old.created_at,
+      expires_at: old.expires_at,
+      revoked_at: null,
+    });
     expect(r.key).not.toBe(old.key);
     expect(r.hint).not.toBe(old.hint);
     await expectError(await useKey(old.key), 401, ["AUTH_INVALID_API_KEY"]);
@@ -281,12 +300,42 @@ const BAD_INPUT: [string, string, () => string, unknown, string][] = [
   ["key without environment", "POST", () => `/workspaces/${ws.id}/keys`, { name: "k", type: "rw" }, "environment"],
   ["key with a bad type", "POST", () => `/workspaces/${ws.id}/keys`, { name: "k", environment: "staging", type: "admin" }, "type"],
   ["key without type", "POST", () => `/workspaces/${ws.id}/keys`, { name: "k", environment: "staging" }, "type"],
-  ["key with an unknown scope", "POST", () => `/workspaces/${ws.id}/keys`, { name: "k", environment: "staging", type: "rw", scopes: ["logs:delete"] }, "scopes"],
+  [
+    "key with an unknown scope",
+    "POST",
+    () => `/workspaces/${ws.id}/keys`,
+    { name: "k", environment: "staging", type: "rw", scopes: ["logs:delete"] },
+    "scopes",
+  ],
   ["key with scopes not an array", "POST", () => `/workspaces/${ws.id}/keys`, { name: "k", environment: "staging", type: "rw", scopes: "logs:read" }, "scopes"],
-  ["key with expires_at not a date-time", "POST", () => `/workspaces/${ws.id}/keys`, { name: "k", environment: "staging", type: "rw", expires_at: "tomorrow" }, "expires_at"],
-  ["key with expires_at not a real date", "POST", () => `/workspaces/${ws.id}/keys`, { name: "k", environment: "staging", type: "rw", expires_at: "2027-02-30T00:00:00Z" }, "expires_at"],
-  ["key with expires_at without a zone", "POST", () => `/workspaces/${ws.id}/keys`, { name: "k", environment: "staging", type: "rw", expires_at: "2027-01-01T00:00:00" }, "expires_at"],
-  ["key with expires_at a number", "POST", () => `/workspaces/${ws.id}/keys`, { name: "k", environment: "staging", type: "rw", expires_at: 12345 }, "expires_at"],
+  [
+    "key with expires_at not a date-time",
+    "POST",
+    () => `/workspaces/${ws.id}/keys`,
+    { name: "k", environment: "staging", type: "rw", expires_at: "tomorrow" },
+    "expires_at",
+  ],
+  [
+    "key with expires_at not a real date",
+    "POST",
+    () => `/workspaces/${ws.id}/keys`,
+    { name: "k", environment: "staging", type: "rw", expires_at: "2027-02-30T00:00:00Z" },
+    "expires_at",
+  ],
+  [
+    "key with expires_at without a zone",
+    "POST",
+    () => `/workspaces/${ws.id}/keys`,
+    { name: "k", environment: "staging", type: "rw", expires_at: "2027-01-01T00:00:00" },
+    "expires_at",
+  ],
+  [
+    "key with expires_at a number",
+    "POST",
+    () => `/workspaces/${ws.id}/keys`,
+    { name: "k", environment: "staging", type: "rw", expires_at: 12345 },
+    "expires_at",
+  ],
   ["key with name not a string", "POST", () => `/workspaces/${ws.id}/keys`, { name: 5, environment: "staging", type: "rw" }, "name"],
 ];
 

@@ -112,7 +112,11 @@ describe("authentication", () => {
   const ACCEPTED: { rule: string; headers: () => Headers; key: () => string }[] = [
     { rule: "key in X-API-Key is accepted", headers: () => xKey(k.rw), key: () => k.rw },
     { rule: "key in Authorization: ApiKey is accepted", headers: () => apiKeyAuth(k.rw), key: () => k.rw },
-    { rule: "valid X-API-Key wins over an invalid Authorization", headers: () => ({ ...xKey(k.rw), ...apiKeyAuth(`sl_development_rw_${"Z".repeat(40)}`) }), key: () => k.rw },
+    {
+      rule: "valid X-API-Key wins over an invalid Authorization",
+      headers: () => ({ ...xKey(k.rw), ...apiKeyAuth(`sl_development_rw_${"Z".repeat(40)}`) }),
+      key: () => k.rw,
+    },
   ];
   for (const row of ACCEPTED) {
     for (const ep of ENDPOINTS) {
@@ -129,7 +133,10 @@ describe("authentication", () => {
     });
   }
 
-  for (const [name, path] of [["POST /logs", `${WS}/logs`], ["POST /logs/bulk", `${WS}/logs/bulk`]]) {
+  for (const [name, path] of [
+    ["POST /logs", `${WS}/logs`],
+    ["POST /logs/bulk", `${WS}/logs/bulk`],
+  ]) {
     test(`the response of a successful write never contains the key: ${name}`, async () => {
       const body = name === "POST /logs" ? entry({ message: "hello" }) : [entry(), entry()];
       for (const headers of [xKey(k.wo), apiKeyAuth(k.wo)]) {
@@ -177,23 +184,97 @@ const logs = () => `${WS}/logs`;
 const bulk = () => `${WS}/logs/bulk`;
 
 const ENV_CASES: Case[] = [
-  { rule: "POST /logs body environment staging (development key)", key: () => k.rw, method: "POST", path: logs, body: entry({ environment: "staging" }), ...MISMATCH },
-  { rule: "POST /logs body environment production (development key)", key: () => k.rw, method: "POST", path: logs, body: entry({ environment: "production" }), ...MISMATCH },
-  { rule: "POST /logs/bulk first entry's environment staging", key: () => k.rw, method: "POST", path: bulk, body: [entry({ environment: "staging" }), entry()], ...MISMATCH },
-  { rule: "POST /logs/bulk a later entry's environment production", key: () => k.rw, method: "POST", path: bulk, body: [entry(), entry(), entry({ environment: "production" })], ...MISMATCH },
+  {
+    rule: "POST /logs body environment staging (development key)",
+    key: () => k.rw,
+    method: "POST",
+    path: logs,
+    body: entry({ environment: "staging" }),
+    ...MISMATCH,
+  },
+  {
+    rule: "POST /logs body environment production (development key)",
+    key: () => k.rw,
+    method: "POST",
+    path: logs,
+    body: entry({ environment: "production" }),
+    ...MISMATCH,
+  },
+  {
+    rule: "POST /logs/bulk first entry's environment staging",
+    key: () => k.rw,
+    method: "POST",
+    path: bulk,
+    body: [entry({ environment: "staging" }), entry()],
+    ...MISMATCH,
+  },
+  {
+    rule: "POST /logs/bulk a later entry's environment production",
+    key: () => k.rw,
+    method: "POST",
+    path: bulk,
+    body: [entry(), entry(), entry({ environment: "production" })],
+    ...MISMATCH,
+  },
   { rule: "GET /logs environments=staging", key: () => k.rw, method: "GET", path: () => `${logs()}?environments=staging`, ...MISMATCH },
   { rule: "GET /logs environments=development,staging", key: () => k.rw, method: "GET", path: () => `${logs()}?environments=development,staging`, ...MISMATCH },
-  { rule: 'scopes ["*"] never widens the environment: POST /logs staging', key: () => k.starRo, method: "POST", path: logs, body: entry({ environment: "staging" }), ...MISMATCH },
-  { rule: 'scopes ["*"] never widens the environment: POST /logs/bulk staging', key: () => k.starRo, method: "POST", path: bulk, body: [entry({ environment: "staging" })], ...MISMATCH },
-  { rule: 'scopes ["*"] never widens the environment: GET /logs environments=staging', key: () => k.starWo, method: "GET", path: () => `${logs()}?environments=staging`, ...MISMATCH },
-  { rule: 'scopes ["*"] never widens the environment: GET /logs/{id} of a staging entry', key: () => k.starWo, method: "GET", path: () => `${logs()}/${ids.stagingA}`, ...NOT_FOUND },
+  {
+    rule: 'scopes ["*"] never widens the environment: POST /logs staging',
+    key: () => k.starRo,
+    method: "POST",
+    path: logs,
+    body: entry({ environment: "staging" }),
+    ...MISMATCH,
+  },
+  {
+    rule: 'scopes ["*"] never widens the environment: POST /logs/bulk staging',
+    key: () => k.starRo,
+    method: "POST",
+    path: bulk,
+    body: [entry({ environment: "staging" })],
+    ...MISMATCH,
+  },
+  {
+    rule: 'scopes ["*"] never widens the environment: GET /logs environments=staging',
+    key: () => k.starWo,
+    method: "GET",
+    path: () => `${logs()}?environments=staging`,
+    ...MISMATCH,
+  },
+  {
+    rule: 'scopes ["*"] never widens the environment: GET /logs/{id} of a staging entry',
+    key: () => k.starWo,
+    method: "GET",
+    path: () => `${logs()}/${ids.stagingA}`,
+    ...NOT_FOUND,
+  },
   { rule: "POST /logs body environment that is no environment", key: () => k.rw, method: "POST", path: logs, body: entry({ environment: "moon" }), ...NO_ENV },
-  { rule: "POST /logs body environment in the wrong case", key: () => k.rw, method: "POST", path: logs, body: entry({ environment: "Development" }), ...NO_ENV },
-  { rule: "POST /logs/bulk an entry's environment that is no environment", key: () => k.rw, method: "POST", path: bulk, body: [entry(), entry({ environment: "moon" })], ...NO_ENV },
+  {
+    rule: "POST /logs body environment in the wrong case",
+    key: () => k.rw,
+    method: "POST",
+    path: logs,
+    body: entry({ environment: "Development" }),
+    ...NO_ENV,
+  },
+  {
+    rule: "POST /logs/bulk an entry's environment that is no environment",
+    key: () => k.rw,
+    method: "POST",
+    path: bulk,
+    body: [entry(), entry({ environment: "moon" })],
+    ...NO_ENV,
+  },
   { rule: "GET /logs environments naming no environment", key: () => k.rw, method: "GET", path: () => `${logs()}?environments=moon`, ...NO_ENV },
   { rule: "GET /logs/{id} of an entry in another environment", key: () => k.rw, method: "GET", path: () => `${logs()}/${ids.stagingA}`, ...NOT_FOUND },
   { rule: "GET /logs/{id} of an entry in another workspace", key: () => k.rw, method: "GET", path: () => `${logs()}/${ids.devB}`, ...NOT_FOUND },
-  { rule: "GET /logs/{id} of another workspace's entry, seen from that side", key: () => k.bRw, method: "GET", path: () => `${logs()}/${ids.devA}`, ...NOT_FOUND },
+  {
+    rule: "GET /logs/{id} of another workspace's entry, seen from that side",
+    key: () => k.bRw,
+    method: "GET",
+    path: () => `${logs()}/${ids.devA}`,
+    ...NOT_FOUND,
+  },
   { rule: "GET /logs/{id} with a path id that is no UUID", key: () => k.rw, method: "GET", path: () => `${logs()}/not-a-uuid`, ...NOT_FOUND },
   { rule: "GET /logs/{id} with an unknown UUID", key: () => k.rw, method: "GET", path: () => `${logs()}/${crypto.randomUUID()}`, ...NOT_FOUND },
 ];
@@ -251,23 +332,110 @@ describe("workspace isolation", () => {
 const BAD_JSON = "{not json";
 const ORDER_CASES: (Omit<Case, "key" | "body"> & { headers: () => Headers; raw?: string; body?: unknown })[] = [
   { rule: "unknown route without a key", headers: () => ({}), method: "GET", path: () => `${WS}/nope`, status: 404, code: "VALIDATION_INVALID_REQUEST" },
-  { rule: "unknown route below /logs/bulk without a key", headers: () => ({}), method: "POST", path: () => `${bulk()}/extra`, raw: BAD_JSON, status: 404, code: "VALIDATION_INVALID_REQUEST" },
-  { rule: "unknown route with an invalid key", headers: () => xKey("nope"), method: "GET", path: () => `${WS}/nope`, status: 404, code: "VALIDATION_INVALID_REQUEST" },
+  {
+    rule: "unknown route below /logs/bulk without a key",
+    headers: () => ({}),
+    method: "POST",
+    path: () => `${bulk()}/extra`,
+    raw: BAD_JSON,
+    status: 404,
+    code: "VALIDATION_INVALID_REQUEST",
+  },
+  {
+    rule: "unknown route with an invalid key",
+    headers: () => xKey("nope"),
+    method: "GET",
+    path: () => `${WS}/nope`,
+    status: 404,
+    code: "VALIDATION_INVALID_REQUEST",
+  },
   ...["/logs", "/logs/bulk", "/logs/validate", "/logs/query"].flatMap((p) => [
-    { rule: `bad key with an unparseable body on POST ${p}`, headers: () => xKey("sl_development_rw_tooShort"), method: "POST", path: () => `${WS}${p}`, raw: BAD_JSON, status: 401, code: "AUTH_INVALID_API_KEY" },
-    { rule: `no key with an unparseable body on POST ${p}`, headers: () => ({}), method: "POST", path: () => `${WS}${p}`, raw: BAD_JSON, status: 401, code: "AUTH_MISSING_API_KEY" },
+    {
+      rule: `bad key with an unparseable body on POST ${p}`,
+      headers: () => xKey("sl_development_rw_tooShort"),
+      method: "POST",
+      path: () => `${WS}${p}`,
+      raw: BAD_JSON,
+      status: 401,
+      code: "AUTH_INVALID_API_KEY",
+    },
+    {
+      rule: `no key with an unparseable body on POST ${p}`,
+      headers: () => ({}),
+      method: "POST",
+      path: () => `${WS}${p}`,
+      raw: BAD_JSON,
+      status: 401,
+      code: "AUTH_MISSING_API_KEY",
+    },
   ]),
-  { rule: "expired key with an invalid entry on POST /logs", headers: () => xKey(k.expired), method: "POST", path: logs, body: { level: "loud" }, status: 401, code: "AUTH_API_KEY_EXPIRED" },
+  {
+    rule: "expired key with an invalid entry on POST /logs",
+    headers: () => xKey(k.expired),
+    method: "POST",
+    path: logs,
+    body: { level: "loud" },
+    status: 401,
+    code: "AUTH_API_KEY_EXPIRED",
+  },
   { rule: "ro key with an unparseable body on POST /logs", headers: () => xKey(k.ro), method: "POST", path: logs, raw: BAD_JSON, ...forbidden() },
   { rule: "ro key with an invalid entry on POST /logs", headers: () => xKey(k.ro), method: "POST", path: logs, body: { level: "loud" }, ...forbidden() },
   { rule: "ro key with an empty batch on POST /logs/bulk", headers: () => xKey(k.ro), method: "POST", path: bulk, body: [], ...forbidden() },
-  { rule: "ro key with an unparseable body on POST /logs/validate", headers: () => xKey(k.ro), method: "POST", path: () => `${logs()}/validate`, raw: BAD_JSON, ...forbidden() },
-  { rule: "wo key with an array body on POST /logs/query", headers: () => xKey(k.wo), method: "POST", path: () => `${logs()}/query`, body: [1], ...forbidden() },
-  { rule: "wo key with a foreign environments filter on GET /logs (permission before environment)", headers: () => xKey(k.wo), method: "GET", path: () => `${logs()}?environments=staging`, ...forbidden() },
-  { rule: "wrong-environment entry that is otherwise invalid on POST /logs", headers: () => xKey(k.rw), method: "POST", path: logs, body: { environment: "staging", level: "loud" }, ...MISMATCH },
-  { rule: "wrong-environment entry beside an invalid one on POST /logs/bulk", headers: () => xKey(k.rw), method: "POST", path: bulk, body: [{ action: "" }, { environment: "production" }], ...MISMATCH },
-  { rule: "foreign environments filter with a bad pageSize on GET /logs", headers: () => xKey(k.rw), method: "GET", path: () => `${logs()}?environments=staging&pageSize=5`, ...MISMATCH },
-  { rule: "permitted key with an unparseable body on POST /logs (the body is checked last)", headers: () => xKey(k.rw), method: "POST", path: logs, raw: BAD_JSON, status: 400, code: "VALIDATION_INVALID_JSON" },
+  {
+    rule: "ro key with an unparseable body on POST /logs/validate",
+    headers: () => xKey(k.ro),
+    method: "POST",
+    path: () => `${logs()}/validate`,
+    raw: BAD_JSON,
+    ...forbidden(),
+  },
+  {
+    rule: "wo key with an array body on POST /logs/query",
+    headers: () => xKey(k.wo),
+    method: "POST",
+    path: () => `${logs()}/query`,
+    body: [1],
+    ...forbidden(),
+  },
+  {
+    rule: "wo key with a foreign environments filter on GET /logs (permission before environment)",
+    headers: () => xKey(k.wo),
+    method: "GET",
+    path: () => `${logs()}?environments=staging`,
+    ...forbidden(),
+  },
+  {
+    rule: "wrong-environment entry that is otherwise invalid on POST /logs",
+    headers: () => xKey(k.rw),
+    method: "POST",
+    path: logs,
+    body: { environment: "staging", level: "loud" },
+    ...MISMATCH,
+  },
+  {
+    rule: "wrong-environment entry beside an invalid one on POST /logs/bulk",
+    headers: () => xKey(k.rw),
+    method: "POST",
+    path: bulk,
+    body: [{ action: "" }, { environment: "production" }],
+    ...MISMATCH,
+  },
+  {
+    rule: "foreign environments filter with a bad pageSize on GET /logs",
+    headers: () => xKey(k.rw),
+    method: "GET",
+    path: () => `${logs()}?environments=staging&pageSize=5`,
+    ...MISMATCH,
+  },
+  {
+    rule: "permitted key with an unparseable body on POST /logs (the body is checked last)",
+    headers: () => xKey(k.rw),
+    method: "POST",
+    path: logs,
+    raw: BAD_JSON,
+    status: 400,
+    code: "VALIDATION_INVALID_JSON",
+  },
 ];
 
 function forbidden() {

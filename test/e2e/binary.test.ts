@@ -27,7 +27,12 @@ afterAll(() => {
 
 /** build runs the build script the way `bun run build` does, into outfile. */
 async function build(outfile: string, env: Record<string, string> = {}) {
-  const proc = Bun.spawn([process.execPath, "scripts/build.ts", "--outfile", outfile], { cwd: ROOT, env: { ...process.env, ...env }, stdout: "pipe", stderr: "pipe" });
+  const proc = Bun.spawn([process.execPath, "scripts/build.ts", "--outfile", outfile], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   if (code !== 0) throw new Error(`build failed (${code}): ${out}${err}`);
 }
@@ -51,7 +56,12 @@ async function json(exe: string, args: string[]) {
 
 /** serve starts `sluice serve` on 127.0.0.1 and a random port and resolves with its address and banner. */
 async function serve(exe: string, dataDir: string) {
-  const proc = Bun.spawn([exe, "serve", "--host", "127.0.0.1"], { cwd: runDir, env: isolated({ SLUICE_DATA_DIR: dataDir, SLUICE_PORT: "0" }), stdout: "pipe", stderr: "pipe" });
+  const proc = Bun.spawn([exe, "serve", "--host", "127.0.0.1"], {
+    cwd: runDir,
+    env: isolated({ SLUICE_DATA_DIR: dataDir, SLUICE_PORT: "0" }),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   const reader = proc.stdout.getReader();
   const decoder = new TextDecoder();
   let out = "";

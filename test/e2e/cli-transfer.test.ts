@@ -43,7 +43,14 @@ describe("import", () => {
 
   test("a JSON array file is streamed element by element, and a clean import exits 0", async () => {
     const file = join(dir, "entries.json");
-    writeFileSync(file, JSON.stringify(Array.from({ length: 30 }, (_, i) => entry({ action: "import.array", message: `element ${i}, with [brackets] and "quotes"` })), null, 2));
+    writeFileSync(
+      file,
+      JSON.stringify(
+        Array.from({ length: 30 }, (_, i) => entry({ action: "import.array", message: `element ${i}, with [brackets] and "quotes"` })),
+        null,
+        2,
+      ),
+    );
     const r = await cli("import", file);
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual({ read: 30, stored: 30, rejected: 0, reasons: [] });
@@ -60,7 +67,10 @@ describe("export", () => {
   test("export writes the entries of a query and time range as NDJSON, newest first, across pages", async () => {
     const r = await cli("export", "--query", "action=import.ndjson");
     expect(r.code).toBe(0);
-    const out = r.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    const out = r.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(out).toHaveLength(248);
     expect(out.every((e: { action: string }) => e.action === "import.ndjson")).toBe(true);
     const order = out.map((e: { server_timestamp: string; id: string }) => `${e.server_timestamp}/${e.id}`);

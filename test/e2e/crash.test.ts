@@ -148,9 +148,11 @@ async function findLogs(base: string, key: string, params: Record<string, string
 /** pool runs fn over items with at most `width` at a time. */
 async function pool<T>(items: T[], width: number, fn: (item: T) => Promise<void>) {
   let next = 0;
-  await Promise.all(Array.from({ length: width }, async () => {
-    while (next < items.length) await fn(items[next++]);
-  }));
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < items.length) await fn(items[next++]);
+    }),
+  );
 }
 
 /**
@@ -210,73 +212,78 @@ async function checkIds(base: string, key: string, batches: Batch[], problems: s
   });
 }
 
-test(
-  "SIGKILL during concurrent bulk ingest keeps every acknowledged batch exactly once in every index and full text, and never leaves part of a batch",
-  async () => {
-    const began = performance.now();
-    const r = rng(SEED);
-    const batches: Batch[] = [];
-    const problems: string[] = [];
-    let key = "";
-    let fresh: Batch[] = []; // batches of the last round, not yet checked
-    const errors: string[] = []; // error lines the servers logged
-    const noteErrors = async (s: ServerProcess) => {
-      await Bun.sleep(20); // stderr joins the output once its pipe closes
-      errors.push(...s.output().split("\n").filter((l) => /"level":"error"|error:/i.test(l)));
-    };
+test("SIGKILL during concurrent bulk ingest keeps every acknowledged batch exactly once in every index and full text, and never leaves part of a batch", async () => {
+  const began = performance.now();
+  const r = rng(SEED);
+  const batches: Batch[] = [];
+  const problems: string[] = [];
+  let key = "";
+  let fresh: Batch[] = []; // batches of the last round, not yet checked
+  const errors: string[] = []; // error lines the servers logged
+  const noteErrors = async (s: ServerProcess) => {
+    await Bun.sleep(20); // stderr joins the output once its pipe closes
+    errors.push(
+      ...s
+        .output()
+        .split("\n")
+        .filter((l) => /"level":"error"|error:/i.test(l)),
+    );
+  };
 
-    for (let round = 0; round <= ROUNDS; round++) {
-      const s = await start();
-      if (round === 0) key = KEY.exec(s.banner)![1];
-      expect(key).toMatch(/^sl_development_rw_/);
+  for (let round = 0; round <= ROUNDS; round++) {
+    const s = await start();
+    if (round === 0) key = KEY.exec(s.banner)![1];
+    expect(key).toMatch(/^sl_development_rw_/);
 
-      // after a crash: the last round's batches are whole or absent in every index, the earlier ones are
-      // as they were, and usage counts exactly what is there
-      if (round > 0) {
-        await checkIds(s.base, key, fresh, problems);
-        await pool(fresh, 8, (b) => checkBatch(s.base, key, b, problems));
-        await pool(batches.filter((b) => !fresh.includes(b)), 8, (b) => recheck(s.base, key, b, problems));
-        const usage = await (await fetch(`${s.base}/api/v1/workspace/usage`, { headers: { "x-api-key": key } })).json();
-        const present = batches.reduce((n, b) => n + (b.present ?? 0), 0);
-        if (usage.used !== present) problems.push(`after round ${round - 1}: /usage says ${usage.used} entries, ${present} are present`);
-      }
-      if (problems.length > 0 || round === ROUNDS || (round >= MIN_ROUNDS && performance.now() - began > BUDGET_MS)) {
-        // the last restart also reads everything once in the global order: nothing beyond the known batches
-        const all = await query(s.base, key, "", 10_000);
-        const ids = new Set(all.map((e) => e.id));
-        const known = new Set(batches.map((b) => b.marker));
-        if (ids.size !== all.length) problems.push(`a full read returns ${all.length - ids.size} duplicate entries`);
-        const stray = all.filter((e) => !known.has(e.metadata?.batch));
-        if (stray.length) problems.push(`a full read returns ${stray.length} entries of no batch sent`);
-        const present = batches.reduce((n, b) => n + (b.present ?? 0), 0);
-        if (all.length !== present) problems.push(`a full read returns ${all.length} entries; the batches account for ${present}`);
-        s.proc.kill("SIGTERM");
-        await s.exited;
-        await noteErrors(s);
-        break;
-      }
-
-      const dead = { yes: false };
-      const clients = Array.from({ length: CLIENTS }, (_, c) => ingest(s.base, key, rng(SEED + 1000 * round + c), round, c, dead));
-      await Bun.sleep(r.int(...KILL_AFTER_MS));
-      s.proc.kill("SIGKILL");
-      dead.yes = true;
-      const sent = (await Promise.all(clients)).flat();
+    // after a crash: the last round's batches are whole or absent in every index, the earlier ones are
+    // as they were, and usage counts exactly what is there
+    if (round > 0) {
+      await checkIds(s.base, key, fresh, problems);
+      await pool(fresh, 8, (b) => checkBatch(s.base, key, b, problems));
+      await pool(
+        batches.filter((b) => !fresh.includes(b)),
+        8,
+        (b) => recheck(s.base, key, b, problems),
+      );
+      const usage = await (await fetch(`${s.base}/api/v1/workspace/usage`, { headers: { "x-api-key": key } })).json();
+      const present = batches.reduce((n, b) => n + (b.present ?? 0), 0);
+      if (usage.used !== present) problems.push(`after round ${round - 1}: /usage says ${usage.used} entries, ${present} are present`);
+    }
+    if (problems.length > 0 || round === ROUNDS || (round >= MIN_ROUNDS && performance.now() - began > BUDGET_MS)) {
+      // the last restart also reads everything once in the global order: nothing beyond the known batches
+      const all = await query(s.base, key, "", 10_000);
+      const ids = new Set(all.map((e) => e.id));
+      const known = new Set(batches.map((b) => b.marker));
+      if (ids.size !== all.length) problems.push(`a full read returns ${all.length - ids.size} duplicate entries`);
+      const stray = all.filter((e) => !known.has(e.metadata?.batch));
+      if (stray.length) problems.push(`a full read returns ${stray.length} entries of no batch sent`);
+      const present = batches.reduce((n, b) => n + (b.present ?? 0), 0);
+      if (all.length !== present) problems.push(`a full read returns ${all.length} entries; the batches account for ${present}`);
+      s.proc.kill("SIGTERM");
       await s.exited;
       await noteErrors(s);
-      for (const b of sent) if (b.refused) problems.push(`batch ${b.marker} was refused: ${b.refused}`);
-      fresh = sent;
-      batches.push(...sent);
+      break;
     }
 
-    const acked = batches.filter((b) => b.ids);
-    const committedUnacked = batches.filter((b) => !b.ids && b.present === b.size);
-    const context =
-      `seed ${SEED}: ${batches.length} batches, ${acked.length} acknowledged (${acked.reduce((n, b) => n + b.size, 0)} entries), ` +
-      `${committedUnacked.length} unacknowledged but whole; server errors: ${errors.join("\n").slice(0, 2000) || "none"}`;
-    expect({ problems: problems.slice(0, 20), context: problems.length ? context : "" }).toEqual({ problems: [], context: "" });
-    expect(new Set(batches.map((b) => b.round)).size).toBeGreaterThanOrEqual(MIN_ROUNDS); // killed at least MIN_ROUNDS times
-    expect(acked.length).toBeGreaterThanOrEqual(MIN_ROUNDS / 2); // the load really ran: acknowledged batches to lose
-  },
-  90_000,
-);
+    const dead = { yes: false };
+    const clients = Array.from({ length: CLIENTS }, (_, c) => ingest(s.base, key, rng(SEED + 1000 * round + c), round, c, dead));
+    await Bun.sleep(r.int(...KILL_AFTER_MS));
+    s.proc.kill("SIGKILL");
+    dead.yes = true;
+    const sent = (await Promise.all(clients)).flat();
+    await s.exited;
+    await noteErrors(s);
+    for (const b of sent) if (b.refused) problems.push(`batch ${b.marker} was refused: ${b.refused}`);
+    fresh = sent;
+    batches.push(...sent);
+  }
+
+  const acked = batches.filter((b) => b.ids);
+  const committedUnacked = batches.filter((b) => !b.ids && b.present === b.size);
+  const context =
+    `seed ${SEED}: ${batches.length} batches, ${acked.length} acknowledged (${acked.reduce((n, b) => n + b.size, 0)} entries), ` +
+    `${committedUnacked.length} unacknowledged but whole; server errors: ${errors.join("\n").slice(0, 2000) || "none"}`;
+  expect({ problems: problems.slice(0, 20), context: problems.length ? context : "" }).toEqual({ problems: [], context: "" });
+  expect(new Set(batches.map((b) => b.round)).size).toBeGreaterThanOrEqual(MIN_ROUNDS); // killed at least MIN_ROUNDS times
+  expect(acked.length).toBeGreaterThanOrEqual(MIN_ROUNDS / 2); // the load really ran: acknowledged batches to lose
+}, 90_000);

@@ -88,7 +88,10 @@ describe("values the key encoding misread", () => {
           actionFilter: await idsOf(s, key, { action: `a${w.c}e` }),
           bodyAction: await idsOf(s, key, { bodyAction: `${w.c}end` }),
         };
-        expect({ at, got }).toEqual({ at, got: { tag: want, shortTag: want, runTag: want, tagsFilter: want, actionEq: want, actionTilde: want, actionFilter: want, bodyAction: want } });
+        expect({ at, got }).toEqual({
+          at,
+          got: { tag: want, shortTag: want, runTag: want, tagsFilter: want, actionEq: want, actionTilde: want, actionFilter: want, bodyAction: want },
+        });
       }
     };
     await check("held");
@@ -142,11 +145,22 @@ describe("lone surrogates", () => {
     for (const { field, body } of LONE) {
       // JSON.stringify writes a lone surrogate as its \u escape, as a hostile client would send it
       const one = await s.call("POST", `${WS}/logs`, { key, raw: JSON.stringify(body), headers: { "content-type": "application/json" } });
-      expect({ field, status: one.status, errors: (await json(one)).details?.errors }).toEqual({ field, status: 400, errors: [expect.objectContaining({ field, log_index: null })] });
+      expect({ field, status: one.status, errors: (await json(one)).details?.errors }).toEqual({
+        field,
+        status: 400,
+        errors: [expect.objectContaining({ field, log_index: null })],
+      });
       const bulk = await s.call("POST", `${WS}/logs/bulk`, { key, raw: JSON.stringify([entry(), body]), headers: { "content-type": "application/json" } });
-      expect({ field, status: bulk.status, errors: (await json(bulk)).details?.errors }).toEqual({ field, status: 400, errors: [expect.objectContaining({ field, log_index: 1 })] });
+      expect({ field, status: bulk.status, errors: (await json(bulk)).details?.errors }).toEqual({
+        field,
+        status: 400,
+        errors: [expect.objectContaining({ field, log_index: 1 })],
+      });
       const validate = await s.call("POST", `${WS}/logs/validate`, { key, raw: JSON.stringify(body), headers: { "content-type": "application/json" } });
-      expect({ field, verdict: await json(validate) }).toEqual({ field, verdict: expect.objectContaining({ valid: false, errors: [expect.objectContaining({ field })] }) });
+      expect({ field, verdict: await json(validate) }).toEqual({
+        field,
+        verdict: expect.objectContaining({ valid: false, errors: [expect.objectContaining({ field })] }),
+      });
     }
     expect(await json(await s.call("GET", `${WS}/logs`, { key }))).toEqual([]);
     expect((await json(await s.call("GET", `${WS}/usage`, { key }))).used).toBe(0);
@@ -169,7 +183,8 @@ describe("lone surrogates", () => {
     const s = startTestSluice(undefined, { ipRatePerMinute: -1 });
     dirs.push(s.dir);
     const key = await (await s.workspace()).key("development", "rw");
-    const raw = '{"action":"emoji.\\ud83d\\ude00","level":"info","clientTimestamp":"2026-11-22T10:00:00Z","message":"a \\ud83d\\ude00 b 😀","tags":["\\ud83d\\ude00"],"metadata":{"k\\ud83d\\ude00":"\\ud83d\\ude00"}}';
+    const raw =
+      '{"action":"emoji.\\ud83d\\ude00","level":"info","clientTimestamp":"2026-11-22T10:00:00Z","message":"a \\ud83d\\ude00 b 😀","tags":["\\ud83d\\ude00"],"metadata":{"k\\ud83d\\ude00":"\\ud83d\\ude00"}}';
     const res = await s.call("POST", `${WS}/logs`, { key, raw, headers: { "content-type": "application/json" } });
     expect(res.status).toBe(201);
     const stored = await json(await s.call("GET", `${WS}/logs/${(await json(res)).id}`, { key }));
@@ -192,7 +207,10 @@ describe("any hostile string", () => {
     .record({
       action: text(1, 100).map((a) => `a${a}`), // not blank once trimmed
       message: fc.option(text(0, 120), { nil: null }),
-      tags: fc.uniqueArray(text(1, 60).filter((t) => t.length <= 64), { maxLength: 3 }), // a tag holds 1–64 UTF-16 units
+      tags: fc.uniqueArray(
+        text(1, 60).filter((t) => t.length <= 64),
+        { maxLength: 3 },
+      ), // a tag holds 1–64 UTF-16 units
       metadata: fc.option(fc.dictionary(text(1, 8), text(0, 70), { maxKeys: 2 }), { nil: null }),
       spoil: fc.option(fc.tuple(fc.constantFrom("action", "message", "tag", "metadata"), lone), { nil: undefined }),
     })
@@ -244,10 +262,16 @@ describe("clients that go away", () => {
     try {
       const key = /API key[^:]*:\s*(\S+)/.exec(server.banner)![1];
       const { port } = new URL(server.base);
-      for (const [path, declared, sent] of [["/logs/bulk", 5_000, '[{"action":"a"'], ["/logs", 500, '{"action":'], ["/logs/bulk", 200_000, `[${JSON.stringify(entry()).repeat(10)}`]] as const) {
+      for (const [path, declared, sent] of [
+        ["/logs/bulk", 5_000, '[{"action":"a"'],
+        ["/logs", 500, '{"action":'],
+        ["/logs/bulk", 200_000, `[${JSON.stringify(entry()).repeat(10)}`],
+      ] as const) {
         await new Promise<void>((resolve, reject) => {
           const socket = connect(Number(port), "127.0.0.1", () => {
-            socket.write(`POST ${WS}${path} HTTP/1.1\r\nHost: x\r\nX-API-Key: ${key}\r\nContent-Type: application/json\r\nContent-Length: ${declared}\r\n\r\n${sent}`);
+            socket.write(
+              `POST ${WS}${path} HTTP/1.1\r\nHost: x\r\nX-API-Key: ${key}\r\nContent-Type: application/json\r\nContent-Length: ${declared}\r\n\r\n${sent}`,
+            );
             setTimeout(() => {
               socket.destroy();
               resolve();
@@ -264,7 +288,10 @@ describe("clients that go away", () => {
       server.proc.kill("SIGTERM");
       expect(await server.exited).toBe(0);
       await Bun.sleep(50);
-      const lines = server.output().split("\n").filter((l) => l.startsWith("{"));
+      const lines = server
+        .output()
+        .split("\n")
+        .filter((l) => l.startsWith("{"));
       expect(lines.filter((l) => l.includes('"status":499')).length).toBe(3);
       expect(lines.filter((l) => l.includes('"level":"error"'))).toEqual([]);
     } finally {

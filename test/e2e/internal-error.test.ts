@@ -81,7 +81,13 @@ test("an action padded with kilobytes of white space is stored and found through
 test("admin ids that are no UUID, however long, are unknown ids (404)", async () => {
   const { startTestSluice } = await import("../helpers/sluice.ts");
   const s = startTestSluice();
-  for (const [method, path] of [["GET", "/workspaces/"], ["PATCH", "/workspaces/"], ["GET", "/workspaces/"], ["POST", "/keys/"], ["DELETE", "/keys/"]] as const) {
+  for (const [method, path] of [
+    ["GET", "/workspaces/"],
+    ["PATCH", "/workspaces/"],
+    ["GET", "/workspaces/"],
+    ["POST", "/keys/"],
+    ["DELETE", "/keys/"],
+  ] as const) {
     const long = "x".repeat(5000);
     const suffix = method === "POST" ? "/rotate" : "";
     const r = await s.admin(method, `${path}${long}${suffix}`, method === "PATCH" ? { name: "n" } : undefined);

@@ -3,8 +3,15 @@ import { afterAll, expect, test } from "bun:test";
 import { entry, removeDir, startTestSluice, WS } from "../helpers/sluice.ts";
 
 const NONE = {
-  code: "boundless", logs_per_month: -1, log_retention_days: -1, requests_per_minute: -1, validate_requests_per_minute: -1,
-  max_log_size: -1, max_batch_size: -1, max_metadata_depth: -1, max_tags: -1,
+  code: "boundless",
+  logs_per_month: -1,
+  log_retention_days: -1,
+  requests_per_minute: -1,
+  validate_requests_per_minute: -1,
+  max_log_size: -1,
+  max_batch_size: -1,
+  max_metadata_depth: -1,
+  max_tags: -1,
 };
 const s = startTestSluice(undefined, { plans: [NONE], ipRatePerMinute: -1 });
 afterAll(async () => {

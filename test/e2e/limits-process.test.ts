@@ -53,8 +53,15 @@ function plansFile(content: unknown): string {
 }
 
 const team = {
-  code: "team", logs_per_month: 20_000, log_retention_days: 30, requests_per_minute: 200,
-  validate_requests_per_minute: 50, max_log_size: 900, max_batch_size: 100, max_metadata_depth: 4, max_tags: 8,
+  code: "team",
+  logs_per_month: 20_000,
+  log_retention_days: 30,
+  requests_per_minute: 200,
+  validate_requests_per_minute: 50,
+  max_log_size: 900,
+  max_batch_size: 100,
+  max_metadata_depth: 4,
+  max_tags: 8,
 };
 const call = (base: string, method: string, path: string, key: string, body?: unknown, headers: Record<string, string> = {}) =>
   fetch(`${base}/api/v1/workspace${path}`, {
@@ -63,7 +70,11 @@ const call = (base: string, method: string, path: string, key: string, body?: un
     body: body === undefined ? undefined : JSON.stringify(body),
   });
 const admin = (base: string, method: string, path: string, body?: unknown) =>
-  fetch(`${base}/api/v1/admin${path}`, { method, headers: { authorization: `Bearer ${ADMIN}`, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+  fetch(`${base}/api/v1/admin${path}`, {
+    method,
+    headers: { authorization: `Bearer ${ADMIN}`, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
 /** keyOn makes a workspace on a plan through the admin API and returns a development rw key. */
 async function keyOn(base: string, plan: string): Promise<string> {
   const ws = await admin(base, "POST", "/workspaces", { name: `ws-${plan}`, plan });
@@ -141,7 +152,17 @@ describe("usage durability", () => {
     const dir = freshDir();
     const s = await start(dir);
     const key = KEY.exec(s.banner)![1];
-    expect((await call(s.base, "POST", "/logs/bulk", key, Array.from({ length: 40 }, () => entry()))).status).toBe(201);
+    expect(
+      (
+        await call(
+          s.base,
+          "POST",
+          "/logs/bulk",
+          key,
+          Array.from({ length: 40 }, () => entry()),
+        )
+      ).status,
+    ).toBe(201);
     expect((await call(s.base, "POST", "/logs", key, entry())).status).toBe(201);
     expect((await call(s.base, "POST", "/logs/validate", key, entry())).status).toBe(200);
     s.proc.kill(9);

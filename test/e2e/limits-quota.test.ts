@@ -79,36 +79,46 @@ function sizesFrom(seed: number, n: number, min: number, max: number): number[] 
 
 describe("the quota boundary under concurrency", () => {
   // [seed, smallest and largest batch]: small batches tend to fill the quota exactly, large ones leave room for a top-up
-  const mixes: [number, number, number][] = [[1, 1, 60], [2, 1, 60], [3, 20, 60], [4, 35, 90]];
-  test.each(mixes)("seed %i, batches of %i–%i: parallel writes never pass 1,000; used = the accepted sizes; a top-up reaches exactly 1,000", async (seed, min, max) => {
-    const s = open();
-    const key = await (await s.workspace("q1000")).key("development", "rw");
-    const sizes = sizesFrom(seed, 80, min, max);
-    const answers = await Promise.all(sizes.map(async (n, i) => {
-      const r = await post(s, "/logs/bulk", key, batch(n, `w${i}`));
-      return { n, code: await codeOf(r), count: r.status === 201 ? (await r.json()).count : 0 };
-    }));
-    const accepted = answers.filter((a) => a.code === "201");
-    const refused = answers.filter((a) => a.code !== "201");
-    expect(new Set(refused.map((a) => a.code))).toEqual(new Set(["429 QUOTA_MONTHLY_LOG_LIMIT_EXCEEDED"]));
-    expect(accepted.every((a) => a.count === a.n)).toBe(true);
-    const total = accepted.reduce((sum, a) => sum + a.n, 0);
-    expect(total).toBeLessThanOrEqual(1_000);
-    expect((await usageOf(s, key)).used).toBe(total);
-    expect(await storedCount(s, key)).toBe(total);
-    // a write was refused only when it would have passed the limit, and the room left only shrinks
-    const left = 1_000 - total;
-    expect(refused.filter((a) => a.n <= left)).toEqual([]);
-
-    if (left > 0) {
-      expect(await codeOf(await post(s, "/logs/bulk", key, batch(left + 1)))).toBe("429 QUOTA_MONTHLY_LOG_LIMIT_EXCEEDED");
+  const mixes: [number, number, number][] = [
+    [1, 1, 60],
+    [2, 1, 60],
+    [3, 20, 60],
+    [4, 35, 90],
+  ];
+  test.each(mixes)(
+    "seed %i, batches of %i–%i: parallel writes never pass 1,000; used = the accepted sizes; a top-up reaches exactly 1,000",
+    async (seed, min, max) => {
+      const s = open();
+      const key = await (await s.workspace("q1000")).key("development", "rw");
+      const sizes = sizesFrom(seed, 80, min, max);
+      const answers = await Promise.all(
+        sizes.map(async (n, i) => {
+          const r = await post(s, "/logs/bulk", key, batch(n, `w${i}`));
+          return { n, code: await codeOf(r), count: r.status === 201 ? (await r.json()).count : 0 };
+        }),
+      );
+      const accepted = answers.filter((a) => a.code === "201");
+      const refused = answers.filter((a) => a.code !== "201");
+      expect(new Set(refused.map((a) => a.code))).toEqual(new Set(["429 QUOTA_MONTHLY_LOG_LIMIT_EXCEEDED"]));
+      expect(accepted.every((a) => a.count === a.n)).toBe(true);
+      const total = accepted.reduce((sum, a) => sum + a.n, 0);
+      expect(total).toBeLessThanOrEqual(1_000);
       expect((await usageOf(s, key)).used).toBe(total);
-      expect(await codeOf(await post(s, "/logs/bulk", key, batch(left)))).toBe("201");
-    }
-    expect(await usageOf(s, key)).toMatchObject({ used: 1_000, remaining: 0 });
-    expect(await codeOf(await post(s, "/logs", key, entry()))).toBe("429 QUOTA_MONTHLY_LOG_LIMIT_EXCEEDED");
-    expect(await storedCount(s, key)).toBe(1_000);
-  });
+      expect(await storedCount(s, key)).toBe(total);
+      // a write was refused only when it would have passed the limit, and the room left only shrinks
+      const left = 1_000 - total;
+      expect(refused.filter((a) => a.n <= left)).toEqual([]);
+
+      if (left > 0) {
+        expect(await codeOf(await post(s, "/logs/bulk", key, batch(left + 1)))).toBe("429 QUOTA_MONTHLY_LOG_LIMIT_EXCEEDED");
+        expect((await usageOf(s, key)).used).toBe(total);
+        expect(await codeOf(await post(s, "/logs/bulk", key, batch(left)))).toBe("201");
+      }
+      expect(await usageOf(s, key)).toMatchObject({ used: 1_000, remaining: 0 });
+      expect(await codeOf(await post(s, "/logs", key, entry()))).toBe("429 QUOTA_MONTHLY_LOG_LIMIT_EXCEEDED");
+      expect(await storedCount(s, key)).toBe(1_000);
+    },
+  );
 
   test("60 parallel batches of 40 against 1,000: exactly 25 are stored and used is exactly 1,000", async () => {
     const s = open();
@@ -168,9 +178,21 @@ describe("a write past the quota", () => {
     ["a batch over max_batch_size", "400 VALIDATION_BULK_LIMIT_EXCEEDED", (s, k) => post(s, "/logs/bulk", k, batch(11))],
     ["an array sent to POST /logs", "400 VALIDATION_INVALID_REQUEST", (s, k) => post(s, "/logs", k, [entry()])],
     ["a body that is no environment", "400 VALIDATION_INVALID_ENVIRONMENT", (s, k) => post(s, "/logs", k, entry({ environment: "moon" }))],
-    ["unparseable JSON", "400 VALIDATION_INVALID_JSON", (s, k) => s.call("POST", `${WS}/logs`, { key: k, raw: "{", headers: { "content-type": "application/json" } })],
-    ["an empty body", "400 VALIDATION_EMPTY_BODY", (s, k) => s.call("POST", `${WS}/logs`, { key: k, raw: "", headers: { "content-type": "application/json" } })],
-    ["a text/plain body", "400 VALIDATION_INVALID_CONTENT_TYPE", (s, k) => s.call("POST", `${WS}/logs`, { key: k, raw: JSON.stringify(entry()), headers: { "content-type": "text/plain" } })],
+    [
+      "unparseable JSON",
+      "400 VALIDATION_INVALID_JSON",
+      (s, k) => s.call("POST", `${WS}/logs`, { key: k, raw: "{", headers: { "content-type": "application/json" } }),
+    ],
+    [
+      "an empty body",
+      "400 VALIDATION_EMPTY_BODY",
+      (s, k) => s.call("POST", `${WS}/logs`, { key: k, raw: "", headers: { "content-type": "application/json" } }),
+    ],
+    [
+      "a text/plain body",
+      "400 VALIDATION_INVALID_CONTENT_TYPE",
+      (s, k) => s.call("POST", `${WS}/logs`, { key: k, raw: JSON.stringify(entry()), headers: { "content-type": "text/plain" } }),
+    ],
     ["another environment", "403 AUTH_API_KEY_SCOPE_MISMATCH", (s, k) => post(s, "/logs", k, entry({ environment: "production" }))],
     ["a valid write", "429 QUOTA_MONTHLY_LOG_LIMIT_EXCEEDED", (s, k) => post(s, "/logs", k, entry())],
   ];
@@ -230,7 +252,14 @@ describe("the month rolls over at 00:00Z on the 1st", () => {
     now = Date.parse(next);
     expect(await usageOf(s, key)).toEqual({ used: 0, limit: 3, remaining: 3, period_start: next, period_end: after, resets_at: after, plan_code: "q3" });
     const info = await (await get(s, "/info", key)).json();
-    expect(info.usage).toEqual({ current_month_used: 0, current_month_limit: 3, current_month_remaining: 3, period_start: next, period_end: after, resets_at: after });
+    expect(info.usage).toEqual({
+      current_month_used: 0,
+      current_month_limit: 3,
+      current_month_remaining: 3,
+      period_start: next,
+      period_end: after,
+      resets_at: after,
+    });
     const written = await post(s, "/logs", key, entry());
     expect(await codeOf(written)).toBe("201");
     expect((await written.json()).server_timestamp).toBe(next);
@@ -242,7 +271,13 @@ describe("the month rolls over at 00:00Z on the 1st", () => {
 
 describe("GET /usage and GET /info", () => {
   // [plan, limit (-1 when none)]
-  const plans: [string, number][] = [["free", 5_000], ["developer", 50_000], ["professional", 500_000], ["unlimited", -1], ["q1000", 1_000]];
+  const plans: [string, number][] = [
+    ["free", 5_000],
+    ["developer", 50_000],
+    ["professional", 500_000],
+    ["unlimited", -1],
+    ["q1000", 1_000],
+  ];
   test.each(plans)("/usage on the %s plan: used, limit %i, remaining, the UTC month and plan_code", async (plan, limit) => {
     const s = open();
     const key = await (await s.workspace(plan)).key("development", "rw");
@@ -258,28 +293,31 @@ describe("GET /usage and GET /info", () => {
     });
   });
 
-  test.each([["development"], ["staging"], ["production"]] as const)("/info of a %s key fills every field from its workspace, organization, key and plan", async (env) => {
-    const s = open();
-    const created = await (await s.admin("POST", "/workspaces", { organization: "Acme", name: "checkout", plan: "developer" })).json();
-    const made = await (await s.admin("POST", `/workspaces/${created.id}/keys`, { name: "ci", environment: env, type: "ro" })).json();
-    const writer = (await s.svc.admin.createKey(created.id, { environment: env, type: "wo" })).key;
-    expect(await codeOf(await post(s, "/logs", writer, entry()))).toBe("201");
-    expect(await (await get(s, "/info", made.key)).json()).toEqual({
-      organization: { id: created.organization.id, name: "Acme" },
-      project: { id: created.id, name: "checkout" },
-      api_key: { id: made.id, name: "ci", scopes: ["logs:read"], environment_scopes: [`env:${env}`] },
-      plan: { code: "developer", logs_per_month: 50_000, log_retention_days: 45, max_batch_size: 200, max_log_size: 1_024 },
-      usage: {
-        current_month_used: 1,
-        current_month_limit: 50_000,
-        current_month_remaining: 49_999,
-        period_start: "2026-11-01T00:00:00.000Z",
-        period_end: "2026-12-01T00:00:00.000Z",
-        resets_at: "2026-12-01T00:00:00.000Z",
-      },
-      ingestion: { allowed_environments: [env], default_environment: env },
-    });
-  });
+  test.each([["development"], ["staging"], ["production"]] as const)(
+    "/info of a %s key fills every field from its workspace, organization, key and plan",
+    async (env) => {
+      const s = open();
+      const created = await (await s.admin("POST", "/workspaces", { organization: "Acme", name: "checkout", plan: "developer" })).json();
+      const made = await (await s.admin("POST", `/workspaces/${created.id}/keys`, { name: "ci", environment: env, type: "ro" })).json();
+      const writer = (await s.svc.admin.createKey(created.id, { environment: env, type: "wo" })).key;
+      expect(await codeOf(await post(s, "/logs", writer, entry()))).toBe("201");
+      expect(await (await get(s, "/info", made.key)).json()).toEqual({
+        organization: { id: created.organization.id, name: "Acme" },
+        project: { id: created.id, name: "checkout" },
+        api_key: { id: made.id, name: "ci", scopes: ["logs:read"], environment_scopes: [`env:${env}`] },
+        plan: { code: "developer", logs_per_month: 50_000, log_retention_days: 45, max_batch_size: 200, max_log_size: 1_024 },
+        usage: {
+          current_month_used: 1,
+          current_month_limit: 50_000,
+          current_month_remaining: 49_999,
+          period_start: "2026-11-01T00:00:00.000Z",
+          period_end: "2026-12-01T00:00:00.000Z",
+          resets_at: "2026-12-01T00:00:00.000Z",
+        },
+        ingestion: { allowed_environments: [env], default_environment: env },
+      });
+    },
+  );
 
   test("/info on an unlimited plan reports limit and remaining as -1", async () => {
     const s = open();

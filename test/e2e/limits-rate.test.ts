@@ -98,7 +98,11 @@ describe("every authenticated call spends a token and says so", () => {
     ["a 403 for a missing permission", (s, _rw, ro) => post(s, "/logs", ro, entry()), "403 AUTH_API_KEY_SCOPE_MISMATCH"],
     ["a 403 for another environment", (s, rw) => post(s, "/logs", rw, entry({ environment: "production" })), "403 AUTH_API_KEY_SCOPE_MISMATCH"],
     ["a 400 for an invalid entry", (s, rw) => post(s, "/logs", rw, { level: "info" }), "400 VALIDATION_FAILED"],
-    ["a 400 for unparseable JSON", (s, rw) => s.call("POST", `${WS}/logs`, { key: rw, raw: "{", headers: { "content-type": "application/json" } }), "400 VALIDATION_INVALID_JSON"],
+    [
+      "a 400 for unparseable JSON",
+      (s, rw) => s.call("POST", `${WS}/logs`, { key: rw, raw: "{", headers: { "content-type": "application/json" } }),
+      "400 VALIDATION_INVALID_JSON",
+    ],
     ["a 400 for a bad query", (s, rw) => post(s, "/logs/query", rw, { query: 'action="open' }), "400 VALIDATION_QUERY_SYNTAX"],
     ["a 400 for a bad page size", (s, rw) => get(s, "/logs?pageSize=5", rw), "400 VALIDATION_FAILED"],
     ["a 404 for an unknown entry", (s, rw) => get(s, `/logs/${UNKNOWN_UUID}`, rw), "404 LOG_NOT_FOUND"],
@@ -118,7 +122,13 @@ describe("every authenticated call spends a token and says so", () => {
     const [rw, ro] = [await ws.key("development", "rw"), await ws.key("development", "ro")];
     expect(limits(await get(s, "/usage", rw))).toEqual({ status: 200, limit: "6000", remaining: "5999", reset: String(SEC + 1), retryAfter: null });
     expect(limits(await post(s, "/logs", ro, entry()))).toEqual({ status: 403, limit: "6000", remaining: "5998", reset: String(SEC + 1), retryAfter: null });
-    expect(limits(await post(s, "/logs/validate", rw, entry()))).toEqual({ status: 200, limit: "6000", remaining: "5997", reset: String(SEC + 1), retryAfter: null });
+    expect(limits(await post(s, "/logs/validate", rw, entry()))).toEqual({
+      status: 200,
+      limit: "6000",
+      remaining: "5997",
+      reset: String(SEC + 1),
+      retryAfter: null,
+    });
 
     const small = open({ ipRatePerMinute: 50 });
     const key = await (await small.workspace("unlimited")).key("development", "rw");
@@ -138,11 +148,61 @@ describe("429 answers", () => {
     expected: { code: string; limit: string; retryAfter: string };
   }
   const rows: [string, Row][] = [
-    ["RATE_LIMIT_PLAN_EXCEEDED: the 121st call of a minute on the free plan", { opts: {}, plan: "free", drain: 120, kind: "usage", fire: (s, k) => get(s, "/usage", k), expected: { code: "RATE_LIMIT_PLAN_EXCEEDED", limit: "120", retryAfter: "1" } }],
-    ["RATE_LIMIT_PLAN_EXCEEDED: a write after 120 reads", { opts: {}, plan: "free", drain: 120, kind: "usage", fire: (s, k) => post(s, "/logs", k, entry()), expected: { code: "RATE_LIMIT_PLAN_EXCEEDED", limit: "120", retryAfter: "1" } }],
-    ["RATE_LIMIT_VALIDATE_EXCEEDED: the 31st validate call of a minute on the free plan", { opts: {}, plan: "free", drain: 30, kind: "validate", fire: (s, k) => post(s, "/logs/validate", k, entry()), expected: { code: "RATE_LIMIT_VALIDATE_EXCEEDED", limit: "30", retryAfter: "2" } }],
-    ["RATE_LIMIT_IP_EXCEEDED: past SLUICE_IP_RATE_PER_MIN on an unlimited plan", { opts: { ipRatePerMinute: 4 }, plan: "unlimited", drain: 4, kind: "usage", fire: (s, k) => get(s, "/info", k), expected: { code: "RATE_LIMIT_IP_EXCEEDED", limit: "4", retryAfter: "15" } }],
-    ["RATE_LIMIT_IP_EXCEEDED: the IP bucket empties before a free key's", { opts: { ipRatePerMinute: 4 }, plan: "free", drain: 4, kind: "usage", fire: (s, k) => get(s, "/logs", k), expected: { code: "RATE_LIMIT_IP_EXCEEDED", limit: "4", retryAfter: "15" } }],
+    [
+      "RATE_LIMIT_PLAN_EXCEEDED: the 121st call of a minute on the free plan",
+      {
+        opts: {},
+        plan: "free",
+        drain: 120,
+        kind: "usage",
+        fire: (s, k) => get(s, "/usage", k),
+        expected: { code: "RATE_LIMIT_PLAN_EXCEEDED", limit: "120", retryAfter: "1" },
+      },
+    ],
+    [
+      "RATE_LIMIT_PLAN_EXCEEDED: a write after 120 reads",
+      {
+        opts: {},
+        plan: "free",
+        drain: 120,
+        kind: "usage",
+        fire: (s, k) => post(s, "/logs", k, entry()),
+        expected: { code: "RATE_LIMIT_PLAN_EXCEEDED", limit: "120", retryAfter: "1" },
+      },
+    ],
+    [
+      "RATE_LIMIT_VALIDATE_EXCEEDED: the 31st validate call of a minute on the free plan",
+      {
+        opts: {},
+        plan: "free",
+        drain: 30,
+        kind: "validate",
+        fire: (s, k) => post(s, "/logs/validate", k, entry()),
+        expected: { code: "RATE_LIMIT_VALIDATE_EXCEEDED", limit: "30", retryAfter: "2" },
+      },
+    ],
+    [
+      "RATE_LIMIT_IP_EXCEEDED: past SLUICE_IP_RATE_PER_MIN on an unlimited plan",
+      {
+        opts: { ipRatePerMinute: 4 },
+        plan: "unlimited",
+        drain: 4,
+        kind: "usage",
+        fire: (s, k) => get(s, "/info", k),
+        expected: { code: "RATE_LIMIT_IP_EXCEEDED", limit: "4", retryAfter: "15" },
+      },
+    ],
+    [
+      "RATE_LIMIT_IP_EXCEEDED: the IP bucket empties before a free key's",
+      {
+        opts: { ipRatePerMinute: 4 },
+        plan: "free",
+        drain: 4,
+        kind: "usage",
+        fire: (s, k) => get(s, "/logs", k),
+        expected: { code: "RATE_LIMIT_IP_EXCEEDED", limit: "4", retryAfter: "15" },
+      },
+    ],
   ];
   test.each(rows)("%s, with X-RateLimit-* (Reset = when full again) and Retry-After ≥ 1", async (_name, row) => {
     const s = open(row.opts);
@@ -317,10 +377,28 @@ describe("plan changes", () => {
 
     await patch("unlimited");
     expect(limits(await get(s, "/info", key)).limit).toBe("6000");
-    expect((await post(s, "/logs/bulk", key, Array.from({ length: 51 }, () => entry()))).status).toBe(201);
+    expect(
+      (
+        await post(
+          s,
+          "/logs/bulk",
+          key,
+          Array.from({ length: 51 }, () => entry()),
+        )
+      ).status,
+    ).toBe(201);
 
     await patch("free");
-    expect(await codeOf(await post(s, "/logs/bulk", key, Array.from({ length: 51 }, () => entry())))).toBe("400 VALIDATION_BULK_LIMIT_EXCEEDED");
+    expect(
+      await codeOf(
+        await post(
+          s,
+          "/logs/bulk",
+          key,
+          Array.from({ length: 51 }, () => entry()),
+        ),
+      ),
+    ).toBe("400 VALIDATION_BULK_LIMIT_EXCEEDED");
     expect(limits(await get(s, "/usage", key)).limit).toBe("120");
   });
 });

@@ -26,7 +26,15 @@ let s: TestSluice | undefined;
 function open() {
   now = T0;
   s = startTestSluice(undefined, { clock: () => now, plans: withPlans(PLANS), ipRatePerMinute: -1 });
-  return { s, sweeper: new RetentionSweeper(s.svc.entries, s.svc.meta, (ws, nowMs) => new PlanTable(PLANS).retentionFloor(ws.plan, nowMs), () => now) };
+  return {
+    s,
+    sweeper: new RetentionSweeper(
+      s.svc.entries,
+      s.svc.meta,
+      (ws, nowMs) => new PlanTable(PLANS).retentionFloor(ws.plan, nowMs),
+      () => now,
+    ),
+  };
 }
 afterEach(async () => {
   if (!s) return;
@@ -113,7 +121,17 @@ describe("the retention sweeper", () => {
     const { s, sweeper } = open();
     const ws = await s.workspace("one-day");
     const keys = [await ws.key("development", "rw"), await ws.key("staging", "rw"), await ws.key("production", "rw")];
-    for (const key of keys) expect((await post(s, "/logs/bulk", key, Array.from({ length: 1_500 }, () => entry()))).status).toBe(201);
+    for (const key of keys)
+      expect(
+        (
+          await post(
+            s,
+            "/logs/bulk",
+            key,
+            Array.from({ length: 1_500 }, () => entry()),
+          )
+        ).status,
+      ).toBe(201);
     now = T0 + DAY + 1;
     expect(await sweeper.sweep()).toBe(4_500);
     expect(await sweeper.sweep()).toBe(0);

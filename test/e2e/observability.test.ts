@@ -49,7 +49,21 @@ describe("metrics", () => {
   });
 
   test("GET /metrics counts rate-limit rejections by error code", async () => {
-    const t = startTestSluice(undefined, { plans: [{ code: "tiny", logs_per_month: -1, log_retention_days: 30, requests_per_minute: 1, validate_requests_per_minute: -1, max_log_size: 1000, max_batch_size: 10, max_metadata_depth: 3, max_tags: 5 }] });
+    const t = startTestSluice(undefined, {
+      plans: [
+        {
+          code: "tiny",
+          logs_per_month: -1,
+          log_retention_days: 30,
+          requests_per_minute: 1,
+          validate_requests_per_minute: -1,
+          max_log_size: 1000,
+          max_batch_size: 10,
+          max_metadata_depth: 3,
+          max_tags: 5,
+        },
+      ],
+    });
     const ws = await t.workspace("tiny");
     const key = await ws.key("development", "rw");
     expect((await t.call("GET", `${WS}/usage`, { key })).status).toBe(200);

@@ -107,7 +107,12 @@ describe("durability", () => {
     const one = await post(s.base, "/logs", key, entry({ action: "durable.single", metadata: { n: 1 } }));
     expect(one.status).toBe(201);
     const single = await one.json();
-    const bulk = await post(s.base, "/logs/bulk", key, Array.from({ length: 300 }, (_, i) => entry({ action: `durable.${i}` })));
+    const bulk = await post(
+      s.base,
+      "/logs/bulk",
+      key,
+      Array.from({ length: 300 }, (_, i) => entry({ action: `durable.${i}` })),
+    );
     expect(bulk.status).toBe(201);
     const { ids } = await bulk.json();
     s.proc.kill(9);
@@ -167,7 +172,16 @@ describe("cli", () => {
   });
 
   test("every CLI command has --help, and mistakes exit 2 with the usage line", async () => {
-    for (const cmd of [["serve"], ["workspaces", "create"], ["workspaces", "list"], ["workspaces", "set-plan"], ["keys", "create"], ["keys", "list"], ["keys", "rotate"], ["keys", "revoke"]]) {
+    for (const cmd of [
+      ["serve"],
+      ["workspaces", "create"],
+      ["workspaces", "list"],
+      ["workspaces", "set-plan"],
+      ["keys", "create"],
+      ["keys", "list"],
+      ["keys", "rotate"],
+      ["keys", "revoke"],
+    ]) {
       const r = await runCli([...cmd, "--help"]);
       expect(r.code).toBe(0);
       expect(r.stdout).toContain(`usage: sluice ${cmd.join(" ")}`);
@@ -183,7 +197,17 @@ describe("cli", () => {
   test("the CLI takes its plans from SLUICE_PLANS_FILE, as the server does", async () => {
     const dir = freshDir();
     const plansFile = join(dir, "plans.json");
-    const team = { code: "team", logs_per_month: 1_000, log_retention_days: 30, requests_per_minute: 60, validate_requests_per_minute: 10, max_log_size: 1_024, max_batch_size: 100, max_metadata_depth: 4, max_tags: 8 };
+    const team = {
+      code: "team",
+      logs_per_month: 1_000,
+      log_retention_days: 30,
+      requests_per_minute: 60,
+      validate_requests_per_minute: 10,
+      max_log_size: 1_024,
+      max_batch_size: 100,
+      max_metadata_depth: 4,
+      max_tags: 8,
+    };
     writeFileSync(plansFile, JSON.stringify({ plans: [team] }));
     const made = await runCli(["workspaces", "create", "--name", "t", "--plan", "team", "--data-dir", dir], { SLUICE_PLANS_FILE: plansFile });
     expect({ code: made.code, stderr: made.stderr }).toEqual({ code: 0, stderr: "" });

@@ -20,8 +20,7 @@ async function ids(res: Response): Promise<string[]> {
   expect(res.status, JSON.stringify(body)).toBe(200);
   return body.map((e: { id: string }) => e.id);
 }
-const search = async (s: TestSluice, key: string, query: string) =>
-  ids(await s.call("POST", `${WS}/logs/query`, { key, body: { query, pageSize: 100 } }));
+const search = async (s: TestSluice, key: string, query: string) => ids(await s.call("POST", `${WS}/logs/query`, { key, body: { query, pageSize: 100 } }));
 const planOf = async (s: TestSluice, key: string, query: string) =>
   (await json(await s.call("POST", `${WS}/logs/query`, { key, body: { query, explain: true } }))).plan.index;
 
@@ -95,7 +94,10 @@ describe("sealed and active segments, across a restart", () => {
       await search(s, key, "w0");
       const after = s.svc.entries.fulltext.stats();
       expect(after.sealed).toBe(before.sealed);
-      expect({ activeBlocks: after.activeBlocks, activeEntries: after.activeEntries }).toEqual({ activeBlocks: before.activeBlocks, activeEntries: before.activeEntries });
+      expect({ activeBlocks: after.activeBlocks, activeEntries: after.activeEntries }).toEqual({
+        activeBlocks: before.activeBlocks,
+        activeEntries: before.activeEntries,
+      });
       expect(after.rebuiltBlocks).toBe(before.activeBlocks);
       expect(after.rebuiltBlocks).toBeLessThan(blocksWritten);
     });
@@ -145,9 +147,24 @@ describe("retention: swept entries are gone from every index", () => {
   const setPlan = async (plan: string) => expect((await s.admin("PATCH", `/workspaces/${ws.id}`, { plan })).status).toBe(200);
   const postingKeys = () => [...s.dbs.postings.getKeys({})].map((k) => k as unknown[]).filter((k) => k[0] === ws.id);
   const segmentMetas = () =>
-    [...s.dbs.fulltext.getRange({})].filter(({ key: k }) => (k as unknown[])[0] === ws.id && (k as unknown[])[2] === "s").map(({ value }) => value as { blocks: [number, string][] });
+    [...s.dbs.fulltext.getRange({})]
+      .filter(({ key: k }) => (k as unknown[])[0] === ws.id && (k as unknown[])[2] === "s")
+      .map(({ value }) => value as { blocks: [number, string][] });
   // one query per index (and the scan), with what it finds among the old and the fresh entries
-  const QUERIES = ["level=warn", "tag=old-tag", "action=legacy.op", "action~legacy", "action@legacy", "message@ancient", "ancient", "shared", "tag=both", "tag=new-tag", "modern", "level=info"];
+  const QUERIES = [
+    "level=warn",
+    "tag=old-tag",
+    "action=legacy.op",
+    "action~legacy",
+    "action@legacy",
+    "message@ancient",
+    "ancient",
+    "shared",
+    "tag=both",
+    "tag=new-tag",
+    "modern",
+    "level=info",
+  ];
   const found = async () => {
     const out: Record<string, { old: number; fresh: number }> = {};
     for (const q of QUERIES) {
@@ -160,9 +177,19 @@ describe("retention: swept entries are gone from every index", () => {
   const OLD_ONLY = { old: 40, fresh: 0 };
   const FRESH_ONLY = { old: 0, fresh: 30 };
   const visibleBeforeSweep = {
-    "level=warn": OLD_ONLY, "tag=old-tag": OLD_ONLY, "action=legacy.op": OLD_ONLY, "action~legacy": OLD_ONLY, "action@legacy": OLD_ONLY,
-    "message@ancient": OLD_ONLY, ancient: OLD_ONLY, shared: { old: 40, fresh: 30 }, "tag=both": { old: 40, fresh: 30 },
-    "tag=new-tag": FRESH_ONLY, modern: FRESH_ONLY, "level=info": FRESH_ONLY, byId: { old: 2, fresh: 2 },
+    "level=warn": OLD_ONLY,
+    "tag=old-tag": OLD_ONLY,
+    "action=legacy.op": OLD_ONLY,
+    "action~legacy": OLD_ONLY,
+    "action@legacy": OLD_ONLY,
+    "message@ancient": OLD_ONLY,
+    ancient: OLD_ONLY,
+    shared: { old: 40, fresh: 30 },
+    "tag=both": { old: 40, fresh: 30 },
+    "tag=new-tag": FRESH_ONLY,
+    modern: FRESH_ONLY,
+    "level=info": FRESH_ONLY,
+    byId: { old: 2, fresh: 2 },
   };
 
   beforeAll(async () => {
@@ -177,12 +204,18 @@ describe("retention: swept entries are gone from every index", () => {
       now += 1;
     };
     for (let b = 0; b < 4; b++) {
-      await write(old, Array.from({ length: 10 }, () => entry({ action: "legacy.op", level: "warn", message: "ancient shared record", tags: ["old-tag", "both"] })));
+      await write(
+        old,
+        Array.from({ length: 10 }, () => entry({ action: "legacy.op", level: "warn", message: "ancient shared record", tags: ["old-tag", "both"] })),
+      );
     }
     lastOldMs = now - 1;
     now = T0 + 10 * DAY;
     for (let b = 0; b < 3; b++) {
-      await write(fresh, Array.from({ length: 10 }, () => entry({ action: "current.op", level: "info", message: "modern shared record", tags: ["new-tag", "both"] })));
+      await write(
+        fresh,
+        Array.from({ length: 10 }, () => entry({ action: "current.op", level: "info", message: "modern shared record", tags: ["new-tag", "both"] })),
+      );
     }
   });
   afterAll(async () => {
@@ -202,7 +235,12 @@ describe("retention: swept entries are gone from every index", () => {
     expect(segmentMetas().some((m) => m.blocks.every(([ms]) => ms < floor))).toBe(true);
 
     await setPlan("free");
-    const sweeper = new RetentionSweeper(s.svc.entries, s.svc.meta, (ws, nowMs) => new PlanTable().retentionFloor(ws.plan, nowMs), () => now);
+    const sweeper = new RetentionSweeper(
+      s.svc.entries,
+      s.svc.meta,
+      (ws, nowMs) => new PlanTable().retentionFloor(ws.plan, nowMs),
+      () => now,
+    );
     expect(await sweeper.sweep()).toBe(40);
 
     // posting keys of the swept blocks are gone; those of the fresh ones stay
@@ -303,7 +341,13 @@ describe("words longer than 1,024 characters (FlexSearch's Encoder dropped them 
     const db = t.dbs.fulltext;
     const meta = db.get([ws.id, "development", "s", 1]) as { blocks: unknown[]; longWords?: true };
     expect(meta.longWords).toBe(true);
-    const old = new Index({ tokenize: "strict", encoder: new Encoder({ normalize: false, dedupe: false, split: " ", cache: false, minlength: 1 }), resolution: 1, fastupdate: false, context: false });
+    const old = new Index({
+      tokenize: "strict",
+      encoder: new Encoder({ normalize: false, dedupe: false, split: " ", cache: false, minlength: 1 }),
+      resolution: 1,
+      fastupdate: false,
+      context: false,
+    });
     for (let b = 0; b < 2; b++) old.add(b, words(["user.login", ...Array.from({ length: 10 }, (_, i) => message(b, i))].join("\n")).join(" "));
     expect(old.search(long(0))).toEqual([]); // the old index lacks the word
     expect(old.search("code054567")).toEqual([0]); // other words it finds as the new index does

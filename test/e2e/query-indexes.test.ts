@@ -56,9 +56,16 @@ describe("an entry answered 201 is at once findable through every index", () => 
   beforeAll(async () => {
     key = await fresh();
     await noise(key, 40);
-    const res = await post(key, "/logs", entry({
-      action: "vault.unseal_attempt", level: "fatal", message: "Quorum reached for vault zebra", tags: ["sealed-tag"],
-    }));
+    const res = await post(
+      key,
+      "/logs",
+      entry({
+        action: "vault.unseal_attempt",
+        level: "fatal",
+        message: "Quorum reached for vault zebra",
+        tags: ["sealed-tag"],
+      }),
+    );
     expect(res.status).toBe(201);
     written = await json(res); // no sleep, no retry between this answer and the reads below
   });
@@ -92,9 +99,14 @@ describe("explain", () => {
   beforeAll(async () => {
     key = await fresh();
     for (let b = 0; b < 60; b++) {
-      const batch = Array.from({ length: 5 }, (_, i) => entry({
-        action: `svc.op${i}`, level: b % 2 === 0 ? "info" : "debug", message: `step ${i} done`, tags: ["common"],
-      }));
+      const batch = Array.from({ length: 5 }, (_, i) =>
+        entry({
+          action: `svc.op${i}`,
+          level: b % 2 === 0 ? "info" : "debug",
+          message: `step ${i} done`,
+          tags: ["common"],
+        }),
+      );
       if (b === 17) batch[2] = entry({ action: "svc.op2", level: "info", message: "step 2 done", tags: ["common", "rare-tag"] });
       if (b === 31) batch[4] = entry({ action: "svc.op4", level: "fatal", message: "step 4 done", tags: ["common"] });
       if (b === 45) batch[1] = entry({ action: "svc.op1", level: "debug", message: "step 1 done with xylophone", tags: ["common"] });
@@ -122,7 +134,12 @@ describe("explain", () => {
     expect(body.residual).toBe("level=info tag=common");
     expect(body.range).toMatchObject({ from, to });
     const shapes = body.estimates.map((e: Explained["plan"]) => [e.index, e.term]);
-    expect(shapes).toEqual(expect.arrayContaining([["level", "level=info"], ["tag", "tag=common"]]));
+    expect(shapes).toEqual(
+      expect.arrayContaining([
+        ["level", "level=info"],
+        ["tag", "tag=common"],
+      ]),
+    );
     expect(shapes.map((x: string[]) => x[0])).toContain("range");
     expect(body.estimates).toContainEqual(body.plan);
   });
@@ -170,10 +187,14 @@ describe("cursor paging through an index plan never repeats nor skips; the last 
         needle: b % 2 === 0 && i === 1,
         job: b % 5 !== 0 && i === 3,
       }));
-      const batch = flags.map((f, i) => entry({
-        action: f.job ? `batch.job${b}` : `web.req${i}`, level: f.debug ? "debug" : "info",
-        message: f.needle ? `found a needle in block ${b}` : `request ${i}`, tags: f.hot ? ["hot"] : ["cold"],
-      }));
+      const batch = flags.map((f, i) =>
+        entry({
+          action: f.job ? `batch.job${b}` : `web.req${i}`,
+          level: f.debug ? "debug" : "info",
+          message: f.needle ? `found a needle in block ${b}` : `request ${i}`,
+          tags: f.hot ? ["hot"] : ["cold"],
+        }),
+      );
       const res = await post(key, "/logs/bulk", batch);
       expect(res.status).toBe(201);
       for (const [i, id] of ((await json(res)).ids as string[]).entries()) written.push({ id, ms: now, ...flags[i] });
@@ -182,7 +203,10 @@ describe("cursor paging through an index plan never repeats nor skips; the last 
 
   /** expected is the matching entries in the contract's order: server_timestamp desc, then id desc. */
   const expected = (keep: (w: (typeof written)[number]) => boolean) =>
-    written.filter(keep).sort((a, b) => b.ms - a.ms || (a.id < b.id ? 1 : -1)).map((w) => w.id);
+    written
+      .filter(keep)
+      .sort((a, b) => b.ms - a.ms || (a.id < b.id ? 1 : -1))
+      .map((w) => w.id);
 
   async function pageThrough(body: Record<string, unknown>, between?: () => Promise<unknown>): Promise<string[]> {
     const seen: string[] = [];

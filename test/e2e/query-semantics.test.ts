@@ -14,19 +14,59 @@ const NOON = "2026-11-22T12:00:00Z";
 
 // Eight entries in four writes; the letters are their labels. Read order: H, G F E, D, C B A.
 const DATA: Record<string, Record<string, unknown>> = {
-  A: { action: "user.login", level: "info", message: "User alice logged in from Berlin", tags: ["auth", "web"], actor: { id: "alice", role: "admin" },
-       metadata: { status_code: 200, ms: 12.5, http: { method: "GET" } }, clientTimestamp: "2026-11-22T09:00:00.000Z" },
-  B: { action: "login_failed", level: "warn", message: 'Bad password for bob (said "hunter2" in C:\\temp)', tags: ["auth"], actor: { id: "bob" },
-       metadata: { status_code: 401 }, clientTimestamp: "2026-11-22T09:00:00.001Z" },
-  C: { action: "login", level: "error", tags: [], metadata: { status_code: "500" }, context: { region: "eu", "a.b": 1 },
-       clientTimestamp: "2026-11-22T10:00:00.123+02:00" },
-  D: { action: "payment.charge", level: "error", message: "Charge failed: card declined (code 500)", tags: ["billing", "Web"], target: { id: "ord-1" },
-       metadata: { status_code: 500, amount: 99.99, items: [1, 2] }, clientTimestamp: "2026-11-21T23:00:00Z" },
-  E: { action: "Payment.Refund", level: "info", message: "refund issued to alice", tags: ["billing"], actor: null,
-       metadata: { status_code: 5000, nested: { deep: { x: "y" } } }, clientTimestamp: NOON },
+  A: {
+    action: "user.login",
+    level: "info",
+    message: "User alice logged in from Berlin",
+    tags: ["auth", "web"],
+    actor: { id: "alice", role: "admin" },
+    metadata: { status_code: 200, ms: 12.5, http: { method: "GET" } },
+    clientTimestamp: "2026-11-22T09:00:00.000Z",
+  },
+  B: {
+    action: "login_failed",
+    level: "warn",
+    message: 'Bad password for bob (said "hunter2" in C:\\temp)',
+    tags: ["auth"],
+    actor: { id: "bob" },
+    metadata: { status_code: 401 },
+    clientTimestamp: "2026-11-22T09:00:00.001Z",
+  },
+  C: {
+    action: "login",
+    level: "error",
+    tags: [],
+    metadata: { status_code: "500" },
+    context: { region: "eu", "a.b": 1 },
+    clientTimestamp: "2026-11-22T10:00:00.123+02:00",
+  },
+  D: {
+    action: "payment.charge",
+    level: "error",
+    message: "Charge failed: card declined (code 500)",
+    tags: ["billing", "Web"],
+    target: { id: "ord-1" },
+    metadata: { status_code: 500, amount: 99.99, items: [1, 2] },
+    clientTimestamp: "2026-11-21T23:00:00Z",
+  },
+  E: {
+    action: "Payment.Refund",
+    level: "info",
+    message: "refund issued to alice",
+    tags: ["billing"],
+    actor: null,
+    metadata: { status_code: 5000, nested: { deep: { x: "y" } } },
+    clientTimestamp: NOON,
+  },
   F: { action: "cron.cleanup", level: "debug", message: "Login page cache cleared", tags: ["ops", "a*b", "null"], metadata: null, clientTimestamp: NOON },
-  G: { action: "user.logout", level: "trace", message: "Straße geschlossen", tags: ["web", 'say"hi'], metadata: { status_code: null, amount: "99.99" },
-       clientTimestamp: NOON },
+  G: {
+    action: "user.logout",
+    level: "trace",
+    message: "Straße geschlossen",
+    tags: ["web", 'say"hi'],
+    metadata: { status_code: null, amount: "99.99" },
+    clientTimestamp: NOON,
+  },
   H: { action: "ALERT*STAR", level: "fatal", message: "disk 100% full *now*", tags: ["ops"], metadata: { status_code: true }, clientTimestamp: NOON },
 };
 const ORDER = "HGFEDCBA";
@@ -52,7 +92,10 @@ const list = async (params: Record<string, string>) => labelsOf(await s.call("GE
 const except = (gone: string) => [...ORDER].filter((l) => !gone.includes(l)).join("");
 
 async function write(labels: string) {
-  const res = await post("/logs/bulk", [...labels].map((l) => entry(DATA[l])));
+  const res = await post(
+    "/logs/bulk",
+    [...labels].map((l) => entry(DATA[l])),
+  );
   expect(res.status).toBe(201);
   for (const [i, x] of ((await json(res)).ids as string[]).entries()) {
     id[labels[i]] = x;
@@ -208,7 +251,7 @@ table("whole objects: =null and !=null", () => [
 ]);
 
 table("object paths: text form with = and ~, numbers with ranges", () => [
-  ["= compares the text form: 500 matches the number 500 and the string \"500\"", "metadata.status_code=500", "DC"],
+  ['= compares the text form: 500 matches the number 500 and the string "500"', "metadata.status_code=500", "DC"],
   ["= is exact: 500 is not 5000", "metadata.status_code=50", ""],
   ["!= is the exact complement: missing and null fields match", "metadata.status_code!=500", "HGFEBA"],
   ["a field missing everywhere matches !=", "metadata.missing!=5", ORDER],
@@ -217,7 +260,7 @@ table("object paths: text form with = and ~, numbers with ranges", () => [
   ["a number prints as JSON prints it", "metadata.amount=99.99", "GD"],
   ["=null is a missing or null field", "metadata.status_code=null", "GF"],
   ["!=null is a present non-null field", "metadata.status_code!=null", "HEDCBA"],
-  ["~ is a substring of the text form: 50 is in 500, \"500\" and 5000", "metadata.status_code~50", "EDC"],
+  ['~ is a substring of the text form: 50 is in 500, "500" and 5000', "metadata.status_code~50", "EDC"],
   ["!~ is its complement", "metadata.status_code!~50", "HGFBA"],
   ["every dot nests one level", "metadata.http.method=GET", "A"],
   ["object keys and values compare case-sensitively", "metadata.http.method=get", ""],
@@ -229,7 +272,7 @@ table("object paths: text form with = and ~, numbers with ranges", () => [
   ["an array never equals a value", "metadata.items=1", ""],
   ["paths never walk into arrays", "metadata.items.0=1", ""],
   ["an array field is present: !=null", "metadata.items!=null", "D"],
-  [">= matches number-valued fields only (not the string \"500\")", "metadata.status_code>=500", "ED"],
+  ['>= matches number-valued fields only (not the string "500")', "metadata.status_code>=500", "ED"],
   ["< skips strings, booleans and nulls", "metadata.status_code<1000", "DBA"],
   ["a quoted number is a number", 'metadata.status_code>"400"', "EDB"],
   ["an exponent is a number", "metadata.status_code>4e2", "EDB"],
@@ -283,7 +326,7 @@ describe("GET /logs filters run through the same engine", () => {
     expect(await list(params as Record<string, string>)).toBe(want);
   });
 
-  test("the GET filter action=login* is literal where the query action~\"login*\" is a glob", async () => {
+  test('the GET filter action=login* is literal where the query action~"login*" is a glob', async () => {
     expect({ get: await list({ action: "login*" }), query: await run('action~"login*"') }).toEqual({ get: "", query: "CB" });
   });
 });
@@ -311,14 +354,25 @@ describe("the body action of POST /logs/query: a literal substring ANDed with qu
 
 test("negation is the exact complement: q and its negation split the entries", async () => {
   const pairs = [
-    ["level=info", "level!=info"], ["action~log", "action!~log"], ["message=null", "message!=null"], ["message~alice", "message!~alice"],
-    ["tag=web", "tag!=web"], ["tag~b", "tag!~b"], ["metadata.status_code=500", "metadata.status_code!=500"],
-    ["metadata.amount~9", "metadata.amount!~9"], ["actor=null", "actor!=null"], ["metadata.x=null", "metadata.x!=null"],
-    [`id=${id.C}`, `id!=${id.C}`], ["client_timestamp=2026-11-22T12:00:00Z", "client_timestamp!=2026-11-22T12:00:00Z"],
+    ["level=info", "level!=info"],
+    ["action~log", "action!~log"],
+    ["message=null", "message!=null"],
+    ["message~alice", "message!~alice"],
+    ["tag=web", "tag!=web"],
+    ["tag~b", "tag!~b"],
+    ["metadata.status_code=500", "metadata.status_code!=500"],
+    ["metadata.amount~9", "metadata.amount!~9"],
+    ["actor=null", "actor!=null"],
+    ["metadata.x=null", "metadata.x!=null"],
+    [`id=${id.C}`, `id!=${id.C}`],
+    ["client_timestamp=2026-11-22T12:00:00Z", "client_timestamp!=2026-11-22T12:00:00Z"],
   ];
   for (const [q, not] of pairs) {
     const [yes, no] = [await run(q), await run(not)];
-    expect({ q, both: [...ORDER].filter((l) => yes.includes(l) || no.includes(l)).join(""), overlap: [...yes].filter((l) => no.includes(l)) })
-      .toEqual({ q, both: ORDER, overlap: [] });
+    expect({ q, both: [...ORDER].filter((l) => yes.includes(l) || no.includes(l)).join(""), overlap: [...yes].filter((l) => no.includes(l)) }).toEqual({
+      q,
+      both: ORDER,
+      overlap: [],
+    });
   }
 });

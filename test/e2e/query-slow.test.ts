@@ -23,10 +23,20 @@ async function load(t: TestSluice): Promise<string> {
   const start = Date.now() - 60_000;
   for (let b = 0; b < ENTRIES / 1000; b++) {
     const { ms, ids: fresh } = ids.next(1000, start + b);
-    const entries = fresh.map((id, i): Entry => ({
-      id, level: "info", action: "order.paid", message: `paid order ${b * 1000 + i}`, tags: ["shop"], clientMs: ms,
-      actor: { id: `user-${i % 97}` }, target: null, context: { request_id: `req-${b * 1000 + i}`, region: "eu" }, metadata: null,
-    }));
+    const entries = fresh.map(
+      (id, i): Entry => ({
+        id,
+        level: "info",
+        action: "order.paid",
+        message: `paid order ${b * 1000 + i}`,
+        tags: ["shop"],
+        clientMs: ms,
+        actor: { id: `user-${i % 97}` },
+        target: null,
+        context: { request_id: `req-${b * 1000 + i}`, region: "eu" },
+        metadata: null,
+      }),
+    );
     await t.svc.entries.append(ws.id, "production", ms, entries, -1);
   }
   return ws.key("production", "rw");
@@ -65,21 +75,30 @@ test("while a full scan runs, GET /healthz, POST /logs and another read are answ
   expect(((await read.json()) as { message: string }[])[0].message).toBe("written during a scan");
   // each answered before the scan ended (printed, so that a failure shows how far apart they were)
   const at = (ms: number) => Math.round(ms - t0);
-  expect({ health: at(healthAt) < at(scanEnded), write: at(writeAt) < at(scanEnded), read: at(readAt) < at(scanEnded) })
-    .toEqual({ health: true, write: true, read: true });
+  expect({ health: at(healthAt) < at(scanEnded), write: at(writeAt) < at(scanEnded), read: at(readAt) < at(scanEnded) }).toEqual({
+    health: true,
+    write: true,
+    read: true,
+  });
   console.log(`scan ended at ${at(scanEnded)} ms; /healthz answered at ${at(healthAt)} ms, the write at ${at(writeAt)} ms, the read at ${at(readAt)} ms`);
 });
 
 test.each([
   ["POST /logs/query", "POST", `${WS}/logs/query`, SLOW],
   ["GET /logs", "GET", `${WS}/logs?message=zz-no-such-thing`, undefined],
-])("%s past its time budget answers 400 VALIDATION_QUERY_CONSTRAINT, details {reason: time_budget, budget_ms}, saying how to narrow it", async (_, method, path, body) => {
-  const r = await tight.call(method, path, { key: tightKey, body });
-  expect(r.status).toBe(400);
-  const got = (await r.json()) as { error_code: string; message: string; details: unknown };
-  expect({ code: got.error_code, details: got.details }).toEqual({ code: "VALIDATION_QUERY_CONSTRAINT", details: { reason: "time_budget", budget_ms: BUDGET_MS } });
-  expect(got.message).toMatch(/time budget of 15 ms.*narrow it: a shorter from\/to range, or a term an index answers \(level=, tag=, action=/);
-});
+])(
+  "%s past its time budget answers 400 VALIDATION_QUERY_CONSTRAINT, details {reason: time_budget, budget_ms}, saying how to narrow it",
+  async (_, method, path, body) => {
+    const r = await tight.call(method, path, { key: tightKey, body });
+    expect(r.status).toBe(400);
+    const got = (await r.json()) as { error_code: string; message: string; details: unknown };
+    expect({ code: got.error_code, details: got.details }).toEqual({
+      code: "VALIDATION_QUERY_CONSTRAINT",
+      details: { reason: "time_budget", budget_ms: BUDGET_MS },
+    });
+    expect(got.message).toMatch(/time budget of 15 ms.*narrow it: a shorter from\/to range, or a term an index answers \(level=, tag=, action=/);
+  },
+);
 
 test("under the same budget, a read an index answers, and the latest page, answer 200", async () => {
   for (const body of [{}, { query: "level=info" }, { query: "tag=shop", pageSize: 100 }]) {

@@ -4,8 +4,14 @@ import { entry, removeDir, startTestSluice, WS, type TestSluice } from "../helpe
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-interface Written { id: string; ts: string }
-interface Cursor { id: string; ts: string }
+interface Written {
+  id: string;
+  ts: string;
+}
+interface Cursor {
+  id: string;
+  ts: string;
+}
 type PageFn = (cursor?: Cursor) => Promise<Response>;
 
 let s: TestSluice;
@@ -15,10 +21,17 @@ let bigOrder: string[]; // ids of the 350-entry workspace in the contract's orde
 const fresh = async () => (await s.workspace()).key("development", "rw");
 const post = (path: string, key: string, body: unknown) => s.call("POST", `${WS}${path}`, { key, body });
 const get = (path: string, key?: string) => s.call("GET", `${WS}${path}`, { key });
-const qs = (params: Record<string, string | number>) => new URLSearchParams(Object.entries(params).map(([k, v]): [string, string] => [k, String(v)])).toString();
+const qs = (params: Record<string, string | number>) =>
+  new URLSearchParams(Object.entries(params).map(([k, v]): [string, string] => [k, String(v)])).toString();
 const withCursor = (c?: Cursor): Record<string, string> => (c ? { cursorID: c.id, cursorTS: c.ts } : {});
-const getPage = (key: string, params: Record<string, string | number> = {}): PageFn => (c) => get(`/logs?${qs({ ...params, ...withCursor(c) })}`, key);
-const queryPage = (key: string, body: Record<string, unknown> = {}): PageFn => (c) => post("/logs/query", key, { ...body, ...withCursor(c) });
+const getPage =
+  (key: string, params: Record<string, string | number> = {}): PageFn =>
+  (c) =>
+    get(`/logs?${qs({ ...params, ...withCursor(c) })}`, key);
+const queryPage =
+  (key: string, body: Record<string, unknown> = {}): PageFn =>
+  (c) =>
+    post("/logs/query", key, { ...body, ...withCursor(c) });
 
 async function writeSingles(key: string, n: number, over: Record<string, unknown> = {}): Promise<Written[]> {
   const out: Written[] = [];
@@ -32,7 +45,11 @@ async function writeSingles(key: string, n: number, over: Record<string, unknown
 }
 
 async function writeBulk(key: string, n: number): Promise<Written[]> {
-  const res = await post("/logs/bulk", key, Array.from({ length: n }, (_, i) => entry({ action: `bulk.${i}` })));
+  const res = await post(
+    "/logs/bulk",
+    key,
+    Array.from({ length: n }, (_, i) => entry({ action: `bulk.${i}` })),
+  );
   expect(res.status).toBe(201);
   const { ids } = await res.json();
   const ts = (await (await get(`/logs/${ids[0]}`, key)).json()).server_timestamp;
@@ -40,8 +57,7 @@ async function writeBulk(key: string, n: number): Promise<Written[]> {
 }
 
 /** ordered sorts written entries the contract's way: server_timestamp descending, then id descending. */
-const ordered = (ws: Written[]) =>
-  [...ws].sort((a, b) => (a.ts !== b.ts ? (a.ts < b.ts ? 1 : -1) : a.id < b.id ? 1 : a.id > b.id ? -1 : 0)).map((w) => w.id);
+const ordered = (ws: Written[]) => [...ws].sort((a, b) => (a.ts !== b.ts ? (a.ts < b.ts ? 1 : -1) : a.id < b.id ? 1 : a.id > b.id ? -1 : 0)).map((w) => w.id);
 
 /** pageThrough follows the cursor headers to the last page, checking that each cursor names its page's last entry. */
 async function pageThrough(fetchPage: PageFn, pageSize: number, between?: () => Promise<unknown>): Promise<string[]> {
@@ -72,8 +88,11 @@ beforeAll(async () => {
   s = startTestSluice();
   bigKey = await fresh();
   const written = [
-    ...(await writeBulk(bigKey, 120)), ...(await writeSingles(bigKey, 30)), ...(await writeBulk(bigKey, 100)),
-    ...(await writeSingles(bigKey, 20)), ...(await writeBulk(bigKey, 80)),
+    ...(await writeBulk(bigKey, 120)),
+    ...(await writeSingles(bigKey, 30)),
+    ...(await writeBulk(bigKey, 100)),
+    ...(await writeSingles(bigKey, 20)),
+    ...(await writeBulk(bigKey, 80)),
   ];
   expect(written).toHaveLength(350);
   bigOrder = ordered(written);
@@ -302,12 +321,15 @@ describe("errors and headers (§7)", () => {
     }
   });
 
-  test.each(calls.filter(([name]) => name !== "GET openapi.json"))("%s answers with a JSON body and Content-Type: application/json", async (_n, call, status) => {
-    const res = await call();
-    expect(res.status).toBe(status);
-    expect(res.headers.get("content-type")).toBe("application/json");
-    expect(await res.json()).toBeInstanceOf(Object);
-  });
+  test.each(calls.filter(([name]) => name !== "GET openapi.json"))(
+    "%s answers with a JSON body and Content-Type: application/json",
+    async (_n, call, status) => {
+      const res = await call();
+      expect(res.status).toBe(status);
+      expect(res.headers.get("content-type")).toBe("application/json");
+      expect(await res.json()).toBeInstanceOf(Object);
+    },
+  );
 
   test.each([
     ["GET", "/nope"],
@@ -319,7 +341,7 @@ describe("errors and headers (§7)", () => {
     await expectError(await s.call(method, path), 404, "VALIDATION_INVALID_REQUEST");
   });
 
-  test.each(["/healthz", "/livez"])("%s → 200 {\"status\":\"ok\"} without a key", async (path) => {
+  test.each(["/healthz", "/livez"])('%s → 200 {"status":"ok"} without a key', async (path) => {
     const res = await s.call("GET", path);
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ status: "ok" });
@@ -333,7 +355,10 @@ describe("errors and headers (§7)", () => {
 describe("interface documents (§9)", () => {
   const resolve = (doc: any, schema: any): any => {
     if (!schema?.$ref) return schema;
-    return schema.$ref.slice(2).split("/").reduce((node: any, part: string) => node?.[part], doc);
+    return schema.$ref
+      .slice(2)
+      .split("/")
+      .reduce((node: any, part: string) => node?.[part], doc);
   };
 
   test("openapi.json is served without a key: OpenAPI 3.1 with all eight workspace endpoints", async () => {
@@ -342,21 +367,40 @@ describe("interface documents (§9)", () => {
     const doc = await res.json();
     expect(String(doc.openapi).startsWith("3.1")).toBe(true);
     const ops = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([path, item]) =>
-      Object.keys(item).filter((m) => ["get", "post", "put", "patch", "delete"].includes(m))
+      Object.keys(item)
+        .filter((m) => ["get", "post", "put", "patch", "delete"].includes(m))
         .map((m) => `${m.toUpperCase()} ${path.replace(/^\/api\/v1\/workspace/, "")}`),
     );
-    expect(ops).toEqual(expect.arrayContaining([
-      "GET /info", "GET /usage", "GET /logs", "POST /logs", "POST /logs/query", "POST /logs/validate", "POST /logs/bulk", "GET /logs/{id}",
-    ]));
+    expect(ops).toEqual(
+      expect.arrayContaining([
+        "GET /info",
+        "GET /usage",
+        "GET /logs",
+        "POST /logs",
+        "POST /logs/query",
+        "POST /logs/validate",
+        "POST /logs/bulk",
+        "GET /logs/{id}",
+      ]),
+    );
   });
 
   test("the POST /logs request body schema is CreateLogRequest with required [action, level, clientTimestamp]", async () => {
     const doc = await (await get("/openapi.json")).json();
     const item = doc.paths["/api/v1/workspace/logs"] ?? doc.paths["/logs"];
     const schema = resolve(doc, item.post.requestBody.content["application/json"].schema);
-    expect(Object.keys(schema.properties).sort()).toEqual(
-      ["action", "actor", "clientTimestamp", "context", "environment", "level", "message", "metadata", "tags", "target"],
-    );
+    expect(Object.keys(schema.properties).sort()).toEqual([
+      "action",
+      "actor",
+      "clientTimestamp",
+      "context",
+      "environment",
+      "level",
+      "message",
+      "metadata",
+      "tags",
+      "target",
+    ]);
     expect([...schema.required].sort()).toEqual(["action", "clientTimestamp", "level"]);
   });
 

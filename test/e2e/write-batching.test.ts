@@ -29,8 +29,12 @@ test("concurrent single-entry writes share blocks, and each is readable by id, b
   expect(blocks).toBeLessThan(n); // they were batched
 
   // newest first: one millisecond, so by id descending
-  const order = created.map((c) => c.id).sort().reverse();
-  const query = async (q: string) => (await json(await s.call("POST", `${WS}/logs/query`, { key, body: { query: q, pageSize: 100 } }))).map((e: { id: string }) => e.id);
+  const order = created
+    .map((c) => c.id)
+    .sort()
+    .reverse();
+  const query = async (q: string) =>
+    (await json(await s.call("POST", `${WS}/logs/query`, { key, body: { query: q, pageSize: 100 } }))).map((e: { id: string }) => e.id);
   const expectMatch = (pred: (i: number) => boolean) => order.filter((id) => pred(created.findIndex((c) => c.id === id))).slice(0, 100);
   for (let i = 0; i < n; i += 17) {
     const got = await json(await s.call("GET", `${WS}/logs/${created[i].id}`, { key }));

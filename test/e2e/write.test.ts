@@ -7,8 +7,18 @@ const UTC_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const FREE_MAX_BATCH = 50;
 const FREE_BODY_LIMIT = 50 * 700 + 64 * 1024; // max_batch_size × max_log_size + 64 KiB
 const LOG_ENTRY_FIELDS = [
-  "action", "actor", "client_timestamp", "context", "environment", "id",
-  "level", "message", "metadata", "server_timestamp", "tags", "target",
+  "action",
+  "actor",
+  "client_timestamp",
+  "context",
+  "environment",
+  "id",
+  "level",
+  "message",
+  "metadata",
+  "server_timestamp",
+  "tags",
+  "target",
 ];
 const encoder = new TextEncoder();
 
@@ -66,9 +76,16 @@ describe("POST /logs", () => {
   test("answers 201 with the stored entry: 12 fields, UUIDv7 id, UTC millisecond timestamps, deduplicated tags", async () => {
     const key = await fresh();
     const sent = {
-      action: "user.login", level: "warn", clientTimestamp: "2026-11-22T12:00:00.5+02:00", environment: "development",
-      message: "hello", tags: ["b", "a", "b", "c", "a"], actor: { id: "u1" }, target: { doc: 7 },
-      context: { ip: "10.0.0.1" }, metadata: { deep: { er: [1, 2] } },
+      action: "user.login",
+      level: "warn",
+      clientTimestamp: "2026-11-22T12:00:00.5+02:00",
+      environment: "development",
+      message: "hello",
+      tags: ["b", "a", "b", "c", "a"],
+      actor: { id: "u1" },
+      target: { doc: 7 },
+      context: { ip: "10.0.0.1" },
+      metadata: { deep: { er: [1, 2] } },
     };
     const before = Date.now();
     const res = await post("/logs", key, sent);
@@ -82,9 +99,18 @@ describe("POST /logs", () => {
     expect(server).toBeGreaterThanOrEqual(before);
     expect(server).toBeLessThanOrEqual(after);
     expect(got).toEqual({
-      id: got.id, environment: "development", level: "warn", action: "user.login", message: "hello",
-      tags: ["b", "a", "c"], actor: { id: "u1" }, target: { doc: 7 }, context: { ip: "10.0.0.1" },
-      metadata: { deep: { er: [1, 2] } }, client_timestamp: "2026-11-22T10:00:00.500Z", server_timestamp: got.server_timestamp,
+      id: got.id,
+      environment: "development",
+      level: "warn",
+      action: "user.login",
+      message: "hello",
+      tags: ["b", "a", "c"],
+      actor: { id: "u1" },
+      target: { doc: 7 },
+      context: { ip: "10.0.0.1" },
+      metadata: { deep: { er: [1, 2] } },
+      client_timestamp: "2026-11-22T10:00:00.500Z",
+      server_timestamp: got.server_timestamp,
     });
   });
 
@@ -92,9 +118,18 @@ describe("POST /logs", () => {
     const key = await fresh();
     const got = await (await post("/logs", key, entry())).json();
     expect(got).toEqual({
-      id: got.id, environment: "development", level: "info", action: "user.login", message: null, tags: [],
-      actor: null, target: null, context: null, metadata: null,
-      client_timestamp: "2026-11-22T10:00:00.000Z", server_timestamp: got.server_timestamp,
+      id: got.id,
+      environment: "development",
+      level: "info",
+      action: "user.login",
+      message: null,
+      tags: [],
+      actor: null,
+      target: null,
+      context: null,
+      metadata: null,
+      client_timestamp: "2026-11-22T10:00:00.000Z",
+      server_timestamp: got.server_timestamp,
     });
   });
 
@@ -130,7 +165,11 @@ describe("POST /logs", () => {
 describe("POST /logs/bulk", () => {
   test("201 {count, ids}: ids in input order and increasing, entries readable, one shared server_timestamp", async () => {
     const key = await fresh();
-    const res = await post("/logs/bulk", key, [0, 1, 2, 3, 4].map((i) => entry({ action: `a${i}` })));
+    const res = await post(
+      "/logs/bulk",
+      key,
+      [0, 1, 2, 3, 4].map((i) => entry({ action: `a${i}` })),
+    );
     expect(res.status).toBe(201);
     const { count, ids, ...rest } = await res.json();
     expect(rest).toEqual({});
@@ -168,14 +207,22 @@ describe("POST /logs/bulk", () => {
 
   test("more than the plan's max_batch_size is 400 VALIDATION_BULK_LIMIT_EXCEEDED and stores nothing", async () => {
     const key = await fresh("free");
-    const res = await post("/logs/bulk", key, Array.from({ length: FREE_MAX_BATCH + 1 }, () => entry()));
+    const res = await post(
+      "/logs/bulk",
+      key,
+      Array.from({ length: FREE_MAX_BATCH + 1 }, () => entry()),
+    );
     await expectError(res, 400, "VALIDATION_BULK_LIMIT_EXCEEDED");
     expect(await usedOf(key)).toBe(0);
   });
 
   test("exactly max_batch_size entries are stored", async () => {
     const key = await fresh("free");
-    const res = await post("/logs/bulk", key, Array.from({ length: FREE_MAX_BATCH }, () => entry()));
+    const res = await post(
+      "/logs/bulk",
+      key,
+      Array.from({ length: FREE_MAX_BATCH }, () => entry()),
+    );
     expect(res.status).toBe(201);
     expect((await res.json()).count).toBe(FREE_MAX_BATCH);
     expect(await usedOf(key)).toBe(FREE_MAX_BATCH);
@@ -206,8 +253,13 @@ describe("transport errors of the write endpoints", () => {
   });
 
   test.each([
-    ["/logs", [entry()]], ["/logs", 5], ["/logs", "x"], ["/logs", null],
-    ["/logs/bulk", entry()], ["/logs/bulk", 5], ["/logs/bulk", null],
+    ["/logs", [entry()]],
+    ["/logs", 5],
+    ["/logs", "x"],
+    ["/logs", null],
+    ["/logs/bulk", entry()],
+    ["/logs/bulk", 5],
+    ["/logs/bulk", null],
   ])("%s with top-level %j → 400 VALIDATION_INVALID_REQUEST", async (path, body) => {
     const key = await fresh();
     await expectError(await post(path as string, key, body), 400, "VALIDATION_INVALID_REQUEST");
@@ -258,7 +310,11 @@ describe("entry size limit: the UTF-8 size of the entry's JSON, however its text
     { name: "exactly the limit, written compact", text: textOf("1", LIMIT), stored: true },
     { name: "exactly the limit, written with spaces that make the text longer", text: textOf("1", LIMIT, 8), stored: true },
     { name: "one byte over, written compact", text: textOf("1", LIMIT + 1), stored: false },
-    { name: "one byte over from a 20-digit number that rounds to 21 digits, its text within the limit", text: textOf("99999999999999999999", LIMIT + 1), stored: false },
+    {
+      name: "one byte over from a 20-digit number that rounds to 21 digits, its text within the limit",
+      text: textOf("99999999999999999999", LIMIT + 1),
+      stored: false,
+    },
     { name: "over from a number with an exponent (1e20 is 21 digits as JSON), its text within the limit", text: textOf("1e20", LIMIT + 16), stored: false },
   ];
   test("the texts are as named", () => {
@@ -290,8 +346,16 @@ describe("metadata depth limit over HTTP, whatever else in the entry nests (free
   const nested = (levels: number): Record<string, unknown> => (levels <= 1 ? { leaf: 1 } : { k: nested(levels - 1) });
   const cases = [
     { name: "metadata of exactly 3 levels is stored", over: { metadata: nested(3) }, stored: true },
-    { name: "metadata of 3 levels beside an unknown field of 9 is stored (the rule is on the four object fields)", over: { metadata: nested(3), extra: nested(9) }, stored: true },
-    { name: "a field repeated in the text, its deep first value dropped by JSON.parse, is stored", text: `{"action":"a.b","level":"info","clientTimestamp":"2026-11-22T10:00:00.000Z","context":${JSON.stringify(nested(8))},"context":{"ok":1}}`, stored: true },
+    {
+      name: "metadata of 3 levels beside an unknown field of 9 is stored (the rule is on the four object fields)",
+      over: { metadata: nested(3), extra: nested(9) },
+      stored: true,
+    },
+    {
+      name: "a field repeated in the text, its deep first value dropped by JSON.parse, is stored",
+      text: `{"action":"a.b","level":"info","clientTimestamp":"2026-11-22T10:00:00.000Z","context":${JSON.stringify(nested(8))},"context":{"ok":1}}`,
+      stored: true,
+    },
     { name: "context of 4 levels is refused on field context", over: { context: nested(4) }, stored: false },
   ];
   const textOf = (c: (typeof cases)[number]) => c.text ?? JSON.stringify(entry(c.over));
@@ -344,17 +408,34 @@ describe("POST /logs/validate", () => {
     expect(got.warnings.length).toBeGreaterThan(0);
   });
 
-  test("more than max_batch_size gives 200 with one error, field \"\" and log_index null; exactly max is valid", async () => {
+  test('more than max_batch_size gives 200 with one error, field "" and log_index null; exactly max is valid', async () => {
     const key = await fresh("free");
-    const over = await (await post("/logs/validate", key, Array.from({ length: FREE_MAX_BATCH + 1 }, () => entry()))).json();
+    const over = await (
+      await post(
+        "/logs/validate",
+        key,
+        Array.from({ length: FREE_MAX_BATCH + 1 }, () => entry()),
+      )
+    ).json();
     expect(over.valid).toBe(false);
     expect(over.errors).toHaveLength(1);
     expect(over.errors[0]).toMatchObject({ field: "", log_index: null });
-    const atMax = await (await post("/logs/validate", key, Array.from({ length: FREE_MAX_BATCH }, () => entry()))).json();
+    const atMax = await (
+      await post(
+        "/logs/validate",
+        key,
+        Array.from({ length: FREE_MAX_BATCH }, () => entry()),
+      )
+    ).json();
     expect(atMax).toEqual({ valid: true, warnings: [], errors: [] });
   });
 
-  test.each([["5", 5], ["a string", "x"], ["null", null], ["true", true]])("a body that is neither object nor array (%s) → 400", async (_n, body) => {
+  test.each([
+    ["5", 5],
+    ["a string", "x"],
+    ["null", null],
+    ["true", true],
+  ])("a body that is neither object nor array (%s) → 400", async (_n, body) => {
     const key = await fresh();
     const res = await post("/logs/validate", key, body);
     expect(res.status).toBe(400);
@@ -378,7 +459,15 @@ describe("GET /usage", () => {
     expect((await post("/logs/bulk", key, [entry(), entry(), entry()])).status).toBe(201);
     expect((await post("/logs/bulk", key, [entry(), { level: "info" }])).status).toBe(400);
     expect((await post("/logs", key, { action: "x" })).status).toBe(400);
-    expect((await post("/logs/bulk", key, Array.from({ length: FREE_MAX_BATCH + 1 }, () => entry()))).status).toBe(400);
+    expect(
+      (
+        await post(
+          "/logs/bulk",
+          key,
+          Array.from({ length: FREE_MAX_BATCH + 1 }, () => entry()),
+        )
+      ).status,
+    ).toBe(400);
     expect((await post("/logs/validate", key, [entry(), entry()])).status).toBe(200);
     const usage = await (await get("/usage", key)).json();
     expect({ used: usage.used, remaining: usage.remaining }).toEqual({ used: 4, remaining: 4996 });
@@ -390,7 +479,8 @@ test("object fields come back exactly as sent, a __proto__ key included, and are
   const { startTestSluice: start, removeDir: remove, WS: ws } = await import("../helpers/sluice.ts");
   const t = start();
   const key = await (await t.workspace()).key("development", "rw");
-  const raw = '{"action":"a","level":"info","clientTimestamp":"2026-11-22T10:00:00Z","metadata":{"__proto__":{"polluted":true},"n":-1.5e3,"s":"é\\u0000","nested":{"arr":[1,{"k":null}]}}}';
+  const raw =
+    '{"action":"a","level":"info","clientTimestamp":"2026-11-22T10:00:00Z","metadata":{"__proto__":{"polluted":true},"n":-1.5e3,"s":"é\\u0000","nested":{"arr":[1,{"k":null}]}}}';
   const w = await t.call("POST", `${ws}/logs`, { key, raw, headers: { "content-type": "application/json" } });
   expect(w.status).toBe(201);
   const { id } = await w.json();

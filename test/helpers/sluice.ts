@@ -68,8 +68,7 @@ export function startTestSluice(dir = mkdtempSync(join(tmpdir(), "sluice-test-")
     app,
     svc,
     call,
-    admin: (method, path, body) =>
-      call(method, `/api/v1/admin${path}`, { body, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }),
+    admin: (method, path, body) => call(method, `/api/v1/admin${path}`, { body, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }),
     async workspace(plan = "unlimited") {
       const ws = await svc.admin.createWorkspace({ name: `ws-${crypto.randomUUID().slice(0, 8)}`, plan });
       return {

@@ -30,9 +30,35 @@ afterAll(async () => {
 const T0 = Date.UTC(2026, 10, 22, 10, 0, 0, 0);
 // hostile values: control characters in terms of 64+ UTF-16 units, which the key encoding misread when kept raw (keys.ts)
 const CONTROLS = `${Array.from({ length: 32 }, (_, c) => String.fromCharCode(c)).join("")}\u007f`;
-const ACTIONS = ["user.login", "User.Login", "user.logout", "login_failed", "order.created", "ÉTÉ.go", "a", "x.y*z", "nu\u0000ll.go", `${"x".repeat(64)}\u0000\u0010abcdefghij`, "\u0001".repeat(64), `${CONTROLS}${CONTROLS}`];
+const ACTIONS = [
+  "user.login",
+  "User.Login",
+  "user.logout",
+  "login_failed",
+  "order.created",
+  "ÉTÉ.go",
+  "a",
+  "x.y*z",
+  "nu\u0000ll.go",
+  `${"x".repeat(64)}\u0000\u0010abcdefghij`,
+  "\u0001".repeat(64),
+  `${CONTROLS}${CONTROLS}`,
+];
 const LONG = `${"z".repeat(1_030)}9`; // one word longer than FlexSearch's Encoder kept
-const MESSAGES = [null, "", `retry ${LONG} ok`, `${CONTROLS}${"x".repeat(64)}\u0000\u0010abc`, "timeout while connecting to db", "User LOGIN ok", "straße ΣΊΣΥΦΟΣ", "retry 3 of 5", "login* done", "42", "!!!", "NO. 1-2-3 \u212a İ"];
+const MESSAGES = [
+  null,
+  "",
+  `retry ${LONG} ok`,
+  `${CONTROLS}${"x".repeat(64)}\u0000\u0010abc`,
+  "timeout while connecting to db",
+  "User LOGIN ok",
+  "straße ΣΊΣΥΦΟΣ",
+  "retry 3 of 5",
+  "login* done",
+  "42",
+  "!!!",
+  "NO. 1-2-3 \u212a İ",
+];
 const TAGS = ["a", "b", "B", "prod", "x-1", "é", "t\u0000", `${"x".repeat(62)}\u0000y`, "\u0001".repeat(64), `${CONTROLS.slice(0, 64 - 3)}end`];
 const OBJECT_VALUES = [null, "u1", "U1", 5, 500, "500", true, "true", [1, 2], { code: 5 }, 2.5];
 
@@ -74,39 +100,137 @@ const instant = (ms: number, sub: boolean) => {
   return { kind: "time" as const, text, instant: parseRfc3339(text)!, pos: 0 };
 };
 const eq = pick<"=" | "!=">(["=", "!="]);
-const textValues = ["user", "LOGIN", "login*", "*out", "user.*", "x.y", "timeout db", "straße", "σίσυφος", "ok", "42", "!!!", "x.y*z", "a", "u\u0000ll", "nu", "o. 1-2-3 k", "*1-2-3*", " 3 of", LONG, "\u0000\u0010abc", "\u0001\u0001\u0001", "xx\u0000", CONTROLS.slice(1, 9)];
+const textValues = [
+  "user",
+  "LOGIN",
+  "login*",
+  "*out",
+  "user.*",
+  "x.y",
+  "timeout db",
+  "straße",
+  "σίσυφος",
+  "ok",
+  "42",
+  "!!!",
+  "x.y*z",
+  "a",
+  "u\u0000ll",
+  "nu",
+  "o. 1-2-3 k",
+  "*1-2-3*",
+  " 3 of",
+  LONG,
+  "\u0000\u0010abc",
+  "\u0001\u0001\u0001",
+  "xx\u0000",
+  CONTROLS.slice(1, 9),
+];
 /** termArb draws terms whose values come from the same vocabulary as the entries, so they often match. */
 const termArb = (idCount: number): fc.Arbitrary<Term> =>
   fc.oneof(
     fc.record({ kind: fc.constant("enum" as const), facet: fc.constant("level" as const), op: eq, values: some(pick(LEVELS).map(str)), pos: fc.constant(0) }),
-    fc.record({ kind: fc.constant("enum" as const), facet: fc.constant("environment" as const), op: eq, values: some(pick(ENVIRONMENTS).map(str), 2), pos: fc.constant(0) }),
-    fc.tuple(pick<"action" | "message">(["action", "message"]), pick<"=" | "!=" | "~" | "!~" | "@">(["=", "!=", "~", "!~", "@"])).chain(([facet, op]) =>
-      some(op === "=" || op === "!=" ? fc.oneof({ weight: 4, arbitrary: pick([...textValues, ...ACTIONS, "User LOGIN ok"]).map(str) }, fc.constant(NULL)) : pick(textValues).map(str), 2)
-        .map((values) => ({ kind: "text" as const, facet, op, values, pos: 0 })),
-    ),
+    fc.record({
+      kind: fc.constant("enum" as const),
+      facet: fc.constant("environment" as const),
+      op: eq,
+      values: some(pick(ENVIRONMENTS).map(str), 2),
+      pos: fc.constant(0),
+    }),
+    fc
+      .tuple(pick<"action" | "message">(["action", "message"]), pick<"=" | "!=" | "~" | "!~" | "@">(["=", "!=", "~", "!~", "@"]))
+      .chain(([facet, op]) =>
+        some(
+          op === "=" || op === "!="
+            ? fc.oneof({ weight: 4, arbitrary: pick([...textValues, ...ACTIONS, "User LOGIN ok"]).map(str) }, fc.constant(NULL))
+            : pick(textValues).map(str),
+          2,
+        ).map((values) => ({ kind: "text" as const, facet, op, values, pos: 0 })),
+      ),
     fc.tuple(pick<"=" | "!=" | "~" | "!~">(["=", "!=", "~", "!~"]), fc.boolean()).chain(([op, withNull]) =>
-      some(pick([...TAGS, "X", "pro", "\u0001\u0001"]).map(str), 2).map((values) => ({ kind: "tag" as const, op, values: withNull && (op === "=" || op === "!=") ? [...values, NULL] : values, pos: 0 })),
+      some(pick([...TAGS, "X", "pro", "\u0001\u0001"]).map(str), 2).map((values) => ({
+        kind: "tag" as const,
+        op,
+        values: withNull && (op === "=" || op === "!=") ? [...values, NULL] : values,
+        pos: 0,
+      })),
     ),
     fc.record({
-      kind: fc.constant("time" as const), facet: pick<"server_timestamp" | "client_timestamp">(["server_timestamp", "client_timestamp"]),
+      kind: fc.constant("time" as const),
+      facet: pick<"server_timestamp" | "client_timestamp">(["server_timestamp", "client_timestamp"]),
       op: pick<"<" | ">" | "<=" | ">=" | "=" | "!=">(["<", ">", "<=", ">=", "=", "!="]),
-      values: some(fc.tuple(fc.integer({ min: T0 - 2, max: T0 + 7 }), fc.boolean()).map(([ms, sub]) => instant(ms, sub)), 2), pos: fc.constant(0),
+      values: some(
+        fc.tuple(fc.integer({ min: T0 - 2, max: T0 + 7 }), fc.boolean()).map(([ms, sub]) => instant(ms, sub)),
+        2,
+      ),
+      pos: fc.constant(0),
     }),
-    fc.record({ kind: fc.constant("object-null" as const), facet: pick(["actor", "context", "metadata"] as const), op: eq, values: fc.constant([NULL]).map((v) => [...v]), pos: fc.constant(0) }),
-    fc.tuple(pick(["actor", "context", "metadata"] as const), pick([["id"], ["status"], ["http", "status"], ["code"], ["n"]]), pick<"=" | "!=" | "~" | "!~">(["=", "!=", "~", "!~"])).chain(([facet, path, op]) =>
-      some(op === "=" || op === "!=" ? fc.oneof(pick(["u1", "500", "5", "true", "50", "2.5"]).map(str), fc.constant(NULL)) : pick(["u", "50", "TRU", "5*", "*0"]).map(str), 2)
-        .map((values) => ({ kind: "path" as const, facet, path, op, values, pos: 0 })),
-    ),
     fc.record({
-      kind: fc.constant("range" as const), facet: pick(["actor", "metadata"] as const), path: pick([["status"], ["n"], ["http", "n"]]),
-      op: pick<"<" | ">" | "<=" | ">=">(["<", ">", "<=", ">="]), values: some(pick([4, 5, 100, 500, 2.5]).map((n) => ({ kind: "number" as const, text: String(n), number: n, pos: 0 })), 2), pos: fc.constant(0),
+      kind: fc.constant("object-null" as const),
+      facet: pick(["actor", "context", "metadata"] as const),
+      op: eq,
+      values: fc.constant([NULL]).map((v) => [...v]),
+      pos: fc.constant(0),
     }),
-    pick(["login", "user login", "timeout", "ok", "straße", "!!!", "LOGIN", "σίσυφος", "42 retry", LONG]).map((text) => ({ kind: "free" as const, text, words: words(text), pos: 0 })),
+    fc
+      .tuple(
+        pick(["actor", "context", "metadata"] as const),
+        pick([["id"], ["status"], ["http", "status"], ["code"], ["n"]]),
+        pick<"=" | "!=" | "~" | "!~">(["=", "!=", "~", "!~"]),
+      )
+      .chain(([facet, path, op]) =>
+        some(
+          op === "=" || op === "!="
+            ? fc.oneof(pick(["u1", "500", "5", "true", "50", "2.5"]).map(str), fc.constant(NULL))
+            : pick(["u", "50", "TRU", "5*", "*0"]).map(str),
+          2,
+        ).map((values) => ({ kind: "path" as const, facet, path, op, values, pos: 0 })),
+      ),
+    fc.record({
+      kind: fc.constant("range" as const),
+      facet: pick(["actor", "metadata"] as const),
+      path: pick([["status"], ["n"], ["http", "n"]]),
+      op: pick<"<" | ">" | "<=" | ">=">(["<", ">", "<=", ">="]),
+      values: some(
+        pick([4, 5, 100, 500, 2.5]).map((n) => ({ kind: "number" as const, text: String(n), number: n, pos: 0 })),
+        2,
+      ),
+      pos: fc.constant(0),
+    }),
+    pick(["login", "user login", "timeout", "ok", "straße", "!!!", "LOGIN", "σίσυφος", "42 retry", LONG]).map((text) => ({
+      kind: "free" as const,
+      text,
+      words: words(text),
+      pos: 0,
+    })),
     // indexable forms again, so that each index is chosen often enough to matter
     some(pick([...TAGS, "X"]).map(str), 2).map((values) => ({ kind: "tag" as const, op: "=" as const, values, pos: 0 })),
-    some(pick(["staging", "production", "development"] as const).map(str), 2).map((values) => ({ kind: "enum" as const, facet: "environment" as const, op: "=" as const, values, pos: 0 })),
-    fc.record({ kind: fc.constant("literal" as const), facet: pick<"action" | "message">(["action", "message"]), text: pick(["user", "LOGIN", "y*z", "*", "login* d", "1-2-3 k", "* d"]), pos: fc.constant(0) }),
-    ...(idCount > 0 ? [fc.record({ kind: fc.constant("id" as const), op: eq, values: some(fc.integer({ min: 0, max: idCount - 1 }).map((i) => str(`@${i}`)), 2), pos: fc.constant(0) })] : []),
+    some(pick(["staging", "production", "development"] as const).map(str), 2).map((values) => ({
+      kind: "enum" as const,
+      facet: "environment" as const,
+      op: "=" as const,
+      values,
+      pos: 0,
+    })),
+    fc.record({
+      kind: fc.constant("literal" as const),
+      facet: pick<"action" | "message">(["action", "message"]),
+      text: pick(["user", "LOGIN", "y*z", "*", "login* d", "1-2-3 k", "* d"]),
+      pos: fc.constant(0),
+    }),
+    ...(idCount > 0
+      ? [
+          fc.record({
+            kind: fc.constant("id" as const),
+            op: eq,
+            values: some(
+              fc.integer({ min: 0, max: idCount - 1 }).map((i) => str(`@${i}`)),
+              2,
+            ),
+            pos: fc.constant(0),
+          }),
+        ]
+      : []),
   );
 
 const caseArb = fc.array(writeArb, { minLength: 1, maxLength: 8 }).chain((writes) => {

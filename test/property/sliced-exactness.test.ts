@@ -48,9 +48,13 @@ const writeArb = fc.record({
 const termArb: fc.Arbitrary<Term> = fc.oneof(
   some(pick(LEVELS).map(str)).map((values) => ({ kind: "enum" as const, facet: "level" as const, op: "=" as const, values, pos: 0 })),
   some(pick(TAGS).map(str)).map((values) => ({ kind: "tag" as const, op: "=" as const, values, pos: 0 })),
-  fc.tuple(pick(["=", "~"] as const), some(pick([...ACTIONS, "login", "order"]).map(str))).map(([op, values]) => ({ kind: "text" as const, facet: "action" as const, op, values, pos: 0 })),
+  fc
+    .tuple(pick(["=", "~"] as const), some(pick([...ACTIONS, "login", "order"]).map(str)))
+    .map(([op, values]) => ({ kind: "text" as const, facet: "action" as const, op, values, pos: 0 })),
   pick(["timeout", "user login", "retry", "ok"]).map((text) => ({ kind: "free" as const, text, words: words(text), pos: 0 })),
-  fc.tuple(pick(["~", "!~", "@"] as const), some(pick(["o 3 o", "login", "3 of", "timeout"]).map(str))).map(([op, values]) => ({ kind: "text" as const, facet: "message" as const, op, values, pos: 0 })),
+  fc
+    .tuple(pick(["~", "!~", "@"] as const), some(pick(["o 3 o", "login", "3 of", "timeout"]).map(str)))
+    .map(([op, values]) => ({ kind: "text" as const, facet: "message" as const, op, values, pos: 0 })),
   some(pick(LEVELS).map(str)).map((values) => ({ kind: "enum" as const, facet: "level" as const, op: "!=" as const, values, pos: 0 })),
 );
 /** what happens during a pause of the read: nothing, a write after every entry read so far, or the held postings stored */
@@ -76,7 +80,20 @@ function pausing(ws: string, during: readonly string[]): Slice {
       const action = during[n++];
       if (action === "write") {
         const { ms, ids } = laterIds.next(2, later++);
-        const entries = ids.map((id): Entry => ({ id, level: "info", action: "user.login", message: "user login ok", tags: ["a"], clientMs: ms, actor: null, target: null, context: null, metadata: null }));
+        const entries = ids.map(
+          (id): Entry => ({
+            id,
+            level: "info",
+            action: "user.login",
+            message: "user login ok",
+            tags: ["a"],
+            clientMs: ms,
+            actor: null,
+            target: null,
+            context: null,
+            metadata: null,
+          }),
+        );
         await store.append(ws, ENV, ms, entries, -1);
       } else if (action === "store postings") await store.postings.flush();
       else if (action === "store postings in flight") void store.postings.flush();
@@ -94,7 +111,9 @@ async function pages(ws: string, query: Query, base: ScanRange, pageSize: number
   for (let guard = 0; guard < 100; guard++) {
     const plan = planQuery(store, ws, ENV, query, range);
     const candidate: Candidate = plan.candidates[Math.min(k, plan.candidates.length - 1)];
-    const p = slice ? await runSliced(store, ws, ENV, query, plan.range, candidate, pageSize, slice) : runCandidate(store, ws, ENV, query, plan.range, candidate, pageSize);
+    const p = slice
+      ? await runSliced(store, ws, ENV, query, plan.range, candidate, pageSize, slice)
+      : runCandidate(store, ws, ENV, query, plan.range, candidate, pageSize);
     got.push(...p.rows.map(key));
     if (!p.more) break;
     const last = p.rows[p.rows.length - 1];
@@ -128,5 +147,6 @@ test("every plan, pausing at every block while writes commit and postings are st
     { numRuns: 300 },
   );
   console.log("candidate plans exercised:", JSON.stringify(Object.fromEntries(seen)));
-  for (const index of ["range", "level", "tag", "action", "fulltext"]) expect({ index, exercised: (seen.get(index) ?? 0) >= 20 }).toEqual({ index, exercised: true });
+  for (const index of ["range", "level", "tag", "action", "fulltext"])
+    expect({ index, exercised: (seen.get(index) ?? 0) >= 20 }).toEqual({ index, exercised: true });
 }, 120_000);

@@ -6,8 +6,18 @@ import { loadConfig } from "../../src/config.ts";
 describe("loadConfig", () => {
   test("defaults: port 8080, host 0.0.0.0, data in ./data, no admin token or plans file, no trusted proxy, 6,000 requests/min per IP, sweep every 600 s, reads stopped after 30 s", () => {
     expect(loadConfig({})).toEqual({
-      port: 8080, host: "0.0.0.0", dataDir: resolve("./data"), adminToken: undefined, plansFile: undefined, trustProxyHops: 0,
-      ipRatePerMinute: 6000, retentionSweepSeconds: 600, accessLog: true, idleTimeoutSeconds: 10, bodyTimeoutSeconds: 30, queryTimeoutSeconds: 30,
+      port: 8080,
+      host: "0.0.0.0",
+      dataDir: resolve("./data"),
+      adminToken: undefined,
+      plansFile: undefined,
+      trustProxyHops: 0,
+      ipRatePerMinute: 6000,
+      retentionSweepSeconds: 600,
+      accessLog: true,
+      idleTimeoutSeconds: 10,
+      bodyTimeoutSeconds: 30,
+      queryTimeoutSeconds: 30,
     });
   });
   test("PORT is the listen port when SLUICE_PORT is absent; SLUICE_PORT wins when both are set", () => {
@@ -16,16 +26,40 @@ describe("loadConfig", () => {
   });
   test("every SLUICE_* variable is read", () => {
     const c = loadConfig({
-      SLUICE_HOST: "127.0.0.1", SLUICE_DATA_DIR: "/tmp/x", SLUICE_ADMIN_TOKEN: "t", SLUICE_PLANS_FILE: "/p.json", SLUICE_TRUST_PROXY: "2",
-      SLUICE_IP_RATE_PER_MIN: "-1", SLUICE_RETENTION_SWEEP_SECONDS: "5", SLUICE_ACCESS_LOG: "off", SLUICE_IDLE_TIMEOUT_SECONDS: "3", SLUICE_BODY_TIMEOUT_SECONDS: "4",
+      SLUICE_HOST: "127.0.0.1",
+      SLUICE_DATA_DIR: "/tmp/x",
+      SLUICE_ADMIN_TOKEN: "t",
+      SLUICE_PLANS_FILE: "/p.json",
+      SLUICE_TRUST_PROXY: "2",
+      SLUICE_IP_RATE_PER_MIN: "-1",
+      SLUICE_RETENTION_SWEEP_SECONDS: "5",
+      SLUICE_ACCESS_LOG: "off",
+      SLUICE_IDLE_TIMEOUT_SECONDS: "3",
+      SLUICE_BODY_TIMEOUT_SECONDS: "4",
       SLUICE_QUERY_TIMEOUT_SECONDS: "6",
     });
-    expect(c).toMatchObject({ host: "127.0.0.1", dataDir: "/tmp/x", adminToken: "t", plansFile: "/p.json", trustProxyHops: 2, ipRatePerMinute: -1, retentionSweepSeconds: 5, accessLog: false, idleTimeoutSeconds: 3, bodyTimeoutSeconds: 4, queryTimeoutSeconds: 6 });
+    expect(c).toMatchObject({
+      host: "127.0.0.1",
+      dataDir: "/tmp/x",
+      adminToken: "t",
+      plansFile: "/p.json",
+      trustProxyHops: 2,
+      ipRatePerMinute: -1,
+      retentionSweepSeconds: 5,
+      accessLog: false,
+      idleTimeoutSeconds: 3,
+      bodyTimeoutSeconds: 4,
+      queryTimeoutSeconds: 6,
+    });
   });
-  test.each([["SLUICE_PORT", "http"], ["SLUICE_PORT", "70000"], ["SLUICE_TRUST_PROXY", "-1"], ["SLUICE_IP_RATE_PER_MIN", "1.5"], ["SLUICE_RETENTION_SWEEP_SECONDS", "0"], ["SLUICE_QUERY_TIMEOUT_SECONDS", "0"]])(
-    "a bad %s (%s) is refused with a message naming the variable and what it takes",
-    (name, value) => {
-      expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^${name}=.*set it to a whole number from`));
-    },
-  );
+  test.each([
+    ["SLUICE_PORT", "http"],
+    ["SLUICE_PORT", "70000"],
+    ["SLUICE_TRUST_PROXY", "-1"],
+    ["SLUICE_IP_RATE_PER_MIN", "1.5"],
+    ["SLUICE_RETENTION_SWEEP_SECONDS", "0"],
+    ["SLUICE_QUERY_TIMEOUT_SECONDS", "0"],
+  ])("a bad %s (%s) is refused with a message naming the variable and what it takes", (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^${name}=.*set it to a whole number from`));
+  });
 });

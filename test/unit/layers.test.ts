@@ -41,7 +41,8 @@ test("no import climbs: a file imports only lower layers and its own folder", ()
     for (const target of targets) {
       const sameFolder = folderOf(file) === folderOf(target) && folderOf(file) !== "";
       const sameLayerAllowed = layerOf(file) === layerOf(target) && (layerOf(file) === 0 || layerOf(file) === LAYERS.length - 1);
-      if (!sameFolder && !sameLayerAllowed && layerOf(target) <= layerOf(file)) climbing.push(`${file} (${LAYERS[layerOf(file)][0]}) → ${target} (${LAYERS[layerOf(target)]?.[0]})`);
+      if (!sameFolder && !sameLayerAllowed && layerOf(target) <= layerOf(file))
+        climbing.push(`${file} (${LAYERS[layerOf(file)][0]}) → ${target} (${LAYERS[layerOf(target)]?.[0]})`);
     }
   }
   expect(climbing).toEqual([]);

@@ -28,8 +28,7 @@ const bytes = (s: string) => Buffer.byteLength(s, "utf8");
 function nest(depth: number, shape: "objects" | "alternating" | "innermost-array"): Record<string, unknown> {
   let v: unknown = "leaf";
   for (let level = depth; level >= 1; level--) {
-    const array =
-      level > 1 && (shape === "alternating" ? level % 2 === 0 : shape === "innermost-array" ? level === depth : false);
+    const array = level > 1 && (shape === "alternating" ? level % 2 === 0 : shape === "innermost-array" ? level === depth : false);
     v = array ? [v] : { k: v };
   }
   return v as Record<string, unknown>;
@@ -396,13 +395,22 @@ describe("checkEntry: bounds from the body's scan change no verdict", () => {
     const plans = fc.constantFrom(...BUILT_IN_PLANS);
     const shapes = fc.constantFrom<"objects" | "alternating" | "innermost-array">("objects", "alternating", "innermost-array");
     fc.assert(
-      fc.property(plans, fc.constantFrom("a", "é", "😀", '"'), fc.nat({ max: 2_500 }), fc.nat({ max: 3_000 }), fc.integer({ min: 1, max: 12 }), shapes, fc.nat({ max: 3 }), (plan, ch, n, slack, depth, shape, deeper) => {
-        const raw = valid({ message: ch.repeat(n), metadata: nest(depth, shape), context: { n: slack } });
-        const size = bytes(JSON.stringify(raw));
-        const exact = checkEntry(raw, 0, plan);
-        expect(checkEntry(raw, 0, plan, { size: size + slack, nesting: depth + deeper, surrogates: true })).toEqual(exact);
-        expect(checkEntry(raw, 0, plan, { size: Infinity, nesting: Infinity, surrogates: true })).toEqual(exact);
-      }),
+      fc.property(
+        plans,
+        fc.constantFrom("a", "é", "😀", '"'),
+        fc.nat({ max: 2_500 }),
+        fc.nat({ max: 3_000 }),
+        fc.integer({ min: 1, max: 12 }),
+        shapes,
+        fc.nat({ max: 3 }),
+        (plan, ch, n, slack, depth, shape, deeper) => {
+          const raw = valid({ message: ch.repeat(n), metadata: nest(depth, shape), context: { n: slack } });
+          const size = bytes(JSON.stringify(raw));
+          const exact = checkEntry(raw, 0, plan);
+          expect(checkEntry(raw, 0, plan, { size: size + slack, nesting: depth + deeper, surrogates: true })).toEqual(exact);
+          expect(checkEntry(raw, 0, plan, { size: Infinity, nesting: Infinity, surrogates: true })).toEqual(exact);
+        },
+      ),
       { numRuns: 3_000 },
     );
   });
@@ -414,9 +422,7 @@ describe("checkEntry: unknown top-level fields are ignored and reported", () => 
     const r = checkEntry(raw, null, UNLIMITED);
     expect(r.errors).toEqual([]);
     expect(unknownFields(raw)).toEqual(["foo", "Level", "nested"]);
-    expect(Object.keys(r.entry!).sort()).toEqual(
-      ["action", "actor", "clientMs", "context", "environment", "level", "message", "metadata", "tags", "target"],
-    );
+    expect(Object.keys(r.entry!).sort()).toEqual(["action", "actor", "clientMs", "context", "environment", "level", "message", "metadata", "tags", "target"]);
   });
 
   test("known fields are never reported as unknown", () => {
@@ -426,7 +432,7 @@ describe("checkEntry: unknown top-level fields are ignored and reported", () => 
   });
 });
 
-describe("checkEntry: a non-object entry gives one error with field \"\"", () => {
+describe('checkEntry: a non-object entry gives one error with field ""', () => {
   const rows: [string, unknown][] = [
     ["number", 42],
     ["string", "user.login"],
@@ -463,9 +469,18 @@ describe("checkEntry: every problem is listed, each with the given log_index", (
       metadata: true,
     };
     const r = checkEntry(raw, 7, UNLIMITED);
-    expect(r.errors.map((e) => e.field).sort()).toEqual(
-      ["action", "actor", "clientTimestamp", "context", "environment", "level", "message", "metadata", "tags", "target"],
-    );
+    expect(r.errors.map((e) => e.field).sort()).toEqual([
+      "action",
+      "actor",
+      "clientTimestamp",
+      "context",
+      "environment",
+      "level",
+      "message",
+      "metadata",
+      "tags",
+      "target",
+    ]);
     for (const e of r.errors) expect(e.log_index).toBe(7);
   });
 

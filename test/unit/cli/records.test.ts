@@ -15,13 +15,17 @@ async function read(text: string, size: number): Promise<ReadRecord[]> {
 }
 
 describe("readRecords", () => {
-  const array = JSON.stringify([{ a: "x,]}\"[" }, [1, [2, { b: "\\" }]], "é😀", null, 5]);
+  const array = JSON.stringify([{ a: 'x,]}"[' }, [1, [2, { b: "\\" }]], "é😀", null, 5]);
   for (const size of [1, 3, 7, 1000]) {
     test(`a JSON array yields each element with its index, whatever the chunk size (${size})`, async () => {
       expect(await read(`  ${array}\n`, size)).toEqual(JSON.parse(array).map((value: unknown, at: number) => ({ at, value })));
     });
     test(`NDJSON yields each non-blank line with its line number, the last one without a newline too (${size})`, async () => {
-      expect(await read('{"a":1}\n\n[2]\n"three"', size)).toEqual([{ at: 1, value: { a: 1 } }, { at: 3, value: [2] }, { at: 4, value: "three" }]);
+      expect(await read('{"a":1}\n\n[2]\n"three"', size)).toEqual([
+        { at: 1, value: { a: 1 } },
+        { at: 3, value: [2] },
+        { at: 4, value: "three" },
+      ]);
     });
   }
   test("a line that is not JSON is reported at its line, and reading goes on", async () => {
@@ -37,7 +41,9 @@ describe("readRecords", () => {
 
 describe("progressBar", () => {
   test("shows the share of the file read and the counts", () => {
-    expect(progressBar(50, 200, { read: 10, stored: 8, rejected: 2, reasons: [] })).toBe(`\r[${"#".repeat(8)}${" ".repeat(22)}]  25%  read 10  stored 8  rejected 2`);
+    expect(progressBar(50, 200, { read: 10, stored: 8, rejected: 2, reasons: [] })).toBe(
+      `\r[${"#".repeat(8)}${" ".repeat(22)}]  25%  read 10  stored 8  rejected 2`,
+    );
     expect(progressBar(0, 0, { read: 0, stored: 0, rejected: 0, reasons: [] })).toContain("100%");
   });
 });

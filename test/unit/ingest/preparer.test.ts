@@ -51,6 +51,16 @@ test("a large invalid body gets the same ApiError from the worker as inline: eve
 
   const otherEnv = large((i) => (i === 1_200 ? { environment: "production" } : {}));
   const forbidden = await caught(() => new Preparer().prepare(otherEnv, plan, "development"));
-  expect(plain(forbidden)).toEqual(plain(await caught(() => prepareBatch(large((i) => (i === 1_200 ? { environment: "production" } : {})), plan, "development"))));
+  expect(plain(forbidden)).toEqual(
+    plain(
+      await caught(() =>
+        prepareBatch(
+          large((i) => (i === 1_200 ? { environment: "production" } : {})),
+          plan,
+          "development",
+        ),
+      ),
+    ),
+  );
   expect(plain(forbidden).status).toBe(403);
 });

@@ -97,12 +97,23 @@ describe("admission bound", () => {
   });
 
   // [perMinute, ms after draining at which the caller polls once in vain]
-  const polled: [number, number][] = [[30, 1], [30, 1999], [120, 1], [120, 250], [200, 7], [6000, 3]];
+  const polled: [number, number][] = [
+    [30, 1],
+    [30, 1999],
+    [120, 1],
+    [120, 250],
+    [200, 7],
+    [6000, 3],
+  ];
   test.each(polled)("refill is even: at %i/min, a refused poll %i ms after draining does not delay the token due at 60,000/rpm ms", (perMinute, pollAt) => {
     const b = new Buckets();
     drain(b, "k", perMinute, T0);
     const due = MINUTE / perMinute;
-    const seen = { poll: b.take("k", perMinute, T0 + pollAt).allowed, justBefore: b.take("k", perMinute, T0 + due - 1).allowed, due: b.take("k", perMinute, T0 + due).allowed };
+    const seen = {
+      poll: b.take("k", perMinute, T0 + pollAt).allowed,
+      justBefore: b.take("k", perMinute, T0 + due - 1).allowed,
+      due: b.take("k", perMinute, T0 + due).allowed,
+    };
     expect(seen).toEqual({ poll: pollAt >= due, justBefore: false, due: true });
   });
 });
@@ -110,7 +121,14 @@ describe("admission bound", () => {
 describe("what one attempt reports", () => {
   // [perMinute, spends at T0] → remaining, and Reset = ceil((T0 + spends·60000/rpm) / 1000)
   const rows: [number, number][] = [
-    [120, 1], [120, 60], [120, 120], [30, 1], [30, 30], [100, 7], [6000, 1], [6000, 6000],
+    [120, 1],
+    [120, 60],
+    [120, 120],
+    [30, 1],
+    [30, 30],
+    [100, 7],
+    [6000, 1],
+    [6000, 6000],
   ];
   test.each(rows)("at %i/min after %i spends: remaining and X-RateLimit-Reset (second the bucket is full again)", (perMinute, spends) => {
     const b = new Buckets();
@@ -125,7 +143,14 @@ describe("what one attempt reports", () => {
   });
 
   // [perMinute, Retry-After seconds once empty: the time until one token is back, at least 1]
-  const retry: [number, number][] = [[30, 2], [60, 1], [120, 1], [7, 9], [1, 60], [6000, 1]];
+  const retry: [number, number][] = [
+    [30, 2],
+    [60, 1],
+    [120, 1],
+    [7, 9],
+    [1, 60],
+    [6000, 1],
+  ];
   test.each(retry)("an empty %i/min bucket refuses with Retry-After %i s (≥ 1) and Reset a full minute away", (perMinute, seconds) => {
     const b = new Buckets();
     drain(b, "k", perMinute, T0);

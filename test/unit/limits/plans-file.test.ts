@@ -7,13 +7,26 @@ import { BUILT_IN_PLANS } from "../../../src/limits/plans.ts";
 import { loadPlans, parsePlans } from "../../../src/limits/plans-file.ts";
 
 const NUMERIC = [
-  "logs_per_month", "log_retention_days", "requests_per_minute", "validate_requests_per_minute",
-  "max_log_size", "max_batch_size", "max_metadata_depth", "max_tags",
+  "logs_per_month",
+  "log_retention_days",
+  "requests_per_minute",
+  "validate_requests_per_minute",
+  "max_log_size",
+  "max_batch_size",
+  "max_metadata_depth",
+  "max_tags",
 ] as const;
 
 const team = () => ({
-  code: "team", logs_per_month: 20_000, log_retention_days: 30, requests_per_minute: 200,
-  validate_requests_per_minute: 50, max_log_size: 900, max_batch_size: 100, max_metadata_depth: 4, max_tags: 8,
+  code: "team",
+  logs_per_month: 20_000,
+  log_retention_days: 30,
+  requests_per_minute: 200,
+  validate_requests_per_minute: 50,
+  max_log_size: 900,
+  max_batch_size: 100,
+  max_metadata_depth: 4,
+  max_tags: 8,
 });
 
 const dir = mkdtempSync(join(tmpdir(), "sluice-plans-"));
@@ -63,7 +76,15 @@ describe("parsePlans rejects", () => {
   });
 
   // every numeric field, each way of getting it wrong
-  const bad: [string, unknown][] = [["missing", undefined], ["a fraction", 1.5], ["a string", "100"], ["zero", 0], ["below -1", -2], ["null", null], ["a boolean", true]];
+  const bad: [string, unknown][] = [
+    ["missing", undefined],
+    ["a fraction", 1.5],
+    ["a string", "100"],
+    ["zero", 0],
+    ["below -1", -2],
+    ["null", null],
+    ["a boolean", true],
+  ];
   const numeric = NUMERIC.flatMap((field) => bad.map(([how, value]) => [field, how, value] as [string, string, unknown]));
   test.each(numeric)("%s that is %s, naming plans[1].<field>", (field, _how, value) => {
     const broken: Record<string, unknown> = { ...team(), code: "broken", [field]: value };
@@ -105,10 +126,10 @@ describe("loadPlans", () => {
 
   // [file text, what the message must say]
   const unreadable: [string, string][] = [
-    ["{\"plans\": [", "JSON"],
+    ['{"plans": [', "JSON"],
     ["plans: []", "JSON"],
     ["", "JSON"],
-    ["{\"plans\": 3}", "plans"],
+    ['{"plans": 3}', "plans"],
     [JSON.stringify({ plans: [{ ...team(), max_tags: 0 }] }), "plans[0].max_tags"],
   ];
   test.each(unreadable)("a file holding %p is refused, naming %p and the file", (text, says) => {

@@ -9,23 +9,48 @@ import { parseQuery } from "../../../src/query/parser.ts";
 import { Block, encodeBlock, type Entry } from "../../../src/storage/block.ts";
 
 const blockOf = (messages: (string | null)[]): Block =>
-  Block.decode(0, encodeBlock(nextIds(messages.length).ids.map((id, i): Entry => ({
-    id, level: "info", action: "a", message: messages[i], tags: [], clientMs: 0, actor: null, target: null, context: null, metadata: null,
-  }))));
-const anyMatches = (q: Query, b: Block) => Array.from({ length: b.size }, (_, i) => b.entry(i)).some((entry) => matchQuery(q, { serverMs: 0, entry }, "production"));
+  Block.decode(
+    0,
+    encodeBlock(
+      nextIds(messages.length).ids.map(
+        (id, i): Entry => ({
+          id,
+          level: "info",
+          action: "a",
+          message: messages[i],
+          tags: [],
+          clientMs: 0,
+          actor: null,
+          target: null,
+          context: null,
+          metadata: null,
+        }),
+      ),
+    ),
+  );
+const anyMatches = (q: Query, b: Block) =>
+  Array.from({ length: b.size }, (_, i) => b.entry(i)).some((entry) => matchQuery(q, { serverMs: 0, entry }, "production"));
 
 // characters that make case and bytes hard: the Kelvin sign and dotted İ lowercase to ASCII letters, ß and Σ change length or context
 const CHARS = ["1", "2", "-", " ", ":", ".", "*", "a", "B", "k", "K", "\u212a", "i", "\u0130", "é", "ß", "Σ", "😀", "\u0000"];
 const textArb = fc.string({ unit: fc.constantFrom(...CHARS), maxLength: 12 });
 const termArb: fc.Arbitrary<Term> = fc.oneof(
-  fc.array(textArb, { minLength: 1, maxLength: 2 }).map((vs): Term => ({ kind: "text", facet: "message", op: "~", values: vs.map((text) => ({ kind: "string", text, pos: 0 })), pos: 0 })),
+  fc
+    .array(textArb, { minLength: 1, maxLength: 2 })
+    .map((vs): Term => ({ kind: "text", facet: "message", op: "~", values: vs.map((text) => ({ kind: "string", text, pos: 0 })), pos: 0 })),
   textArb.map((text): Term => ({ kind: "literal", facet: "message", text, pos: 0 })),
 );
 
 // a message made from a term's own value, so that most cases match: each `*` filled in, letters' case flipped at random
 const matchingMessage = (t: Term, fill: string[], flips: boolean[]) => {
   const value = t.kind === "literal" ? t.text : t.kind === "text" && t.values[0].kind === "string" ? t.values[0].text : "";
-  const text = t.kind === "literal" ? value : value.split("*").map((part, i) => (i > 0 ? fill[i % fill.length] : "") + part).join("");
+  const text =
+    t.kind === "literal"
+      ? value
+      : value
+          .split("*")
+          .map((part, i) => (i > 0 ? fill[i % fill.length] : "") + part)
+          .join("");
   const flipped = [...text].map((c, i) => (flips[i % flips.length] ? c.toUpperCase() : c)).join("");
   return t.kind === "literal" ? fill[0] + flipped + fill[1 % fill.length] : flipped;
 };
@@ -34,8 +59,10 @@ test("a block holding an entry that matches always passes the block test (messag
   let matched = 0;
   fc.assert(
     fc.property(
-      fc.array(fc.option(textArb, { nil: null }), { maxLength: 6 }), fc.array(termArb, { minLength: 1, maxLength: 2 }),
-      fc.array(textArb, { minLength: 2, maxLength: 3 }), fc.array(fc.boolean(), { minLength: 1, maxLength: 5 }),
+      fc.array(fc.option(textArb, { nil: null }), { maxLength: 6 }),
+      fc.array(termArb, { minLength: 1, maxLength: 2 }),
+      fc.array(textArb, { minLength: 2, maxLength: 3 }),
+      fc.array(fc.boolean(), { minLength: 1, maxLength: 5 }),
       (others, terms, fill, flips) => {
         const q: Query = { terms };
         const block = blockOf([...others, matchingMessage(terms[0], fill, flips)]);

@@ -14,7 +14,11 @@ describe("formatQuery: canonical forms", () => {
     ["runs of spaces become one space", "  level=error    disk  ", "level=error disk"],
     ["tags prints as tag", "tags=a", "tag=a"],
     ["timestamp prints as server_timestamp", "timestamp>2026-11-22T10:00:00Z", "server_timestamp>2026-11-22T10:00:00Z"],
-    ["timestamp values print as written, offset and digits kept", "client_timestamp<=2026-11-22T10:00:00.000100+01:00", "client_timestamp<=2026-11-22T10:00:00.000100+01:00"],
+    [
+      "timestamp values print as written, offset and digits kept",
+      "client_timestamp<=2026-11-22T10:00:00.000100+01:00",
+      "client_timestamp<=2026-11-22T10:00:00.000100+01:00",
+    ],
     ["quotes are dropped where a bare value reads the same", 'message="abc" level="error"', "message=abc level=error"],
     ["a value with a space stays quoted", 'message="a b"', 'message="a b"'],
     ["a value with a comma stays quoted", 'tag="a,b"', 'tag="a,b"'],
@@ -43,14 +47,20 @@ describe("formatQuery: canonical forms", () => {
 
 describe("formatQuery: round trips over generated ASTs", () => {
   test("parseQuery(formatQuery(ast)) equals ast, positions aside", () => {
-    fc.assert(fc.property(query, (ast) => {
-      expect(stripPositions(parseQuery(formatQuery(ast)))).toEqual(stripPositions(ast));
-    }), { numRuns: 1500 });
+    fc.assert(
+      fc.property(query, (ast) => {
+        expect(stripPositions(parseQuery(formatQuery(ast)))).toEqual(stripPositions(ast));
+      }),
+      { numRuns: 1500 },
+    );
   });
   test("the printed form of a parsed query is stable", () => {
-    fc.assert(fc.property(query, (ast) => {
-      const once = canonical(formatQuery(ast));
-      expect(canonical(once)).toBe(once);
-    }), { numRuns: 1000 });
+    fc.assert(
+      fc.property(query, (ast) => {
+        const once = canonical(formatQuery(ast));
+        expect(canonical(once)).toBe(once);
+      }),
+      { numRuns: 1000 },
+    );
   });
 });

@@ -71,10 +71,16 @@ describe("parseQuery fuzz", () => {
     fc.assert(fc.property(fc.string({ unit: "binary", maxLength: 80 }), checkParse), { numRuns: 1000 });
   });
   test("mutations of hand-written valid queries", () => {
-    fc.assert(fc.property(fc.constantFrom(...SEEDS), fc.array(mutation, { minLength: 1, maxLength: 4 }), (seed, ms) => checkParse(mutate(seed, ms))), { numRuns: 2000 });
+    fc.assert(
+      fc.property(fc.constantFrom(...SEEDS), fc.array(mutation, { minLength: 1, maxLength: 4 }), (seed, ms) => checkParse(mutate(seed, ms))),
+      { numRuns: 2000 },
+    );
   });
   test("mutations of generated valid queries", () => {
-    fc.assert(fc.property(query, fc.array(mutation, { minLength: 1, maxLength: 3 }), (q, ms) => checkParse(mutate(formatQuery(q), ms))), { numRuns: 1500 });
+    fc.assert(
+      fc.property(query, fc.array(mutation, { minLength: 1, maxLength: 3 }), (q, ms) => checkParse(mutate(formatQuery(q), ms))),
+      { numRuns: 1500 },
+    );
   });
   test("the seeds themselves parse", () => {
     for (const seed of SEEDS) expect(parseQuery(seed).terms.length).toBeGreaterThan(0);

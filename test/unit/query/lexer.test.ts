@@ -7,7 +7,12 @@ import { caught, expectFault } from "./support.ts";
 type M = [pos: number, text: string, quoted?: boolean];
 const free = (pos: number, text: string, quoted = false) => ({ kind: "free", pos, text, quoted });
 const facet = (pos: number, name: string, op: string, opPos: number, ...members: M[]) => ({
-  kind: "facet", pos, facet: name, op, opPos, members: members.map(([p, text, quoted = false]) => ({ pos: p, text, quoted })),
+  kind: "facet",
+  pos,
+  facet: name,
+  op,
+  opPos,
+  members: members.map(([p, text, quoted = false]) => ({ pos: p, text, quoted })),
 });
 
 describe("lex: terms", () => {
@@ -24,13 +29,17 @@ describe("lex: terms", () => {
     ["longest operator first: !~ before ~", "message!~x", [facet(0, "message", "!~", 7, [9, "x"])]],
     ["longest operator first: <= before <", "timestamp<=t", [facet(0, "timestamp", "<=", 9, [11, "t"])]],
     ["longest operator first: >= before >", "timestamp>=t", [facet(0, "timestamp", ">=", 9, [11, "t"])]],
-    ["single operators = ~ < > @ are operators", "a~x b<1 c>2 d@w", [facet(0, "a", "~", 1, [2, "x"]), facet(4, "b", "<", 5, [6, "1"]), facet(8, "c", ">", 9, [10, "2"]), facet(12, "d", "@", 13, [14, "w"])]],
+    [
+      "single operators = ~ < > @ are operators",
+      "a~x b<1 c>2 d@w",
+      [facet(0, "a", "~", 1, [2, "x"]), facet(4, "b", "<", 5, [6, "1"]), facet(8, "c", ">", 9, [10, "2"]), facet(12, "d", "@", 13, [14, "w"])],
+    ],
     ["! alone is no operator", "a!b", [free(0, "a!b")]],
     ["! alone before another operator belongs to the facet name", "a!<1", [facet(0, "a!", "<", 2, [3, "1"])]],
     ["a bare word holding an operator character is a facet expression", "user@example.com", [facet(0, "user", "@", 4, [5, "example.com"])]],
     ["a quoted free term may hold operator characters", '"user@example.com"', [free(0, "user@example.com", true)]],
     ["a quoted free phrase may hold spaces", '"disk full" x', [free(0, "disk full", true), free(12, "x")]],
-    ["a bare value runs up to the next space", "message=a\"b c", [facet(0, "message", "=", 7, [8, 'a"b']), free(12, "c")]],
+    ["a bare value runs up to the next space", 'message=a"b c', [facet(0, "message", "=", 7, [8, 'a"b']), free(12, "c")]],
     ["a quoted value may hold spaces", 'message="a b"', [facet(0, "message", "=", 7, [8, "a b", true])]],
     ["a bare group is split at commas", "level=error,warn,info", [facet(0, "level", "=", 5, [6, "error"], [12, "warn"], [17, "info"])]],
     ["each group member may be quoted", 'tag="a b",c,"d,e"', [facet(0, "tag", "=", 3, [4, "a b", true], [10, "c"], [12, "d,e", true])]],
@@ -77,7 +86,13 @@ describe("lex: syntax faults are VALIDATION_QUERY_SYNTAX at their position, firs
     ["the leftmost syntax fault is reported", '=x level= "abc', 0],
   ];
   for (const [rule, query, position] of rows) {
-    test(rule, () => expectFault(caught(() => lex(query)), "VALIDATION_QUERY_SYNTAX", position));
+    test(rule, () =>
+      expectFault(
+        caught(() => lex(query)),
+        "VALIDATION_QUERY_SYNTAX",
+        position,
+      ),
+    );
   }
   test("the unterminated-quote message says how to fix it", () => {
     expect(caught(() => lex('message="abc')).message).toBe('cannot parse query at position 8: unterminated quote; close it with "');

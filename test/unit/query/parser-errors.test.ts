@@ -17,7 +17,13 @@ type Row = [rule: string, query: string, code: QueryCode, position: number];
 function table(title: string, rows: Row[]): void {
   describe(title, () => {
     for (const [rule, query, code, position] of rows) {
-      test(rule, () => expectFault(caught(() => parseQuery(query)), code, position));
+      test(rule, () =>
+        expectFault(
+          caught(() => parseQuery(query)),
+          code,
+          position,
+        ),
+      );
     }
   });
 }

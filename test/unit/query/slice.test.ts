@@ -36,7 +36,10 @@ test("the last slice ends at the budget, and a pause past it throws 400 VALIDATI
   expect(s.due()).toBe(false);
   c.now += 0.1; // 12 ms in: due before its 5 ms are up
   expect(s.due()).toBe(true);
-  const e = await s.pause().then(() => undefined, (err: unknown) => err);
+  const e = await s.pause().then(
+    () => undefined,
+    (err: unknown) => err,
+  );
   expect(e).toBeInstanceOf(ApiError);
   const { status, code, details, message } = e as ApiError;
   expect({ status, code, details }).toEqual({ status: 400, code: "VALIDATION_QUERY_CONSTRAINT", details: { reason: "time_budget", budget_ms: 12 } });
@@ -51,5 +54,10 @@ test("the time a read spends paused counts towards its budget", async () => {
   c.now += 30; // other requests ran long meanwhile
   await pausing;
   expect(s.due()).toBe(true);
-  expect(await s.pause().then(() => "went on", () => "stopped")).toBe("stopped");
+  expect(
+    await s.pause().then(
+      () => "went on",
+      () => "stopped",
+    ),
+  ).toBe("stopped");
 });

@@ -31,9 +31,17 @@ export function expectFault(e: ApiError, code: QueryCode, position: number): voi
 
 /** EntryFields are the parts of a test entry; everything left out gets a plain default. */
 export interface EntryFields {
-  id?: string; level?: Level; action?: string; message?: string | null; tags?: string[];
-  actor?: object | null; target?: object | null; context?: object | null; metadata?: object | null;
-  clientMs?: number; serverMs?: number;
+  id?: string;
+  level?: Level;
+  action?: string;
+  message?: string | null;
+  tags?: string[];
+  actor?: object | null;
+  target?: object | null;
+  context?: object | null;
+  metadata?: object | null;
+  clientMs?: number;
+  serverMs?: number;
 }
 
 export const T0 = Date.UTC(2026, 10, 22, 10, 0, 0, 0);
@@ -43,10 +51,16 @@ export const ID = "0192f3a4-5b6c-7d8e-9f01-23456789abcd";
 /** row builds a stored entry as the reader sees it. */
 export function row(f: EntryFields = {}): Row {
   const entry: Entry = {
-    id: f.id ?? ID, level: f.level ?? "info", action: f.action ?? "user.login", message: f.message === undefined ? "hello" : f.message,
-    tags: f.tags ?? [], clientMs: f.clientMs ?? T0,
-    actor: (f.actor ?? null) as Entry["actor"], target: (f.target ?? null) as Entry["target"],
-    context: (f.context ?? null) as Entry["context"], metadata: (f.metadata ?? null) as Entry["metadata"],
+    id: f.id ?? ID,
+    level: f.level ?? "info",
+    action: f.action ?? "user.login",
+    message: f.message === undefined ? "hello" : f.message,
+    tags: f.tags ?? [],
+    clientMs: f.clientMs ?? T0,
+    actor: (f.actor ?? null) as Entry["actor"],
+    target: (f.target ?? null) as Entry["target"],
+    context: (f.context ?? null) as Entry["context"],
+    metadata: (f.metadata ?? null) as Entry["metadata"],
   };
   return { serverMs: f.serverMs ?? T0, entry };
 }

@@ -6,12 +6,30 @@ import { Block, encodeBlock, type Entry } from "../../../src/storage/block.ts";
 
 const entries = (n: number): Entry[] =>
   nextIds(n).ids.map((id, i) => ({
-    id, level: i % 2 ? "info" : "error", action: `a.${i % 9}`, message: i % 3 ? (i % 11 ? `m ${i}` : `ünïcödé ☕ ${i}`) : i % 6 ? null : "",
-    tags: i % 8 ? [`t${i % 4}`, ...(i % 5 ? [] : ["ü", `x${i}`])] : [], clientMs: 1_700_000_000_000 + i,
-    actor: i % 5 ? null : { id: i }, target: null, context: null, metadata: i % 7 ? null : { deep: { x: [i] } },
+    id,
+    level: i % 2 ? "info" : "error",
+    action: `a.${i % 9}`,
+    message: i % 3 ? (i % 11 ? `m ${i}` : `ünïcödé ☕ ${i}`) : i % 6 ? null : "",
+    tags: i % 8 ? [`t${i % 4}`, ...(i % 5 ? [] : ["ü", `x${i}`])] : [],
+    clientMs: 1_700_000_000_000 + i,
+    actor: i % 5 ? null : { id: i },
+    target: null,
+    context: null,
+    metadata: i % 7 ? null : { deep: { x: [i] } },
   }));
 const read = (b: Block) => Array.from({ length: b.size }, (_, i) => fields(b.entry(i)));
-const fields = (e: Entry) => ({ id: e.id, level: e.level, action: e.action, message: e.message, tags: e.tags, clientMs: e.clientMs, actor: e.actor, target: e.target, context: e.context, metadata: e.metadata });
+const fields = (e: Entry) => ({
+  id: e.id,
+  level: e.level,
+  action: e.action,
+  message: e.message,
+  tags: e.tags,
+  clientMs: e.clientMs,
+  actor: e.actor,
+  target: e.target,
+  context: e.context,
+  metadata: e.metadata,
+});
 
 test("a block reads back every field of every entry, and finds each by id", () => {
   const sent = entries(1000);
@@ -22,14 +40,23 @@ test("a block reads back every field of every entry, and finds each by id", () =
 
 const packr = new Packr({ useRecords: true, moreTypes: false, bundleStrings: false });
 const column = (sent: Entry[], f: (e: Entry) => unknown) => packr.pack(sent.map(f));
-const objectsColumn = (sent: Entry[]) => column(sent, (e) => (e.actor === null && e.metadata === null ? null : JSON.stringify([e.actor, e.target, e.context, e.metadata])));
+const objectsColumn = (sent: Entry[]) =>
+  column(sent, (e) => (e.actor === null && e.metadata === null ? null : JSON.stringify([e.actor, e.target, e.context, e.metadata])));
 
 test("a v4 block (every column but the ids a msgpack array), as earlier versions wrote it, still reads", () => {
   const sent = entries(50);
   const v4 = packr.pack({
-    v: 4, n: sent.length,
-    c: [packr.pack(sent.map((e) => e.id).join("")), column(sent, (e) => e.level), column(sent, (e) => e.action), column(sent, (e) => e.message),
-      column(sent, (e) => e.tags), column(sent, (e) => e.clientMs), objectsColumn(sent)],
+    v: 4,
+    n: sent.length,
+    c: [
+      packr.pack(sent.map((e) => e.id).join("")),
+      column(sent, (e) => e.level),
+      column(sent, (e) => e.action),
+      column(sent, (e) => e.message),
+      column(sent, (e) => e.tags),
+      column(sent, (e) => e.clientMs),
+      objectsColumn(sent),
+    ],
   });
   const block = Block.decode(0, v4);
   expect(read(block)).toEqual(sent.map(fields));
@@ -40,7 +67,8 @@ test("a v3 block (ids as an array), as earlier versions wrote it, still reads", 
   const sent = entries(50);
   const col = (f: (e: Entry) => unknown) => column(sent, f);
   const v3 = packr.pack({
-    v: 3, n: sent.length,
+    v: 3,
+    n: sent.length,
     c: [col((e) => e.id), col((e) => e.level), col((e) => e.action), col((e) => e.message), col((e) => e.tags), col((e) => e.clientMs), objectsColumn(sent)],
   });
   const block = Block.decode(0, v3);

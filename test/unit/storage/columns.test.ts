@@ -21,9 +21,12 @@ const text = fc.string({ unit: "binary", maxLength: 40 }); // any code point, AS
 
 test("a text column reads back every string, empty string and null exactly, one at a time or decoded whole", () => {
   fc.assert(
-    fc.property(withOrder(fc.array(fc.option(fc.oneof(text, fc.string({ unit: "binary-ascii" })), { nil: null }), { minLength: 1, maxLength: 150 })), ([values, order]) => {
-      expect(readAll(textReader(misaligned(encodeText(values)), values.length), values.length, order)).toEqual(values);
-    }),
+    fc.property(
+      withOrder(fc.array(fc.option(fc.oneof(text, fc.string({ unit: "binary-ascii" })), { nil: null }), { minLength: 1, maxLength: 150 })),
+      ([values, order]) => {
+        expect(readAll(textReader(misaligned(encodeText(values)), values.length), values.length, order)).toEqual(values);
+      },
+    ),
   );
 });
 
@@ -51,9 +54,12 @@ test("a dictionary column reads back every value, repeated or not", () => {
 
 test("a dictionary-list column reads back every entry's list, empty lists included", () => {
   fc.assert(
-    fc.property(withOrder(fc.array(fc.array(fc.oneof(fc.constantFrom("svc-1", "region-2"), text), { maxLength: 5 }), { minLength: 1, maxLength: 60 })), ([lists, order]) => {
-      expect(readAll(dictListReader(misaligned(encodeDictList(lists)), lists.length), lists.length, order)).toEqual(lists);
-    }),
+    fc.property(
+      withOrder(fc.array(fc.array(fc.oneof(fc.constantFrom("svc-1", "region-2"), text), { maxLength: 5 }), { minLength: 1, maxLength: 60 })),
+      ([lists, order]) => {
+        expect(readAll(dictListReader(misaligned(encodeDictList(lists)), lists.length), lists.length, order)).toEqual(lists);
+      },
+    ),
   );
 });
 

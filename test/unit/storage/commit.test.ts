@@ -24,7 +24,20 @@ afterAll(async () => {
 const MONTH = "2026-11";
 const write = (n: number, metadata: Entry["metadata"] = null) => {
   const { ms, ids } = nextIds(n, Date.parse("2026-11-22T09:00:00.000Z"));
-  const entries = ids.map((id): Entry => ({ id, level: "info", action: "commit.test", message: `m ${id}`, tags: [], clientMs: ms, actor: null, target: null, context: null, metadata }));
+  const entries = ids.map(
+    (id): Entry => ({
+      id,
+      level: "info",
+      action: "commit.test",
+      message: `m ${id}`,
+      tags: [],
+      clientMs: ms,
+      actor: null,
+      target: null,
+      context: null,
+      metadata,
+    }),
+  );
   return { ms, ids, entries };
 };
 const all = (ws: string) => [...scan(store, ws, "development", { fromMs: 0, toMs: 8.64e15 })].map((r) => r.entry.id);
@@ -49,7 +62,11 @@ test("writes of one turn share a block, and one over the quota is refused alone"
   const b = write(7); // 4 + 7 passes 10: refused, nothing of it stored
   const c = write(5);
   const [ra, rb, rc] = await Promise.all([a, b, c].map((w) => store.append("ws-share", "development", w.ms, w.entries, 10)));
-  expect([ra, rb, rc]).toEqual([{ stored: true, used: 4 }, { stored: false, used: 4 }, { stored: true, used: 9 }]);
+  expect([ra, rb, rc]).toEqual([
+    { stored: true, used: 4 },
+    { stored: false, used: 4 },
+    { stored: true, used: 9 },
+  ]);
   expect(all("ws-share")).toEqual([...a.ids, ...c.ids].reverse());
   expect(store.countBlocks("ws-share", "development", { fromMs: 0, toMs: 8.64e15 }, 100)).toBe(1);
   expect(usage.used("ws-share", MONTH)).toBe(9);
@@ -68,7 +85,11 @@ test("each committed block is announced once, before its writes are answered; a 
     }),
   );
   // the stored writes were answered after their block was announced; the refused one at once, with nothing announced
-  expect(seenWhenAnswered).toEqual([{ stored: true, announced: 1 }, { stored: true, announced: 1 }, { stored: false, announced: 0 }]);
+  expect(seenWhenAnswered).toEqual([
+    { stored: true, announced: 1 },
+    { stored: true, announced: 1 },
+    { stored: false, announced: 0 },
+  ]);
   expect(announced.filter((x) => x.ws === "ws-announce")).toEqual([{ ws: "ws-announce", size: 5, firstId: a.ids[0] }]);
   const big = write(2_500); // three blocks of one write
   await store.append("ws-announce", "development", big.ms, big.entries, -1);

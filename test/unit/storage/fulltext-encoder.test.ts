@@ -19,23 +19,30 @@ for (const [rule, text, expected] of rows) test(rule, () => expect(sorted(encode
 test("the terms of any text of words are those of FlexSearch's Encoder with the index's old options (100,000 random texts)", () => {
   const unit = fc.constantFrom("a", "B", "0", "1", "2", "9", " ", " ", "é", "٣", "_", "x");
   fc.assert(
-    fc.property(fc.string({ unit, maxLength: 40 }), (text) => expect(sorted(encodeTerms(text))).toEqual(sorted((flexsearch.encode as (text: string, dedupe: boolean) => string[])(text, true)))),
+    fc.property(fc.string({ unit, maxLength: 40 }), (text) =>
+      expect(sorted(encodeTerms(text))).toEqual(sorted((flexsearch.encode as (text: string, dedupe: boolean) => string[])(text, true))),
+    ),
     { numRuns: 100_000 },
   );
 });
 
 test("encodeTerms gives each term once", () => {
-  fc.assert(fc.property(fc.string({ unit: fc.constantFrom("1", "2", "a", " "), maxLength: 60 }), (text) => {
-    const terms = encodeTerms(text);
-    expect(new Set(terms).size).toBe(terms.length);
-  }));
+  fc.assert(
+    fc.property(fc.string({ unit: fc.constantFrom("1", "2", "a", " "), maxLength: 60 }), (text) => {
+      const terms = encodeTerms(text);
+      expect(new Set(terms).size).toBe(terms.length);
+    }),
+  );
 });
 
 test("an add's terms of words (indexTerms) are those of the words joined by spaces, and pass encodeTerms as they are", () => {
   const word = fc.string({ unit: fc.constantFrom("a", "B", "0", "1", "9", "é", "٣", "x"), minLength: 1, maxLength: 14 });
-  fc.assert(fc.property(fc.uniqueArray(word, { maxLength: 12 }), (words) => {
-    const terms = indexTerms(words);
-    expect(sorted(terms)).toEqual(sorted(encodeTerms(words.join(" "))));
-    expect(encodeTerms(terms)).toBe(terms);
-  }), { numRuns: 20_000 });
+  fc.assert(
+    fc.property(fc.uniqueArray(word, { maxLength: 12 }), (words) => {
+      const terms = indexTerms(words);
+      expect(sorted(terms)).toEqual(sorted(encodeTerms(words.join(" "))));
+      expect(encodeTerms(terms)).toBe(terms);
+    }),
+    { numRuns: 20_000 },
+  );
 });

@@ -43,8 +43,7 @@ async function walk(keys: (prefix: string, reverse: boolean) => Iterable<Key>, p
   return seen;
 }
 
-const raw = (prefix: string, reverse: boolean) =>
-  db.getKeys({ start: [prefix, reverse ? N : 0], end: [prefix, reverse ? -1 : N], reverse, snapshot: false });
+const raw = (prefix: string, reverse: boolean) => db.getKeys({ start: [prefix, reverse ? N : 0], end: [prefix, reverse ? -1 : N], reverse, snapshot: false });
 const resuming = (prefix: string, reverse: boolean) => resumingKeys(db, { start: [prefix, reverse ? N : 0], end: [prefix, reverse ? -1 : N], reverse });
 const all = Array.from({ length: N }, (_, i) => i);
 
@@ -63,23 +62,37 @@ describe("a range read suspended across turns while commits change the database 
   type Change = (prefix: string, deleted: Set<number>) => (at: number) => Promise<unknown>;
   const rows: [string, Change][] = [
     ["nothing commits", () => async () => {}],
-    ["writes commit elsewhere (other prefixes, new keys past the end of the read)", (prefix) => (at) =>
-      Promise.all([db.put([`${prefix}-`, 1000 + at], VALUE), db.put(["other", at], VALUE), db.put([prefix, N + at], VALUE)])],
-    ["the key it stopped at is deleted", (prefix, deleted) => (at) => {
-      deleted.add(at);
-      return db.remove([prefix, at]);
-    }],
-    ["keys ahead of it are deleted", (prefix, deleted) => (at) => {
-      const doomed = [at + 2, at - 2].filter((i) => i >= 0 && i < N);
-      for (const i of doomed) deleted.add(i);
-      return Promise.all(doomed.map((i) => db.remove([prefix, i])));
-    }],
-    ["the key it stopped at is deleted and put again", (prefix) => async (at) => {
-      await db.remove([prefix, at]);
-      await db.put([prefix, at], VALUE);
-    }],
+    [
+      "writes commit elsewhere (other prefixes, new keys past the end of the read)",
+      (prefix) => (at) => Promise.all([db.put([`${prefix}-`, 1000 + at], VALUE), db.put(["other", at], VALUE), db.put([prefix, N + at], VALUE)]),
+    ],
+    [
+      "the key it stopped at is deleted",
+      (prefix, deleted) => (at) => {
+        deleted.add(at);
+        return db.remove([prefix, at]);
+      },
+    ],
+    [
+      "keys ahead of it are deleted",
+      (prefix, deleted) => (at) => {
+        const doomed = [at + 2, at - 2].filter((i) => i >= 0 && i < N);
+        for (const i of doomed) deleted.add(i);
+        return Promise.all(doomed.map((i) => db.remove([prefix, i])));
+      },
+    ],
+    [
+      "the key it stopped at is deleted and put again",
+      (prefix) => async (at) => {
+        await db.remove([prefix, at]);
+        await db.put([prefix, at], VALUE);
+      },
+    ],
   ];
-  for (const [reader, keys, cases] of [["resumingKeys", resuming, rows], ["lmdb-js alone", raw, rows.filter(([name]) => !name.includes("stopped at"))]] as const) {
+  for (const [reader, keys, cases] of [
+    ["resumingKeys", resuming, rows],
+    ["lmdb-js alone", raw, rows.filter(([name]) => !name.includes("stopped at"))],
+  ] as const) {
     for (const reverse of [true, false]) {
       test.each(cases)(`${reader}, ${reverse ? "newest" : "oldest"} first: %s`, async (name, change) => {
         const prefix = `${reader}-${name}-${reverse}`;
