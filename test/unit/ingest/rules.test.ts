@@ -1,8 +1,8 @@
 // Entry rules of contract §4, one row per rule and boundary, checked against checkEntry directly.
 import { test, expect, describe } from "bun:test";
 import fc from "fast-check";
-import { checkEntry, deeperThan, unknownFields } from "../../src/ingest/rules.ts";
-import { BUILT_IN_PLANS, type Plan } from "../../src/limits/plans.ts";
+import { checkEntry, deeperThan, unknownFields } from "../../../src/ingest/rules.ts";
+import { BUILT_IN_PLANS, type Plan } from "../../../src/limits/plans.ts";
 
 const UNLIMITED = BUILT_IN_PLANS.find((p) => p.code === "unlimited")!;
 const FREE = BUILT_IN_PLANS.find((p) => p.code === "free")!;

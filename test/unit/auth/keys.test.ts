@@ -1,7 +1,7 @@
 // API key secrets: format sl_{environment}_{type}_{random}, hashing, hints and scope grants (contract §2, §3).
 import { test, expect, describe } from "bun:test";
 import { createHash } from "node:crypto";
-import { DEFAULT_SCOPES, generateSecret, grants, hashSecret, hintOf, looksLikeKey } from "../../src/auth/keys.ts";
+import { DEFAULT_SCOPES, generateSecret, grants, hashSecret, hintOf, looksLikeKey } from "../../../src/auth/keys.ts";
 
 const ENVS = ["development", "staging", "production"] as const;
 const TYPES = ["ro", "wo", "rw"] as const;
