@@ -31,7 +31,7 @@ export class IdGenerator {
     // one ASCII buffer read as one flat string, each id a slice of it: strings built piece by piece are
     // ropes here, which JSON.stringify and join must flatten one by one (over twice the cost for 1,000 ids)
     const random = crypto.getRandomValues(new Uint8Array(4 * count));
-    const out = Buffer.alloc(ID_CHARS * count); // a Buffer decodes itself: Buffer.from(u8.buffer) costs 0.5 µs more per write
+    const out = Buffer.alloc(ID_CHARS * count); // a Buffer decodes itself, without the copy Buffer.from(u8.buffer) makes on every write
     writePrefix(out, ms);
     for (let i = 0, at = 0; i < count; i++, at += ID_CHARS) {
       if (at > 0) out.copyWithin(at, 0, PREFIX_CHARS); // every id of one write shares its time field

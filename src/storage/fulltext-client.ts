@@ -14,7 +14,7 @@ export type WorkerRequest =
 /** Entries posted but not yet indexed beyond which writers wait: bounds memory and how long a search can wait. */
 export const MAX_BACKLOG = 16_000;
 const WAIT_MS = 60_000;
-/** Small adds wait up to this long, so one message carries many turns' single-entry writes (a message costs ~0.1 ms of main thread) */
+/** Small adds wait up to this long, so one message carries many turns' single-entry writes (each message costs the main thread) */
 const ADD_DELAY_MS = 10;
 /** ...unless this many entries wait: a bulk write's blocks go at the end of their turn */
 const ADD_BATCH_ENTRIES = 1_000;

@@ -1,6 +1,6 @@
 // fulltext-encoder: the terms FlexSearch indexes for a text of words (the worker's distinct words joined by
-// spaces, or a query's). It yields exactly the terms of the FlexSearch Encoder the index was built with
-// until 2026-11-23 (split on spaces, digit runs of three or more cut into triplets, repeats dropped), so
+// spaces, or a query's). It yields exactly the terms of the FlexSearch Encoder that built the sealed segments of
+// older data directories (split on spaces, digit runs of three or more cut into triplets, repeats dropped), so
 // sealed segments stay searchable, at a fraction of its cost: the Encoder runs three regular expressions
 // over the whole text, this one pass over the words that hold digits.
 

@@ -14,7 +14,7 @@ const newIndex = () =>
   new Index({
     tokenize: "strict",
     // our own words, lowercased already, digit runs cut into triplets (a search yields a superset, which the
-    // engine checks; whole numbers measured a 2.9× larger index and slower adds)
+    // engine checks; whole numbers made the index much larger and adds slower)
     encode: encodeTerms,
     resolution: 1,
     fastupdate: false,

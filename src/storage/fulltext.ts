@@ -33,7 +33,7 @@ interface SegmentMeta {
   longWords?: true;
 }
 
-/** FlexSearch's Encoder, used until 2026-11-23, dropped longer words from the index */
+/** FlexSearch's Encoder, which built the segments of older data directories, dropped longer words from the index */
 const LONG_WORD = 1024;
 
 interface Segment extends SegmentMeta {
