@@ -22,11 +22,13 @@ export function compose(options: SluiceOptions) {
     ...parts,
     dbs,
     app: buildApp(deps, parts),
-    /** close ends what a clean stop waits for (full-text segments, held postings), then closes storage */
+    /** close ends what a clean stop waits for (full-text segments, held postings), closes storage and ends the worker threads */
     async close() {
       await parts.entries.settled();
       await dbs.root.flushed;
       await dbs.root.close();
+      await parts.entries.close();
+      await parts.ingest.close();
     },
   };
 }

@@ -44,11 +44,6 @@ export class IdGenerator {
   }
 }
 
-const shared = new IdGenerator();
-
-/** nextIds draws from the process-wide generator; see IdGenerator.next. */
-export const nextIds = (count: number, now = Date.now()) => shared.next(count, now);
-
 /** hex writes a byte as two lowercase hex digits. */
 function hex(out: Uint8Array, at: number, byte: number): void {
   out[at] = HEX_DIGITS[byte >>> 4];

@@ -9,12 +9,14 @@ import type { EntryBounds, JsonBody } from "./scan.ts";
 import { isEnvironment } from "../schema.ts";
 import type { Entry, EntryStore, Row } from "../storage/entries.ts";
 import { acceptEntries } from "./prepare.ts";
-import { preparer } from "./preparer.ts";
+import { Preparer } from "./preparer.ts";
 import { checkEntry, unknownFields } from "./rules.ts";
 
 /** IngestService validates and stores entries for one caller at a time. */
 export class IngestService {
   private readonly ids = new IdGenerator();
+  /** checks and encodes bulk bodies, large ones on its own worker thread */
+  private readonly preparer = new Preparer();
   /**
    * The clock read once an event-loop turn. Every request a turn handles had arrived before the turn read it, so it
    * is each one's receipt time; sharing it, the single writes of a turn commit as one block (commit.ts).
@@ -50,12 +52,17 @@ export class IngestService {
 
   /** createMany checks a bulk body (unparsed), stores it all or nothing and returns the new ids in input order. */
   async createMany(body: JsonBody, caller: Caller): Promise<{ count: number; ids: string[] }> {
-    const batch = await preparer().prepare(body, caller.plan, caller.key.environment);
+    const batch = await this.preparer.prepare(body, caller.plan, caller.key.environment);
     const { ms, ids } = this.ids.next(batch.count, this.clock());
     await this.commit(caller, batch.count, ms, () =>
       this.store.appendPrepared(caller.workspace.id, caller.key.environment, ms, ids, batch.blocks, caller.plan.logs_per_month),
     );
     return { count: batch.count, ids };
+  }
+
+  /** close ends the ingest worker thread, once no write is under way. */
+  close(): Promise<void> {
+    return this.preparer.close();
   }
 
   /** validate runs every check of a write and stores nothing. */

@@ -45,6 +45,12 @@ export class Preparer {
     return done;
   }
 
+  /** close ends the worker thread, if it started; nothing may be waiting on it. */
+  async close(): Promise<void> {
+    await this.worker?.terminate();
+    this.worker = undefined;
+  }
+
   private start(): Worker {
     if (this.worker) return this.worker;
     const worker = (this.worker = new Worker(WORKER));
@@ -95,11 +101,4 @@ export function landBlock(block: ShippedBlock): EncodedBlock {
   const terms: [PostingKind, string, Uint8Array][] = new Array(names.length);
   for (let i = 0; i < names.length; i++) terms[i] = [kinds[i] as PostingKind, names[i], positions.subarray(i === 0 ? 0 : ends[i - 1], ends[i])];
   return { ...block, terms: terms satisfies BlockTerms };
-}
-
-let shared: Preparer | undefined;
-
-/** preparer is the process's preparer; its worker starts on the first large body. */
-export function preparer(): Preparer {
-  return (shared ??= new Preparer());
 }

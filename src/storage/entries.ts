@@ -93,6 +93,11 @@ export class EntryStore {
     await this.postings.settled();
   }
 
+  /** close ends the full-text worker thread; settle first. */
+  close(): Promise<void> {
+    return this.fulltext.close();
+  }
+
   private enqueue(write: Write): Promise<Verdict> {
     const behind = this.fulltext.caughtUp();
     return behind ? behind.then(() => this.turns.commit(write)) : this.turns.commit(write);

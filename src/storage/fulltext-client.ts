@@ -1,4 +1,4 @@
-// fulltext-client: the main thread's handle on the full-text worker (fulltext-worker.ts), one per process.
+// fulltext-client: the main thread's handle on a store's full-text worker (fulltext-worker.ts), started on first use.
 // Requests are posted in order, in batches; adds are not awaited, so word splitting and FlexSearch run on the second core, off the
 // request path. A search is posted on the same queue and waited for, so it runs after every add posted
 // before it: an acknowledged write is always found, with no index lag to reason about.
@@ -24,12 +24,13 @@ const WORKER = import.meta.url.includes("$bunfs") ? new URL("./storage/fulltext-
 
 type Reply = { call: number; result: unknown };
 
+/** FullTextWorker is one store's handle on its worker thread, which starts with the first request posted. */
 export class FullTextWorker {
-  private readonly worker: Worker;
+  private worker: Worker | undefined;
   /** [0] answers given, [1] entries indexed, [2] 1 once an add failed */
   private readonly signal = new Int32Array(new SharedArrayBuffer(12));
-  private readonly syncReplies: MessagePort;
-  private readonly asyncReplies: MessagePort;
+  private syncReplies!: MessagePort;
+  private asyncReplies!: MessagePort;
   private readonly waiting = new Map<number, (r: Reply) => void>();
   /** requests not yet posted, as one message; a search or any other request posts them with it */
   private outbox: WorkerRequest[] = [];
@@ -40,15 +41,15 @@ export class FullTextWorker {
   private calls = 0;
   private ids = 0;
 
-  constructor() {
+  private start(): Worker {
     const sync = new MessageChannel();
     const later = new MessageChannel();
-    this.worker = new Worker(WORKER, {
+    const worker = new Worker(WORKER, {
       workerData: { signal: this.signal, replies: sync.port2, later: later.port2 },
       transferList: [sync.port2, later.port2],
     });
-    this.worker.unref(); // an idle index never keeps the process alive
-    this.worker.on("error", (e) => {
+    worker.unref(); // an idle index never keeps the process alive
+    worker.on("error", (e) => {
       Atomics.store(this.signal, 2, 1);
       console.error(JSON.stringify({ level: "error", msg: "full-text worker stopped", error: String(e) }));
     });
@@ -60,6 +61,14 @@ export class FullTextWorker {
       if (this.waiting.size === 0) this.asyncReplies.unref();
     });
     this.asyncReplies.unref();
+    return worker;
+  }
+
+  /** close ends the worker thread, and with it every index it holds (the store is closed). */
+  async close(): Promise<void> {
+    clearTimeout(this.flushSoon);
+    await this.worker?.terminate();
+    this.worker = undefined;
   }
 
   /** newIndex names a fresh, empty index in the worker. */
@@ -106,6 +115,7 @@ export class FullTextWorker {
   /** export resolves with an index's FlexSearch export, made on the worker while the main thread goes on. */
   export(id: number): Promise<[string, string][]> {
     const call = ++this.calls;
+    this.worker ??= this.start(); // its reply port must exist before the request goes out
     this.asyncReplies.ref();
     return new Promise((resolve, reject) => {
       this.waiting.set(call, (r) => {
@@ -141,15 +151,9 @@ export class FullTextWorker {
     this.flushSoon = undefined;
     this.flushNow = false;
     if (this.outbox.length === 0) return;
+    this.worker ??= this.start();
     this.worker.postMessage(this.outbox);
     this.outbox = [];
     this.outboxEntries = 0;
   }
-}
-
-let shared: FullTextWorker | undefined;
-
-/** fullTextWorker is the process's worker, started on first use. */
-export function fullTextWorker(): FullTextWorker {
-  return (shared ??= new FullTextWorker());
 }

@@ -13,7 +13,7 @@
 //   [workspaceId, environment, "c", segmentNo, chunkNo] → [exportKey, exportData] (FlexSearch export)
 import type { Database } from "lmdb";
 import type { Environment } from "../schema.ts";
-import { MAX_BACKLOG, fullTextWorker } from "./fulltext-client.ts";
+import { FullTextWorker, MAX_BACKLOG } from "./fulltext-client.ts";
 import { rangeKeys, type BlockRef, type ScanRange } from "./keys.ts";
 
 /** BlockText is what the index needs of a block: its key and its text (actions and messages, the worker splits the words). */
@@ -54,7 +54,7 @@ export class FullText {
   private readonly tenants = new Map<string, Tenant>();
   private readonly loaded = new Map<string, number>(); // sealed segment → its index in the worker, least recently used first
   private readonly sealing = new Map<string, Promise<unknown>>(); // segments whose export is not yet persisted
-  private readonly worker = fullTextWorker();
+  private readonly worker = new FullTextWorker();
   private unpersisted = false; // a sealed segment failed to persist: later ones must not either, so a restart rebuilds them all
   private rebuilt = 0; // blocks read back from storage to rebuild active segments since start
 
@@ -162,6 +162,11 @@ export class FullText {
       activeEntries += t.active.entries;
     }
     return { tenants: this.tenants.size, sealed, loaded: this.loaded.size, activeBlocks, activeEntries, rebuiltBlocks: this.rebuilt };
+  }
+
+  /** close ends the worker thread that holds the indexes; settle first. */
+  close(): Promise<void> {
+    return this.worker.close();
   }
 
   /** settled resolves once every segment being sealed is persisted. */

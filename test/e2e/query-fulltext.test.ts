@@ -58,6 +58,7 @@ describe("sealed and active segments, across a restart", () => {
       singles.push((await json(res)).id);
       blocksWritten++;
     }
+    await s.svc.entries.fulltext.settled(); // the sealed segments are persisted (and so may be unloaded)
     before = s.svc.entries.fulltext.stats();
   });
   afterAll(async () => {
@@ -230,6 +231,7 @@ describe("retention: swept entries are gone from every index", () => {
     await setPlan("unlimited");
     expect(await found()).toEqual(visibleBeforeSweep);
     await s.svc.entries.postings.flush(); // postings are stored a batch at a time: store them to see their keys
+    await s.svc.entries.fulltext.settled(); // and sealed segments are persisted as their worker exports them
     expect(postingKeys().some((k) => (k[4] as number) < floor)).toBe(true);
     const sealedBefore = segmentMetas().length;
     expect(segmentMetas().some((m) => m.blocks.every(([ms]) => ms < floor))).toBe(true);

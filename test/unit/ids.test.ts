@@ -1,6 +1,9 @@
 // UUIDv7 ids (RFC 9562): canonical form, embedded time, strict increase, a clock that never goes back.
 import { test, expect, describe } from "bun:test";
-import { isUuid, nextIds, uuidTimeMs } from "../../src/ids.ts";
+import { isUuid, IdGenerator, uuidTimeMs } from "../../src/ids.ts";
+
+const generator = new IdGenerator();
+const nextIds = (count: number, now = Date.now()) => generator.next(count, now);
 
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 

@@ -1,7 +1,10 @@
 // The block test (compileBlockTest): a block is skipped unread only when none of its entries can match.
 import { expect, test } from "bun:test";
 import fc from "fast-check";
-import { nextIds } from "../../../src/ids.ts";
+import { IdGenerator } from "../../../src/ids.ts";
+
+const generator = new IdGenerator();
+const nextIds = (count: number, now = Date.now()) => generator.next(count, now);
 import type { Query, Term } from "../../../src/query/ast.ts";
 import { compileBlockTest } from "../../../src/query/compile.ts";
 import { matchQuery } from "../../../src/query/match.ts";

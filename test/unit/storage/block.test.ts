@@ -1,7 +1,10 @@
 // Block encoding: a block reads back exactly, and blocks written by earlier versions (v3, v4) still read.
 import { expect, test } from "bun:test";
 import { Packr } from "msgpackr";
-import { nextIds } from "../../../src/ids.ts";
+import { IdGenerator } from "../../../src/ids.ts";
+
+const generator = new IdGenerator();
+const nextIds = (count: number, now = Date.now()) => generator.next(count, now);
 import { Block, encodeBlock, type Entry } from "../../../src/storage/block.ts";
 
 const entries = (n: number): Entry[] =>

@@ -5,7 +5,10 @@ import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { nextIds } from "../../../src/ids.ts";
+import { IdGenerator } from "../../../src/ids.ts";
+
+const generator = new IdGenerator();
+const nextIds = (count: number, now = Date.now()) => generator.next(count, now);
 import { scan } from "../../../src/query/execute.ts";
 import { openDatabases } from "../../../src/storage/db.ts";
 import { EntryStore, type Entry } from "../../../src/storage/entries.ts";
