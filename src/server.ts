@@ -1,4 +1,5 @@
 // server: opens a data directory, builds the app, listens, sweeps expired entries, and shuts down cleanly on SIGTERM/SIGINT.
+import { TurnQueue } from "./turn.ts";
 import { banner, bootstrap } from "./bootstrap.ts";
 import { compose } from "./compose.ts";
 import type { Config } from "./config.ts";
@@ -64,13 +65,6 @@ export async function startServer(config: Config, print: (text: string) => void 
 
 /** lineLog prints JSON lines on stdout in one write an event-loop turn, however many requests the turn answered. */
 function lineLog(): (line: Record<string, unknown>) => void {
-  let pending: string[] = [];
-  const flush = () => {
-    console.log(pending.join("\n"));
-    pending = [];
-  };
-  return (line) => {
-    if (pending.length === 0) setImmediate(flush);
-    pending.push(JSON.stringify(line));
-  };
+  const lines = new TurnQueue<string>((turn) => console.log(turn.join("\n")));
+  return (line) => lines.push(JSON.stringify(line));
 }

@@ -1,4 +1,5 @@
-// turn: a value read at most once an event-loop turn, for reads that every request of a turn would repeat.
+// turn: work done once an event-loop turn: a value read once for all the requests of a turn (PerTurn), and items
+// gathered during a turn and handled together at its end (TurnQueue).
 
 /**
  * PerTurn holds what `read` gave for the rest of the event-loop turn: the turn's I/O callbacks and their promises
@@ -23,5 +24,23 @@ export class PerTurn<T> {
   forget(): void {
     this.held = false;
     this.value = undefined;
+  }
+}
+
+/** TurnQueue gathers the items pushed during an event-loop turn and hands them to `drain` together once the turn ends. */
+export class TurnQueue<T> {
+  private items: T[] = [];
+
+  constructor(private readonly drain: (items: T[]) => void) {}
+
+  push(item: T): void {
+    if (this.items.length === 0) setImmediate(() => this.flush());
+    this.items.push(item);
+  }
+
+  private flush(): void {
+    const items = this.items;
+    this.items = [];
+    this.drain(items);
   }
 }

@@ -4,6 +4,7 @@
 // before the first put; then nothing awaits: lmdb-js commits every put of one event turn in one
 // transaction, on its write thread, so each write is all or nothing (and a failed commit fails the
 // turn's writes together). The key layout is at the top of entries.ts.
+import { TurnQueue } from "../turn.ts";
 import type { Database } from "lmdb";
 import type { Environment } from "../schema.ts";
 import { BLOCK_MAX, assembleBlock, type Entry } from "./block.ts";
@@ -59,7 +60,7 @@ export interface CommittedBlock {
 
 /** TurnCommitter gathers the writes of one event-loop turn and commits them together. */
 export class TurnCommitter {
-  private pending: PendingWrite[] = [];
+  private readonly pending = new TurnQueue<PendingWrite>((writes) => this.commitPending(writes));
   private readonly listeners: ((block: CommittedBlock) => void)[] = [];
   constructor(private readonly to: Stores) {}
 
@@ -71,15 +72,12 @@ export class TurnCommitter {
   /** commit resolves once the write is committed (or refused by its limit), with its verdict. */
   commit(write: Write): Promise<Verdict> {
     return new Promise((resolve, reject) => {
-      if (this.pending.length === 0) setImmediate(() => this.commitPending());
       this.pending.push({ ...write, resolve, reject });
     });
   }
 
   /** commitPending stores the writes of the turn that just ended (see the top of this file). */
-  private commitPending(): void {
-    const writes = this.pending;
-    this.pending = [];
+  private commitPending(writes: PendingWrite[]): void {
     const stored: PendingWrite[] = [];
     let blocks: ReadyBlock[];
     try {

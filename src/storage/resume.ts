@@ -1,22 +1,13 @@
 // resume: key ranges that a reader may leave suspended across event-loop turns (a query in time slices) and go on
 // reading exactly. lmdb-js renews a `snapshot: false` cursor at the key it gave last, then steps once: when a
 // commit deleted that key meanwhile, the step skips the key after it. So after a turn this reopens past the last key.
+import { PerTurn } from "../turn.ts";
 import type { Database, Key, RangeOptions } from "lmdb";
 
-let turn = 0;
-let counting = false;
-
+let turns = 0;
 /** currentTurn numbers event-loop turns; it only counts in turns where a range read asked. */
-function currentTurn(): number {
-  if (!counting) {
-    counting = true;
-    setImmediate(() => {
-      turn++;
-      counting = false;
-    });
-  }
-  return turn;
-}
+const turnNumber = new PerTurn(() => ++turns);
+const currentTurn = () => turnNumber.get();
 
 /**
  * resumingKeys yields the keys of a range as `db.getKeys` does (without `limit`), and stays exact when it is
