@@ -45,7 +45,7 @@ export async function benchQuery() {
       });
       const { ms, ids: fresh } = ids.next(raws.length, T0 + Math.floor((b * SPAN_MS) / blocks));
       const entries = raws.map((r, i) => ({ ...checkEntry(r, i, plan).entry!, id: fresh[i] }) as unknown as Entry);
-      await s.entries.append(ws.id, "production", ms, entries, -1);
+      await s.entries.append({ ws: ws.id, env: "production" }, ms, entries, -1);
     }
     const loadSecs = (performance.now() - t0) / 1000;
 
@@ -128,9 +128,9 @@ function request(body: Record<string, unknown>) {
 /** engine runs one page below HTTP, on the plan the planner chose or forced onto the full range scan. */
 function engine(s: ReturnType<typeof compose>, ws: string, body: Record<string, unknown>, which: "chosen" | "range") {
   const { query, range } = request(body);
-  const plan = planQuery(s.entries, ws, "production", query, range);
+  const plan = planQuery(s.entries, { ws: ws, env: "production" }, query, range);
   const candidate = which === "chosen" ? plan.chosen : plan.candidates.find((c) => c.index === "range")!;
-  runCandidate(s.entries, ws, "production", query, plan.range, candidate, 50);
+  runCandidate(s.entries, { ws: ws, env: "production" }, query, plan.range, candidate, 50);
   return { plan: `${plan.chosen.index}${plan.chosen.term ? ` (${plan.chosen.term})` : ""}` };
 }
 
@@ -138,7 +138,7 @@ function engine(s: ReturnType<typeof compose>, ws: string, body: Record<string, 
 function reference(s: ReturnType<typeof compose>, ws: string, body: Record<string, unknown>): string[] {
   const { query, range } = request(body);
   const out: string[] = [];
-  for (const row of scan(s.entries, ws, "production", range)) {
+  for (const row of scan(s.entries, { ws: ws, env: "production" }, range)) {
     if (matchQuery(query, row, "production")) out.push(row.entry.id);
     if (out.length === 50) break;
   }

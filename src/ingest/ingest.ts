@@ -8,6 +8,7 @@ import { quotaExceeded } from "../limits/quota.ts";
 import type { EntryBounds, JsonBody } from "./scan.ts";
 import { isEnvironment } from "../schema.ts";
 import type { Entry, EntryStore, Row } from "../storage/entries.ts";
+import type { Tenant } from "../storage/keys.ts";
 import { acceptEntries } from "./prepare.ts";
 import { Preparer } from "./preparer.ts";
 import { checkEntry, unknownFields } from "./rules.ts";
@@ -46,7 +47,7 @@ export class IngestService {
       context: e.context,
       metadata: e.metadata,
     };
-    await this.commit(caller, 1, ms, () => this.store.append(caller.workspace.id, caller.key.environment, ms, [entry], caller.plan.logs_per_month));
+    await this.commit(caller, 1, ms, () => this.store.append(tenantOf(caller), ms, [entry], caller.plan.logs_per_month));
     return { serverMs: ms, entry };
   }
 
@@ -54,9 +55,7 @@ export class IngestService {
   async createMany(body: JsonBody, caller: Caller): Promise<{ count: number; ids: string[] }> {
     const batch = await this.preparer.prepare(body, caller.plan, caller.key.environment);
     const { ms, ids } = this.ids.next(batch.count, this.clock());
-    await this.commit(caller, batch.count, ms, () =>
-      this.store.appendPrepared(caller.workspace.id, caller.key.environment, ms, ids, batch.blocks, caller.plan.logs_per_month),
-    );
+    await this.commit(caller, batch.count, ms, () => this.store.appendPrepared(tenantOf(caller), ms, ids, batch.blocks, caller.plan.logs_per_month));
     return { count: batch.count, ids };
   }
 
@@ -111,3 +110,6 @@ export class IngestService {
     if (!verdict.stored) throw quotaExceeded(caller.plan, verdict.used, count, ms);
   }
 }
+
+/** tenantOf names the entries a caller writes: its key's environment of its workspace. */
+const tenantOf = (caller: Caller): Tenant => ({ ws: caller.workspace.id, env: caller.key.environment });

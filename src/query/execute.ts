@@ -1,10 +1,9 @@
 // execute: turns block references, newest first, into the entries of a read in the read order (server time descending,
 // then id descending), checking each with the query's predicate. Blocks of one millisecond may interleave in id, so
 // their entries are merged before they are ordered.
-import type { Environment } from "../schema.ts";
 import { EntryView, type Block } from "../storage/block.ts";
 import type { EntryStore, Row } from "../storage/entries.ts";
-import type { BlockRef, ScanRange } from "../storage/keys.ts";
+import type { BlockRef, ScanRange, Tenant } from "../storage/keys.ts";
 
 /** BlockReader is what the executor reads blocks through. */
 export type BlockReader = Pick<EntryStore, "readBlock">;
@@ -21,15 +20,14 @@ const never = () => false;
  */
 export function rows(
   store: BlockReader,
-  ws: string,
-  env: Environment,
+  tenant: Tenant,
   refs: Iterable<BlockRef>,
   range: ScanRange,
   accept: (row: Row) => boolean = () => true,
   /** false for a block none of whose entries `accept` can take (compileBlockTest): its entries are not read */
   mayHold: (block: Block) => boolean = () => true,
 ): Generator<Row> {
-  return walk(store, ws, env, refs, range, accept, mayHold, never) as Generator<Row>;
+  return walk(store, tenant, refs, range, accept, mayHold, never) as Generator<Row>;
 }
 
 /**
@@ -38,21 +36,19 @@ export function rows(
  */
 export function rowsSliced(
   store: BlockReader,
-  ws: string,
-  env: Environment,
+  tenant: Tenant,
   refs: Iterable<BlockRef>,
   range: ScanRange,
   accept: (row: Row) => boolean,
   mayHold: ((block: Block) => boolean) | undefined,
   due: () => boolean,
 ): Generator<Row | Pause> {
-  return walk(store, ws, env, refs, range, accept, mayHold ?? (() => true), due);
+  return walk(store, tenant, refs, range, accept, mayHold ?? (() => true), due);
 }
 
 function* walk(
   store: BlockReader,
-  ws: string,
-  env: Environment,
+  tenant: Tenant,
   refs: Iterable<BlockRef>,
   range: ScanRange,
   accept: (row: Row) => boolean,
@@ -75,7 +71,7 @@ function* walk(
     if (group.size === 1) {
       // one block: ids ascend with positions, so walk them backwards without building a list
       const [[firstId, positions]] = group;
-      const block = store.readBlock(ws, env, groupMs, firstId);
+      const block = store.readBlock(tenant, groupMs, firstId);
       if (!block || !mayHold(block)) return;
       const at = positions === null ? null : [...positions].sort((a, b) => a - b);
       for (let k = (at ? at.length : block.size) - 1; k >= 0; k--) {
@@ -88,7 +84,7 @@ function* walk(
     const candidates: [Block, number][] = [];
     for (const [firstId, positions] of group) {
       if (due()) yield PAUSE;
-      const block = store.readBlock(ws, env, groupMs, firstId);
+      const block = store.readBlock(tenant, groupMs, firstId);
       if (!block || !mayHold(block)) continue;
       if (positions === null) for (let i = 0; i < block.size; i++) candidates.push([block, i]);
       else for (const i of positions) candidates.push([block, i]);
@@ -117,6 +113,6 @@ function* walk(
 }
 
 /** scan yields every entry of a range in the read order. */
-export function scan(store: BlockReader & Pick<EntryStore, "blocks">, ws: string, env: Environment, range: ScanRange): Generator<Row> {
-  return rows(store, ws, env, store.blocks(ws, env, range), range);
+export function scan(store: BlockReader & Pick<EntryStore, "blocks">, tenant: Tenant, range: ScanRange): Generator<Row> {
+  return rows(store, tenant, store.blocks(tenant, range), range);
 }

@@ -1,10 +1,9 @@
 // page: runs a read — plan, candidate entries in the read order, the whole query checked on each —
 // and stops as soon as the page is full (one entry more tells whether another page follows). A read over HTTP
 // runs in time slices (slice.ts), so a long scan leaves room for every other request.
-import type { Environment } from "../schema.ts";
 import type { EntryStore, Row } from "../storage/entries.ts";
 import { PAUSE, rows as rowsOf, rowsSliced } from "./execute.ts";
-import type { ScanRange } from "../storage/keys.ts";
+import type { ScanRange, Tenant } from "../storage/keys.ts";
 import { formatMs } from "../time.ts";
 import type { Query } from "./ast.ts";
 import { formatQuery } from "./format.ts";
@@ -25,30 +24,27 @@ export interface Page {
   more: boolean;
 }
 
-/** ReadScope is what a read may see: one workspace environment (a tenant), no entry older than `floorMs` (retention). */
-export interface ReadScope {
-  ws: string;
-  env: Environment;
+/** ReadScope is what a read may see: one tenant's entries, none older than `floorMs` (retention). */
+export interface ReadScope extends Tenant {
   floorMs: number;
 }
 
 /** planFor plans a read within its scope. */
 export function planFor(store: EntryStore, scope: ReadScope, req: PageRequest, explaining = false): QueryPlan {
   const range = { ...req.range, fromMs: Math.max(req.range.fromMs, scope.floorMs) };
-  return planQuery(store, scope.ws, scope.env, req.query, range, explaining);
+  return planQuery(store, scope, req.query, range, explaining);
 }
 
 /** readPage returns one page of matching entries, newest first, pausing whenever `slice` is used up. */
 export async function readPage(store: EntryStore, scope: ReadScope, req: PageRequest, slice: Slice): Promise<Page> {
-  const { ws, env } = scope;
   const plan = planFor(store, scope, req);
-  return runSliced(store, ws, env, req.query, plan.range, plan.chosen, req.pageSize, slice);
+  return runSliced(store, scope, req.query, plan.range, plan.chosen, req.pageSize, slice);
 }
 
 /** runCandidate reads candidates in the read order and keeps those the query accepts, up to a page (plus whether more follow), in one go. */
-export function runCandidate(store: EntryStore, ws: string, env: Environment, query: Query, range: ScanRange, candidate: Candidate, pageSize: number) {
+export function runCandidate(store: EntryStore, tenant: Tenant, query: Query, range: ScanRange, candidate: Candidate, pageSize: number) {
   const rows: Row[] = [];
-  for (const row of rowsOf(store, ws, env, candidate.open(), range, compileQuery(query, env), compileBlockTest(query))) {
+  for (const row of rowsOf(store, tenant, candidate.open(), range, compileQuery(query, tenant.env), compileBlockTest(query))) {
     if (rows.length === pageSize) return { rows, more: true };
     rows.push(row);
   }
@@ -56,18 +52,9 @@ export function runCandidate(store: EntryStore, ws: string, env: Environment, qu
 }
 
 /** runSliced is runCandidate in time slices: it lets the event loop run whenever `slice` is used up, and gives the same rows. */
-export async function runSliced(
-  store: EntryStore,
-  ws: string,
-  env: Environment,
-  query: Query,
-  range: ScanRange,
-  candidate: Candidate,
-  pageSize: number,
-  slice: Slice,
-) {
+export async function runSliced(store: EntryStore, tenant: Tenant, query: Query, range: ScanRange, candidate: Candidate, pageSize: number, slice: Slice) {
   const rows: Row[] = [];
-  for (const row of rowsSliced(store, ws, env, candidate.open(), range, compileQuery(query, env), compileBlockTest(query), slice.due)) {
+  for (const row of rowsSliced(store, tenant, candidate.open(), range, compileQuery(query, tenant.env), compileBlockTest(query), slice.due)) {
     if (row === PAUSE)
       await slice.pause(); // a throw here (over budget) closes the generator and its cursors
     else if (rows.length === pageSize) return { rows, more: true };
@@ -94,6 +81,6 @@ export function explain(store: EntryStore, scope: ReadScope, req: PageRequest) {
 
 /** readOne finds one entry of the scope by id. */
 export function readOne(store: EntryStore, scope: ReadScope, id: string): Row | undefined {
-  const row = store.get(scope.ws, scope.env, id);
+  const row = store.get(scope, id);
   return row && row.serverMs >= scope.floorMs ? row : undefined;
 }

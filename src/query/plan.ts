@@ -1,9 +1,8 @@
 // plan: estimates each conjunct an index can answer, and picks the cheapest way to find candidates.
 // Every index only proposes candidate entries; the executor checks the whole query on each one,
 // so the result never depends on the plan chosen.
-import type { Environment } from "../schema.ts";
 import type { EntryStore } from "../storage/entries.ts";
-import type { BlockRef, ScanRange } from "../storage/keys.ts";
+import type { BlockRef, ScanRange, Tenant } from "../storage/keys.ts";
 import type { PostingKind } from "../storage/postings.ts";
 import { lowerBoundMs, upperBoundMs } from "../time.ts";
 import type { Query, Term, TextTerm } from "./ast.ts";
@@ -34,17 +33,17 @@ export interface QueryPlan {
 const COUNT_CAP = 250;
 
 /** planQuery narrows the range by the server_timestamp terms and picks the cheapest candidate source. */
-export function planQuery(store: EntryStore, ws: string, env: Environment, query: Query, requested: ScanRange, explaining = false): QueryPlan {
+export function planQuery(store: EntryStore, tenant: Tenant, query: Query, requested: ScanRange, explaining = false): QueryPlan {
   const range = narrow(requested, query.terms);
   const proposals: [Proposal, string | undefined][] = [];
   for (const term of query.terms) {
-    const p = candidateFor(store, ws, env, term, range);
+    const p = candidateFor(store, tenant, term, range);
     if (p) proposals.push([p, formatTerm(term)]);
   }
   // the range scan last: it only has to be counted as far as the best index's estimate, and not at all alone
   const alone = proposals.length === 0 && !explaining; // explain still counts, so that it can show the figure
   proposals.push([
-    { index: "range", estimate: (cap) => (alone ? 0 : store.countBlocks(ws, env, range, cap)), open: () => store.blocks(ws, env, range) },
+    { index: "range", estimate: (cap) => (alone ? 0 : store.countBlocks(tenant, range, cap)), open: () => store.blocks(tenant, range) },
     undefined,
   ]);
   let best = COUNT_CAP;
@@ -57,18 +56,18 @@ export function planQuery(store: EntryStore, ws: string, env: Environment, query
   return { range, chosen, candidates: [candidates[candidates.length - 1], ...candidates.slice(0, -1)] };
 }
 
-function candidateFor(store: EntryStore, ws: string, env: Environment, term: Term, range: ScanRange): Proposal | undefined {
+function candidateFor(store: EntryStore, tenant: Tenant, term: Term, range: ScanRange): Proposal | undefined {
   const postings = (kind: PostingKind, index: Candidate["index"], terms: string[]): Proposal => ({
     index,
-    estimate: (cap) => terms.reduce((n, t) => (n >= cap ? n : n + store.countPostingBlocks(ws, env, kind, t, range, cap - n)), 0),
-    open: () => mergeRefs(terms.map((t) => store.postingBlocks(ws, env, kind, t, range))),
+    estimate: (cap) => terms.reduce((n, t) => (n >= cap ? n : n + store.countPostingBlocks(tenant, kind, t, range, cap - n)), 0),
+    open: () => mergeRefs(terms.map((t) => store.postingBlocks(tenant, kind, t, range))),
   });
   const fulltext = (alternatives: string[][]): Proposal => ({
     index: "fulltext",
-    estimate: () => alternatives.reduce((n, w) => n + store.estimateTextBlocks(ws, env, w), 0),
-    open: () => mergeRefs(alternatives.map((w) => store.textBlocks(ws, env, w, range))),
+    estimate: () => alternatives.reduce((n, w) => n + store.estimateTextBlocks(tenant, w), 0),
+    open: () => mergeRefs(alternatives.map((w) => store.textBlocks(tenant, w, range))),
   });
-  const actions = (literal: string, test: (a: string) => boolean) => postings("a", "action", store.actions(ws, env, literal, test));
+  const actions = (literal: string, test: (a: string) => boolean) => postings("a", "action", store.actions(tenant, literal, test));
   const fixed = (index: Candidate["index"], n: number, open: () => Iterable<BlockRef>): Proposal => ({ index, estimate: () => n, open });
 
   switch (term.kind) {
@@ -76,14 +75,14 @@ function candidateFor(store: EntryStore, ws: string, env: Environment, term: Ter
       if (term.op !== "=") return undefined;
       return fixed("id", term.values.length, () =>
         term.values
-          .map((v) => store.locate(ws, env, v.text))
+          .map((v) => store.locate(tenant, v.text))
           .filter((r): r is BlockRef => r !== undefined)
           .sort((a, b) => b.ms - a.ms || (a.firstId < b.firstId ? 1 : -1)),
       );
     case "enum":
       if (term.op !== "=") return undefined;
       if (term.facet === "environment") {
-        return term.values.some((v) => v.text === env) ? undefined : fixed("none", 0, () => []);
+        return term.values.some((v) => v.text === tenant.env) ? undefined : fixed("none", 0, () => []);
       }
       return postings(
         "l",

@@ -22,7 +22,7 @@ import { TurnCommitter, type CommittedBlock, type Verdict, type Write } from "./
 import { Dictionary } from "./dictionary.ts";
 import type { EncodedBlock } from "./encode.ts";
 import { FullText, type BlockText } from "./fulltext.ts";
-import { rangeKeys, type BlockRef, type ScanRange } from "./keys.ts";
+import { rangeKeys, type BlockRef, type ScanRange, type Tenant } from "./keys.ts";
 import { Postings, blockTerms, termsOf, type PostingKind } from "./postings.ts";
 import { resumingKeys } from "./resume.ts";
 import type { UsageStore } from "./usage.ts";
@@ -57,7 +57,7 @@ export class EntryStore {
     this.db = dbs.entries;
     this.postings = new Postings(dbs.postings, dbs.unindexed);
     this.postings.recover((ws, env, ms, firstId) => {
-      const block = this.readBlock(ws, env, ms, firstId);
+      const block = this.readBlock({ ws, env }, ms, firstId);
       return block && blockTerms(block.entries());
     });
     this.dictionary = new Dictionary(dbs.dictionary);
@@ -73,12 +73,14 @@ export class EntryStore {
    * would pass `monthlyLimit` (-1: none); then it stores nothing. Resolves once committed, with the
    * verdict; by then the entries are findable through every index and full text.
    */
-  append(ws: string, env: Environment, serverMs: number, entries: Entry[], monthlyLimit: number): Promise<Verdict> {
+  append(tenant: Tenant, serverMs: number, entries: Entry[], monthlyLimit: number): Promise<Verdict> {
+    const { ws, env } = tenant;
     return this.enqueue({ ws, env, serverMs, count: entries.length, entries, monthlyLimit });
   }
 
   /** appendPrepared is append for blocks encoded off the main thread (encode.ts); `ids` ascend across them. */
-  appendPrepared(ws: string, env: Environment, serverMs: number, ids: string[], blocks: EncodedBlock[], monthlyLimit: number): Promise<Verdict> {
+  appendPrepared(tenant: Tenant, serverMs: number, ids: string[], blocks: EncodedBlock[], monthlyLimit: number): Promise<Verdict> {
+    const { ws, env } = tenant;
     return this.enqueue({ ws, env, serverMs, count: ids.length, prepared: { ids, blocks }, monthlyLimit });
   }
 
@@ -104,15 +106,16 @@ export class EntryStore {
   }
 
   /** get finds one entry by id within a workspace environment. */
-  get(ws: string, env: Environment, id: string): Row | undefined {
-    const ref = this.locate(ws, env, id);
+  get(tenant: Tenant, id: string): Row | undefined {
+    const ref = this.locate(tenant, id);
     if (!ref) return undefined;
-    const block = this.readBlock(ws, env, ref.ms, ref.firstId)!;
+    const block = this.readBlock(tenant, ref.ms, ref.firstId)!;
     return { serverMs: ref.ms, entry: block.entry(ref.positions![0]) };
   }
 
   /** locate finds the block and position of an entry by id. */
-  locate(ws: string, env: Environment, id: string): BlockRef | undefined {
+  locate(tenant: Tenant, id: string): BlockRef | undefined {
+    const { ws, env } = tenant;
     const ms = uuidTimeMs(id);
     if (!(ms >= 0 && ms < 8.64e15)) return undefined;
     for (const { key, value } of this.db.getRange({ start: [ws, env, ms, id], end: [ws, env, ms], reverse: true })) {
@@ -123,7 +126,8 @@ export class EntryStore {
   }
 
   /** blocks yields every block of a range as a reference, newest first: the full scan. */
-  *blocks(ws: string, env: Environment, range: ScanRange): Generator<BlockRef> {
+  *blocks(tenant: Tenant, range: ScanRange): Generator<BlockRef> {
+    const { ws, env } = tenant;
     const { start, fromMs } = rangeKeys(range);
     if (!start) return;
     for (const key of resumingKeys(this.db, { start: [ws, env, ...start], end: [ws, env, fromMs], reverse: true })) {
@@ -133,34 +137,39 @@ export class EntryStore {
   }
 
   /** postingBlocks yields the blocks holding a level, tag or exact action within a range, newest first. */
-  postingBlocks(ws: string, env: Environment, kind: PostingKind, term: string, range: ScanRange): Iterable<BlockRef> {
+  postingBlocks(tenant: Tenant, kind: PostingKind, term: string, range: ScanRange): Iterable<BlockRef> {
+    const { ws, env } = tenant;
     return this.postings.blocks(ws, env, kind, term, range);
   }
 
   /** countPostingBlocks counts postingBlocks, stopping at cap (planner estimates). */
-  countPostingBlocks(ws: string, env: Environment, kind: PostingKind, term: string, range: ScanRange, cap: number): number {
+  countPostingBlocks(tenant: Tenant, kind: PostingKind, term: string, range: ScanRange, cap: number): number {
+    const { ws, env } = tenant;
     return this.postings.count(ws, env, kind, term, range, cap);
   }
 
   /** actions lists the distinct actions that pass `test`, narrowed by the trigrams of `literal` (dictionary.ts). */
-  actions(ws: string, env: Environment, literal: string, test: (action: string) => boolean): string[] {
+  actions(tenant: Tenant, literal: string, test: (action: string) => boolean): string[] {
+    const { ws, env } = tenant;
     return this.dictionary.actions(ws, env, literal, test);
   }
 
   /** textBlocks yields the blocks that may hold every one of `words` within a range, newest first (full text). */
-  textBlocks(ws: string, env: Environment, words: string[], range: ScanRange): Iterable<BlockRef> {
+  textBlocks(tenant: Tenant, words: string[], range: ScanRange): Iterable<BlockRef> {
+    const { ws, env } = tenant;
     return this.fulltext.blocks(ws, env, words, range);
   }
 
   /** estimateTextBlocks estimates textBlocks' count from the segments in memory (planner estimates). */
-  estimateTextBlocks(ws: string, env: Environment, words: string[]): number {
+  estimateTextBlocks(tenant: Tenant, words: string[]): number {
+    const { ws, env } = tenant;
     return this.fulltext.estimate(ws, env, words);
   }
 
   /** countBlocks counts a range's blocks, stopping at cap (planner estimates). */
-  countBlocks(ws: string, env: Environment, range: ScanRange, cap: number): number {
+  countBlocks(tenant: Tenant, range: ScanRange, cap: number): number {
     let n = 0;
-    for (const _ of this.blocks(ws, env, range)) if (++n >= cap) break;
+    for (const _ of this.blocks(tenant, range)) if (++n >= cap) break;
     return n;
   }
 
@@ -168,7 +177,8 @@ export class EntryStore {
    * deleteBefore removes up to `maxBlocks` blocks older than `beforeMs`, with their postings, in one
    * transaction and returns how many entries went; callers loop until it returns 0, so ingestion never waits long.
    */
-  async deleteBefore(ws: string, env: Environment, beforeMs: number, maxBlocks: number): Promise<number> {
+  async deleteBefore(tenant: Tenant, beforeMs: number, maxBlocks: number): Promise<number> {
+    const { ws, env } = tenant;
     await this.postings.flush(); // the postings to remove are stored, none in flight
     const doomed = [...this.db.getKeys({ start: [ws, env, 0], end: [ws, env, beforeMs], limit: maxBlocks, snapshot: false })];
     if (doomed.length === 0) {
@@ -179,7 +189,7 @@ export class EntryStore {
       let n = 0;
       for (const key of doomed) {
         const [, , ms, firstId] = key as [string, Environment, number, string];
-        const block = this.readBlock(ws, env, ms, firstId);
+        const block = this.readBlock(tenant, ms, firstId);
         if (!block) continue;
         for (const [kind, term] of termsOf(block.entries())) this.postings.remove(ws, env, kind, term, ms, firstId);
         this.db.removeSync(key);
@@ -190,7 +200,8 @@ export class EntryStore {
   }
 
   /** readBlock reads one block by its key; undefined once it is deleted (retention). */
-  readBlock(ws: string, env: Environment, ms: number, firstId: string): Block | undefined {
+  readBlock(tenant: Tenant, ms: number, firstId: string): Block | undefined {
+    const { ws, env } = tenant;
     const value = this.db.get([ws, env, ms, firstId]) as Uint8Array | undefined;
     return value === undefined ? undefined : Block.decode(ms, value);
   }

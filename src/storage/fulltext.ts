@@ -43,7 +43,7 @@ interface Segment extends SegmentMeta {
   has: Set<string>;
 }
 
-interface Tenant {
+interface TenantIndex {
   sealed: SegmentMeta[]; // ascending by no (= by time)
   active: Segment;
 }
@@ -51,7 +51,7 @@ interface Tenant {
 const MAX_LOADED = 4;
 
 export class FullText {
-  private readonly tenants = new Map<string, Tenant>();
+  private readonly tenants = new Map<string, TenantIndex>();
   private readonly loaded = new Map<string, number>(); // sealed segment → its index in the worker, least recently used first
   private readonly sealing = new Map<string, Promise<unknown>>(); // segments whose export is not yet persisted
   private readonly worker = new FullTextWorker();
@@ -175,7 +175,7 @@ export class FullText {
   }
 
   /** open loads a tenant's sealed segment list and rebuilds its active segment from storage. */
-  private tenant(ws: string, env: Environment): Tenant {
+  private tenant(ws: string, env: Environment): TenantIndex {
     const id = `${ws}\u0000${env}`;
     let t = this.tenants.get(id);
     if (t) return t;
@@ -202,7 +202,7 @@ export class FullText {
   }
 
   /** seal starts a new active segment and persists the full one once the worker has exported it; it stays loaded meanwhile. */
-  private seal(ws: string, env: Environment, t: Tenant): void {
+  private seal(ws: string, env: Environment, t: TenantIndex): void {
     const seg = t.active;
     const meta: SegmentMeta = { no: seg.no, blocks: seg.blocks, entries: seg.entries, longWords: seg.longWords };
     const id = `${ws}\u0000${env}\u0000${seg.no}`;
@@ -224,7 +224,10 @@ export class FullText {
       });
     this.sealing.set(id, write);
     this.remember(id, seg.index);
-    void write.finally(() => this.sealing.delete(id));
+    void write.finally(() => {
+      this.sealing.delete(id);
+      this.trim(); // it may be unloaded now, as the segments loaded beside it
+    });
   }
 
   private indexOf(ws: string, env: Environment, seg: SegmentMeta | Segment): number {
@@ -243,6 +246,11 @@ export class FullText {
   private remember(id: string, index: number): void {
     this.loaded.delete(id);
     this.loaded.set(id, index);
+    this.trim();
+  }
+
+  /** trim unloads the least recently used sealed segments past MAX_LOADED. */
+  private trim(): void {
     for (const old of this.loaded.keys()) {
       if (this.loaded.size <= MAX_LOADED) break;
       if (!this.sealing.has(old)) this.unload(old); // a segment not yet persisted can only be searched in memory

@@ -7,6 +7,7 @@
 // what follows can even decode as a number, so such a key reads back as something else. A string of
 // 64 units or more therefore stands in a key as its SHA-256 instead, which is printable ASCII and at
 // least 64 units long, so it can never equal a string kept as itself.
+import type { Environment } from "../schema.ts";
 
 /** Strings shorter than this many UTF-16 units stand in keys as themselves. */
 export const KEPT_MAX = 63;
@@ -17,6 +18,12 @@ export function textKey(text: string): string {
   const units = new Uint16Array(text.length); // its UTF-16 units, not UTF-8, which would merge lone surrogates into U+FFFD
   for (let i = 0; i < text.length; i++) units[i] = text.charCodeAt(i);
   return `sha256:${new Bun.CryptoHasher("sha256").update(units).digest("hex")}`;
+}
+
+/** Tenant names the entries of one workspace environment: every read and write of the store is a tenant's. */
+export interface Tenant {
+  readonly ws: string;
+  readonly env: Environment;
 }
 
 /** ScanRange is a range of server time to read, newest first, optionally after a cursor. */

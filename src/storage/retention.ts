@@ -36,7 +36,7 @@ export class RetentionSweeper {
       const floor = this.floorOf(ws, this.clock());
       if (!Number.isFinite(floor)) continue;
       for (const env of ENVIRONMENTS) {
-        for (let n: number; (n = await this.entries.deleteBefore(ws.id, env, floor, BLOCKS_PER_BATCH)) > 0; ) deleted += n;
+        for (let n: number; (n = await this.entries.deleteBefore({ ws: ws.id, env }, floor, BLOCKS_PER_BATCH)) > 0; ) deleted += n;
       }
     }
     return deleted;

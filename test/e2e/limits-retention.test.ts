@@ -98,9 +98,9 @@ describe("the retention sweeper", () => {
     now = T0 + 3_600_000;
     const newer = await (await post(s, "/logs", freeKey, entry({ action: "newer" }))).json();
     const present = () => ({
-      old: s.svc.entries.get(free.id, "development", old.id) !== undefined,
-      newer: s.svc.entries.get(free.id, "development", newer.id) !== undefined,
-      longLived: s.svc.entries.get(keeper.id, "staging", longLived.id) !== undefined,
+      old: s.svc.entries.get({ ws: free.id, env: "development" }, old.id) !== undefined,
+      newer: s.svc.entries.get({ ws: free.id, env: "development" }, newer.id) !== undefined,
+      longLived: s.svc.entries.get({ ws: keeper.id, env: "staging" }, longLived.id) !== undefined,
     });
 
     now = T0 + 21 * DAY;

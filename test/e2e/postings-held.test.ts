@@ -99,7 +99,7 @@ test("a flush of more postings than one event turn takes stores them all, over s
 test("retention deletes blocks whose postings are still held: none of their postings or marks stays behind", async () => {
   const { s, ws } = await setUp();
   expect({ stored: stored(s, ws), marked: marked(s, ws) }).toEqual({ stored: 0, marked: 4 }); // all held
-  const deleted = await s.svc.entries.deleteBefore(ws, "development", 8.64e15, 100); // every block is past the horizon
+  const deleted = await s.svc.entries.deleteBefore({ ws: ws, env: "development" }, 8.64e15, 100); // every block is past the horizon
   expect(deleted).toBe(61);
   await s.svc.entries.postings.flush();
   expect({ stored: stored(s, ws), marked: marked(s, ws) }).toEqual({ stored: 0, marked: 0 });

@@ -250,7 +250,7 @@ describe("retention: swept entries are gone from every index", () => {
     expect(keys.filter((k) => (k[4] as number) < floor)).toEqual([]);
     expect(keys.filter((k) => k[2] === "t" && k[3] === "old-tag")).toEqual([]);
     expect(keys.filter((k) => k[2] === "t" && k[3] === "new-tag")).toHaveLength(3);
-    expect(old.every((x) => s.svc.entries.get(ws.id, "development", x) === undefined)).toBe(true);
+    expect(old.every((x) => s.svc.entries.get({ ws: ws.id, env: "development" }, x) === undefined)).toBe(true);
     // full-text segments that held only swept blocks are dropped
     expect(segmentMetas().every((m) => m.blocks.some(([ms]) => ms >= floor))).toBe(true);
     expect(segmentMetas().length).toBeLessThan(sealedBefore);

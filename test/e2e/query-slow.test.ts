@@ -37,7 +37,7 @@ async function load(t: TestSluice): Promise<string> {
         metadata: null,
       }),
     );
-    await t.svc.entries.append(ws.id, "production", ms, entries, -1);
+    await t.svc.entries.append({ ws: ws.id, env: "production" }, ms, entries, -1);
   }
   return ws.key("production", "rw");
 }

@@ -246,9 +246,9 @@ const caseArb = fc.array(writeArb, { minLength: 1, maxLength: 8 }).chain((writes
 
 /** page reads one page, as the engine does, through candidate number k of the plan (or the last one when there are fewer). */
 function page(ws: string, env: Environment, query: Query, range: ScanRange, pageSize: number, k: number) {
-  const plan = planQuery(store, ws, env, query, range);
+  const plan = planQuery(store, { ws: ws, env: env }, query, range);
   const candidate = plan.candidates[Math.min(k, plan.candidates.length - 1)];
-  return { ...runCandidate(store, ws, env, query, plan.range, candidate, pageSize), candidates: plan.candidates.map((x) => x.index) };
+  return { ...runCandidate(store, { ws: ws, env: env }, query, plan.range, candidate, pageSize), candidates: plan.candidates.map((x) => x.index) };
 }
 
 const key = (r: Row) => `${r.serverMs}/${r.entry.id}`;
@@ -263,7 +263,7 @@ test("every plan returns exactly the entries of a full scan by the reference eva
       for (const w of [...c.writes].sort((a, b) => a.dms - b.dms)) {
         const { ms, ids } = writers[w.writer].next(w.entries.length, T0 + w.dms);
         const entries: Entry[] = w.entries.map((e, i) => ({ ...e, level: e.level as Level, id: ids[i] }) as Entry);
-        await store.append(ws, w.env, ms, entries, -1);
+        await store.append({ ws: ws, env: w.env }, ms, entries, -1);
         if (w.postings === "stored") await store.postings.flush();
         else if (w.postings === "in flight") void store.postings.flush();
         for (const entry of entries) all.push({ env: w.env, row: { serverMs: ms, entry } });

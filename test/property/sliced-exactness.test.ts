@@ -94,7 +94,7 @@ function pausing(ws: string, during: readonly string[]): Slice {
             metadata: null,
           }),
         );
-        await store.append(ws, ENV, ms, entries, -1);
+        await store.append({ ws: ws, env: ENV }, ms, entries, -1);
       } else if (action === "store postings") await store.postings.flush();
       else if (action === "store postings in flight") void store.postings.flush();
       await new Promise<void>((resolve) => setImmediate(resolve));
@@ -109,11 +109,11 @@ async function pages(ws: string, query: Query, base: ScanRange, pageSize: number
   const got: string[] = [];
   let range = base;
   for (let guard = 0; guard < 100; guard++) {
-    const plan = planQuery(store, ws, ENV, query, range);
+    const plan = planQuery(store, { ws: ws, env: ENV }, query, range);
     const candidate: Candidate = plan.candidates[Math.min(k, plan.candidates.length - 1)];
     const p = slice
-      ? await runSliced(store, ws, ENV, query, plan.range, candidate, pageSize, slice)
-      : runCandidate(store, ws, ENV, query, plan.range, candidate, pageSize);
+      ? await runSliced(store, { ws: ws, env: ENV }, query, plan.range, candidate, pageSize, slice)
+      : runCandidate(store, { ws: ws, env: ENV }, query, plan.range, candidate, pageSize);
     got.push(...p.rows.map(key));
     if (!p.more) break;
     const last = p.rows[p.rows.length - 1];
@@ -131,12 +131,12 @@ test("every plan, pausing at every block while writes commit and postings are st
       for (const w of [...c.writes].sort((a, b) => a.dms - b.dms)) {
         const { ms, ids } = writers[w.writer].next(w.entries.length, T0 + w.dms);
         const entries = w.entries.map((e, i): Entry => ({ ...e, id: ids[i], clientMs: ms, actor: null, target: null, context: null, metadata: null }));
-        await store.append(ws, ENV, ms, entries, -1);
+        await store.append({ ws: ws, env: ENV }, ms, entries, -1);
         if (w.postings === "stored") await store.postings.flush();
       }
       const query: Query = { terms: c.terms };
       const base: ScanRange = { fromMs: c.fromMs ?? 0, toMs: c.toMs ?? 8.64e15 };
-      const plans = planQuery(store, ws, ENV, query, base).candidates;
+      const plans = planQuery(store, { ws: ws, env: ENV }, query, base).candidates;
       for (let k = 0; k < plans.length; k++) {
         seen.set(plans[k].index, (seen.get(plans[k].index) ?? 0) + 1);
         const expected = await pages(ws, query, base, c.pageSize, k);

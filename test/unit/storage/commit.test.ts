@@ -43,20 +43,20 @@ const write = (n: number, metadata: Entry["metadata"] = null) => {
   );
   return { ms, ids, entries };
 };
-const all = (ws: string) => [...scan(store, ws, "development", { fromMs: 0, toMs: 8.64e15 })].map((r) => r.entry.id);
+const all = (ws: string) => [...scan(store, { ws: ws, env: "development" }, { fromMs: 0, toMs: 8.64e15 })].map((r) => r.entry.id);
 
 test("a turn whose encoding fails stores none of its writes and gives their quota back", async () => {
   const good = write(3);
   const bad = write(2, { n: 1n as unknown as number }); // JSON.stringify throws on a BigInt: the block cannot be encoded
   const results = await Promise.allSettled([
-    store.append("ws-fail", "development", good.ms, good.entries, 10),
-    store.append("ws-fail", "development", bad.ms, bad.entries, 10),
+    store.append({ ws: "ws-fail", env: "development" }, good.ms, good.entries, 10),
+    store.append({ ws: "ws-fail", env: "development" }, bad.ms, bad.entries, 10),
   ]);
   expect(results.map((r) => r.status)).toEqual(["rejected", "rejected"]);
   expect(all("ws-fail")).toEqual([]);
   expect(usage.used("ws-fail", MONTH)).toBe(0);
   const again = write(10);
-  expect(await store.append("ws-fail", "development", again.ms, again.entries, 10)).toEqual({ stored: true, used: 10 }); // the whole quota is free again
+  expect(await store.append({ ws: "ws-fail", env: "development" }, again.ms, again.entries, 10)).toEqual({ stored: true, used: 10 }); // the whole quota is free again
   expect(all("ws-fail").length).toBe(10);
 });
 
@@ -64,14 +64,14 @@ test("writes of one turn share a block, and one over the quota is refused alone"
   const a = write(4);
   const b = write(7); // 4 + 7 passes 10: refused, nothing of it stored
   const c = write(5);
-  const [ra, rb, rc] = await Promise.all([a, b, c].map((w) => store.append("ws-share", "development", w.ms, w.entries, 10)));
+  const [ra, rb, rc] = await Promise.all([a, b, c].map((w) => store.append({ ws: "ws-share", env: "development" }, w.ms, w.entries, 10)));
   expect([ra, rb, rc]).toEqual([
     { stored: true, used: 4 },
     { stored: false, used: 4 },
     { stored: true, used: 9 },
   ]);
   expect(all("ws-share")).toEqual([...a.ids, ...c.ids].reverse());
-  expect(store.countBlocks("ws-share", "development", { fromMs: 0, toMs: 8.64e15 }, 100)).toBe(1);
+  expect(store.countBlocks({ ws: "ws-share", env: "development" }, { fromMs: 0, toMs: 8.64e15 }, 100)).toBe(1);
   expect(usage.used("ws-share", MONTH)).toBe(9);
 });
 
@@ -83,7 +83,7 @@ test("each committed block is announced once, before its writes are answered; a 
   const over = write(20);
   const seenWhenAnswered = await Promise.all(
     [a, b, over].map(async (w) => {
-      const verdict = await store.append("ws-announce", "development", w.ms, w.entries, 10);
+      const verdict = await store.append({ ws: "ws-announce", env: "development" }, w.ms, w.entries, 10);
       return { stored: verdict.stored, announced: announced.length };
     }),
   );
@@ -95,6 +95,6 @@ test("each committed block is announced once, before its writes are answered; a 
   ]);
   expect(announced.filter((x) => x.ws === "ws-announce")).toEqual([{ ws: "ws-announce", size: 5, firstId: a.ids[0] }]);
   const big = write(2_500); // three blocks of one write
-  await store.append("ws-announce", "development", big.ms, big.entries, -1);
+  await store.append({ ws: "ws-announce", env: "development" }, big.ms, big.entries, -1);
   expect(announced.filter((x) => x.ws === "ws-announce").map((x) => x.size)).toEqual([5, 1_000, 1_000, 500]);
 });
