@@ -2,6 +2,7 @@
 // Requests are posted in order, in batches; adds are not awaited, so word splitting and FlexSearch run on the second core, off the
 // request path. A search is posted on the same queue and waited for, so it runs after every add posted
 // before it: an acknowledged write is always found, with no index lag to reason about.
+import { TurnQueue } from "../turn.ts";
 import { MessageChannel, Worker, receiveMessageOnPort, type MessagePort } from "node:worker_threads";
 
 export type WorkerRequest =
@@ -36,7 +37,8 @@ export class FullTextWorker {
   private outbox: WorkerRequest[] = [];
   private outboxEntries = 0;
   private flushSoon: Timer | undefined;
-  private flushNow = false;
+  /** flushes the outbox once the turn ends, however many requests asked for it */
+  private readonly atTurnEnd = new TurnQueue<void>(() => this.flush());
   private posted = 0;
   private calls = 0;
   private ids = 0;
@@ -141,15 +143,12 @@ export class FullTextWorker {
   }
 
   private flushAtTurnEnd(): void {
-    if (this.flushNow) return;
-    this.flushNow = true;
-    setImmediate(() => this.flush());
+    this.atTurnEnd.push();
   }
 
   private flush(): void {
     clearTimeout(this.flushSoon);
     this.flushSoon = undefined;
-    this.flushNow = false;
     if (this.outbox.length === 0) return;
     this.worker ??= this.start();
     this.worker.postMessage(this.outbox);
