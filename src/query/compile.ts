@@ -2,7 +2,7 @@
 // (lowercased, split into words, glob parts) instead of once per entry. It must accept exactly
 // what the reference matcher (match.ts) accepts; the exactness property test holds it to that.
 import type { Environment } from "../schema.ts";
-import type { Block } from "../storage/block.ts";
+import { EntryView, type Block } from "../storage/block.ts";
 import type { Row } from "../storage/entries.ts";
 import type { Query, Term } from "./ast.ts";
 import { glob, hasAllWords, matchTerm } from "./match.ts";
@@ -21,14 +21,21 @@ export function compileQuery(q: Query, env: Environment): Test {
 }
 
 /**
- * compileBlockTest returns a test that every block holding a match passes, or undefined when the query
- * has none: for a message `~` or contains-filter, one of its values' longest run of ASCII digits, spaces and
+ * compileBlockTest returns what narrows a block to the entries that may match (ascending positions; undefined:
+ * all of them), read off the stored bytes without decoding an entry, or undefined when the query has nothing to narrow by: for a message `~` or contains-filter, one of its values' longest run of ASCII digits, spaces and
  * punctuation (a request id, an address, a code) must be in the block's message bytes. Such a run matches
- * exactly itself under any case: lowercasing turns no other character into one of these.
+ * exactly itself under any case: lowercasing turns no other character into one of these. For a `path=`,
+ * one of its values, as JSON writes it inside a string, must be in the objects' JSON text: a string field
+ * equal to it is stored that way between quotes, and a number or boolean whose text form it is, as itself.
  */
-export function compileBlockTest(q: Query): ((block: Block) => boolean) | undefined {
+export function compileBlockTest(q: Query): BlockTest | undefined {
   const groups: Uint8Array[][] = []; // a block must hold some needle of every group
+  const objectGroups: Uint8Array[][] = [];
   for (const t of q.terms) {
+    if (t.kind === "path" && t.op === "=" && t.values.every((v) => v.kind === "string")) {
+      objectGroups.push(t.values.map((v) => Buffer.from(JSON.stringify(v.kind === "string" ? v.text : "").slice(1, -1))));
+      continue;
+    }
     // the parts each value's match holds whole: a literal is one part; a `~` glob's parts between `*`s all appear
     const values =
       t.kind === "literal" && t.facet === "message"
@@ -40,8 +47,35 @@ export function compileBlockTest(q: Query): ((block: Block) => boolean) | undefi
     const needles = values.map((parts) => longest(parts.flatMap((part) => part.match(ASCII_NOT_LETTERS) ?? [])));
     if (needles.every((n) => n.length >= MIN_RUN)) groups.push(needles.map((n) => Buffer.from(n)));
   }
-  if (groups.length === 0) return undefined;
-  return (block) => groups.every((needles) => needles.some((n) => block.messagesMayInclude(n)));
+  if (groups.length === 0 && objectGroups.length === 0) return undefined;
+  return (block) => {
+    let at: number[] | undefined; // an entry must be found by some needle of every group
+    const narrow = (found: (needle: Uint8Array) => number[] | undefined, needles: Uint8Array[]) => {
+      const lists = needles.map(found);
+      if (lists.some((l) => l === undefined)) return; // an older block: any entry may
+      const union = lists.length === 1 ? lists[0]! : [...new Set(lists.flat() as number[])].sort((a, b) => a - b);
+      at = at === undefined ? union : intersect(at, union);
+    };
+    for (const needles of groups) narrow((n) => block.messagesWith(n), needles);
+    for (const needles of objectGroups) narrow((n) => block.objectsWith(n), needles);
+    return at;
+  };
+}
+
+/** BlockTest narrows a block to the ascending positions of the entries that may match; undefined: every entry may. */
+export type BlockTest = (block: Block) => readonly number[] | undefined;
+
+function intersect(a: readonly number[], b: readonly number[]): number[] {
+  const out: number[] = [];
+  for (let i = 0, j = 0; i < a.length && j < b.length; ) {
+    if (a[i] === b[j]) {
+      out.push(a[i]);
+      i++;
+      j++;
+    } else if (a[i] < b[j]) i++;
+    else j++;
+  }
+  return out;
 }
 
 const MIN_RUN = 3; // shorter runs (" 1", ": ") are in nearly every block: not worth the search
@@ -72,6 +106,16 @@ function compileTerm(t: Term, env: Environment): Test {
       return (r) => {
         const text = get(r);
         return negate !== (text === null ? orNull : wanted.has(lower(text)));
+      };
+    }
+    case "path": {
+      if (t.op !== "=" || !t.values.every((v) => v.kind === "string")) return (r) => matchTerm(t, r, env);
+      // a field equal to a value holds it in the stored JSON text, as JSON writes it inside a string: look before parsing
+      const needles = t.values.map((v) => JSON.stringify(v.kind === "string" ? v.text : "").slice(1, -1));
+      return (r) => {
+        const raw = r.entry instanceof EntryView ? r.entry.b.objectsText(r.entry.i) : undefined;
+        if (raw === null || (raw !== undefined && !needles.some((n) => raw.includes(n)))) return false;
+        return matchTerm(t, r, env);
       };
     }
     case "free": {

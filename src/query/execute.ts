@@ -13,6 +13,17 @@ export const PAUSE = Symbol("pause");
 export type Pause = typeof PAUSE;
 const never = () => false;
 
+/** Narrow gives the ascending positions of a block's entries that may be accepted; undefined: all of them. */
+export type Narrow = (block: Block) => readonly number[] | undefined;
+const all: Narrow = () => undefined;
+
+/** within is the ascending positions both a reference and the narrowing allow; null: every entry. */
+function within(positions: Set<number> | null, narrowed: readonly number[] | undefined): readonly number[] | null {
+  if (positions === null) return narrowed ?? null;
+  if (narrowed === undefined) return [...positions].sort((a, b) => a - b);
+  return narrowed.filter((i) => positions.has(i));
+}
+
 /**
  * rows turns block references (newest first) into the entries that `accept` takes, in the read order —
  * serverMs descending, then id descending — strictly after the range's cursor. `accept` sees a view
@@ -24,10 +35,10 @@ export function rows(
   refs: Iterable<BlockRef>,
   range: ScanRange,
   accept: (row: Row) => boolean = () => true,
-  /** false for a block none of whose entries `accept` can take (compileBlockTest): its entries are not read */
-  mayHold: (block: Block) => boolean = () => true,
+  /** the positions of a block whose entries `accept` may take (compileBlockTest); the others are not read */
+  narrow: Narrow = all,
 ): Generator<Row> {
-  return walk(store, tenant, refs, range, accept, mayHold, never) as Generator<Row>;
+  return walk(store, tenant, refs, range, accept, narrow, never) as Generator<Row>;
 }
 
 /**
@@ -40,10 +51,10 @@ export function rowsSliced(
   refs: Iterable<BlockRef>,
   range: ScanRange,
   accept: (row: Row) => boolean,
-  mayHold: ((block: Block) => boolean) | undefined,
+  narrow: Narrow | undefined,
   due: () => boolean,
 ): Generator<Row | Pause> {
-  return walk(store, tenant, refs, range, accept, mayHold ?? (() => true), due);
+  return walk(store, tenant, refs, range, accept, narrow ?? all, due);
 }
 
 function* walk(
@@ -52,7 +63,7 @@ function* walk(
   refs: Iterable<BlockRef>,
   range: ScanRange,
   accept: (row: Row) => boolean,
-  mayHold: (block: Block) => boolean,
+  narrow: Narrow,
   due: () => boolean,
 ): Generator<Row | Pause> {
   const { after } = range;
@@ -72,8 +83,8 @@ function* walk(
       // one block: ids ascend with positions, so walk them backwards without building a list
       const [[firstId, positions]] = group;
       const block = store.readBlock(tenant, groupMs, firstId);
-      if (!block || !mayHold(block)) return;
-      const at = positions === null ? null : [...positions].sort((a, b) => a - b);
+      if (!block) return;
+      const at = within(positions, narrow(block));
       for (let k = (at ? at.length : block.size) - 1; k >= 0; k--) {
         const i = at ? at[k] : k;
         if (test(block, i)) yield { serverMs: groupMs, entry: block.entry(i) };
@@ -85,9 +96,10 @@ function* walk(
     for (const [firstId, positions] of group) {
       if (due()) yield PAUSE;
       const block = store.readBlock(tenant, groupMs, firstId);
-      if (!block || !mayHold(block)) continue;
-      if (positions === null) for (let i = 0; i < block.size; i++) candidates.push([block, i]);
-      else for (const i of positions) candidates.push([block, i]);
+      if (!block) continue;
+      const at = within(positions, narrow(block));
+      if (at === null) for (let i = 0; i < block.size; i++) candidates.push([block, i]);
+      else for (const i of at) candidates.push([block, i]);
     }
     candidates.sort(([a, i], [b, j]) => (a.id(i) < b.id(j) ? 1 : a.id(i) > b.id(j) ? -1 : 0));
     for (let k = 0; k < candidates.length; k++) {

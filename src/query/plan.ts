@@ -3,6 +3,7 @@
 // so the result never depends on the plan chosen.
 import type { EntryStore } from "../storage/entries.ts";
 import type { BlockRef, ScanRange, Tenant } from "../storage/keys.ts";
+import { pathTerm, trigramTerms, type Needle } from "../storage/needles.ts";
 import type { PostingKind } from "../storage/postings.ts";
 import { lowerBoundMs, upperBoundMs } from "../time.ts";
 import type { Query, Term, TextTerm } from "./ast.ts";
@@ -13,7 +14,7 @@ import { words } from "../words.ts";
 
 /** Candidate is one way to find the entries that may match, with its cost in blocks to read. */
 export interface Candidate {
-  index: "range" | "id" | "level" | "tag" | "action" | "fulltext" | "none";
+  index: "range" | "id" | "level" | "tag" | "action" | "fulltext" | "value" | "substring" | "none";
   /** the conjunct it answers, canonically printed; absent for the range scan */
   term?: string;
   /** blocks to read, counted up to the best estimate found before it (then it is "at least this") */
@@ -37,8 +38,7 @@ export function planQuery(store: EntryStore, tenant: Tenant, query: Query, reque
   const range = narrow(requested, query.terms);
   const proposals: [Proposal, string | undefined][] = [];
   for (const term of query.terms) {
-    const p = candidateFor(store, tenant, term, range);
-    if (p) proposals.push([p, formatTerm(term)]);
+    for (const p of candidatesFor(store, tenant, term, range)) proposals.push([p, formatTerm(term)]);
   }
   // the range scan last: it only has to be counted as far as the best index's estimate, and not at all alone
   const alone = proposals.length === 0 && !explaining; // explain still counts, so that it can show the figure
@@ -54,6 +54,75 @@ export function planQuery(store: EntryStore, tenant: Tenant, query: Query, reque
   });
   const chosen = candidates.reduce((b, c) => (c.estimate < b.estimate ? c : b));
   return { range, chosen, candidates: [candidates[candidates.length - 1], ...candidates.slice(0, -1)] };
+}
+
+function candidatesFor(store: EntryStore, tenant: Tenant, term: Term, range: ScanRange): Proposal[] {
+  const needle = needleOf(term);
+  const byFilter = needle && filterCandidate(store, tenant, needle.index, needle.needle, range);
+  const byIndex = candidateFor(store, tenant, term, range);
+  return [byIndex, byFilter].filter((p): p is Proposal => p !== undefined);
+}
+
+/** filterCandidate proposes the blocks whose filter may hold a needle; a count that finished keeps its blocks for open(). */
+function filterCandidate(store: EntryStore, tenant: Tenant, index: "value" | "substring", needle: Needle, range: ScanRange): Proposal {
+  let found: BlockRef[] | undefined;
+  return {
+    index,
+    estimate: (cap) => {
+      const refs: BlockRef[] = [];
+      for (const ref of store.needleBlocks(tenant, needle, range)) if (refs.push(ref) >= cap) return cap;
+      found = refs;
+      return refs.length;
+    },
+    open: () => found ?? store.needleBlocks(tenant, needle, range),
+  };
+}
+
+/**
+ * needleOf is what a block's filter must hold for a block to have an entry matching the term, when the filter can tell:
+ * a path's text form for `path=`; the trigrams of what `~`, `=`, a literal, `@` or free words find in a message or action.
+ */
+export function needleOf(term: Term): { index: "value" | "substring"; needle: Needle } | undefined {
+  const strings = (values: readonly { kind: string; text?: string }[]) =>
+    values.every((v) => v.kind === "string") ? values.map((v) => v.text as string) : undefined;
+  const substrings = (domain: "message" | "action", alternatives: string[][]) => {
+    // every part is a substring of the lowercased text; a part shorter than 3 units adds nothing
+    const needle = alternatives.map((parts) => parts.flatMap((part) => trigramTerms(part.toLowerCase(), domain)));
+    return needle.every((terms) => terms.length > 0) ? { index: "substring" as const, needle } : undefined;
+  };
+  // a word is a substring of the lowercased text unless it has a sigma, which lowercases by context
+  const plainWords = (text: string) => words(text).filter((w) => !w.includes("σ") && !w.includes("ς"));
+  switch (term.kind) {
+    case "path": {
+      const texts = term.op === "=" ? strings(term.values) : undefined;
+      return texts && { index: "value", needle: texts.map((t) => [pathTerm(term.facet, term.path, t)]) };
+    }
+    case "literal":
+      return substrings(term.facet, [[term.text]]);
+    case "free": {
+      const need = term.words.filter((w) => !w.includes("σ") && !w.includes("ς"));
+      const found = [substrings("message", [need]), substrings("action", [need])];
+      return found[0] && found[1] && { index: "substring", needle: [...found[0].needle, ...found[1].needle] };
+    }
+    case "text": {
+      const texts = strings(term.values);
+      if (!texts) return undefined;
+      if (term.op === "~")
+        return substrings(
+          term.facet,
+          texts.map((t) => t.split("*")),
+        );
+      if (term.op === "=")
+        return substrings(
+          term.facet,
+          texts.map((t) => [t]),
+        );
+      if (term.op === "@") return substrings(term.facet, texts.map(plainWords));
+      return undefined;
+    }
+    default:
+      return undefined;
+  }
 }
 
 function candidateFor(store: EntryStore, tenant: Tenant, term: Term, range: ScanRange): Proposal | undefined {

@@ -12,7 +12,7 @@ import {
   encodeText,
   float64Reader,
   packr,
-  textBytesInclude,
+  textEntriesWith,
   textReader,
   type Reader,
 } from "./columns.ts";
@@ -171,12 +171,23 @@ export class Block {
     return o;
   }
   /**
-   * messagesMayInclude is false only when no message of the block holds `ascii` (a run of ASCII characters),
-   * read off the stored bytes without decoding a message; blocks of earlier formats always may.
+   * messagesWith lists, ascending, the entries whose message may hold `utf8` (a superset), read off the stored bytes
+   * without decoding a message; undefined (every entry may) for blocks of earlier formats.
    */
-  messagesMayInclude(ascii: Uint8Array): boolean {
-    const bytes = this.stored.c[Col.Message];
-    return this.stored.v < 5 || textBytesInclude(bytes, this.size, ascii);
+  messagesWith(utf8: Uint8Array): number[] | undefined {
+    return this.stored.v < 5 ? undefined : textEntriesWith(this.stored.c[Col.Message], this.size, utf8);
+  }
+  /** objectsWith is messagesWith for the entries' objects, as the JSON text they are stored in. */
+  objectsWith(utf8: Uint8Array): number[] | undefined {
+    const bytes = this.stored.c[Col.Objects];
+    if (bytes === null) return [];
+    return this.stored.v < 5 ? undefined : textEntriesWith(bytes, this.size, utf8);
+  }
+  /** objectsText is entry i's objects as their stored JSON text (null: it has none), unparsed; undefined in earlier formats. */
+  objectsText(i: number): string | null | undefined {
+    if (this.stored.v < 5) return undefined;
+    if (this.stored.c[Col.Objects] === null) return null;
+    return this.read<string | null>(Col.Objects, i);
   }
   /** entries gives a view of each entry, in position order. */
   entries(): Entry[] {

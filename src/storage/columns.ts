@@ -88,9 +88,22 @@ export function textReader(bytes: Uint8Array, n: number): Reader<string | null> 
   };
 }
 
-/** textBytesInclude tells whether the UTF-8 bytes of a column of encodeText, all its strings in a row, include `needle`. */
-export function textBytesInclude(bytes: Uint8Array, n: number, needle: Uint8Array): boolean {
-  return textPayload(bytes, n).indexOf(needle) >= 0;
+/**
+ * textEntriesWith lists, ascending, the entries of a column of encodeText whose UTF-8 bytes may include `needle`:
+ * each one where an occurrence starts (one that runs on into the next entry's bytes names an entry too many).
+ */
+export function textEntriesWith(bytes: Uint8Array, n: number, needle: Uint8Array): number[] {
+  const text = textPayload(bytes, n);
+  const ends = new Uint32Array(copyOf(bytes, 4, 4 * (1 + n))); // byte offsets; bit 31 marks a null
+  const out: number[] = [];
+  let j = 0;
+  for (let at = text.indexOf(needle); at >= 0; ) {
+    while (j < n && ends[j] % NULL_BIT <= at) j++;
+    if (j >= n) break;
+    out.push(j);
+    at = text.indexOf(needle, Math.max(at + 1, ends[j] % NULL_BIT)); // the next entry's occurrences start at its bytes
+  }
+  return out;
 }
 
 // a text column's head: the flags, the byte end offsets and, when not all ASCII, the character end offsets

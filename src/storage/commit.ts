@@ -10,6 +10,7 @@ import type { Environment } from "../schema.ts";
 import { BLOCK_MAX, assembleBlock, type Entry } from "./block.ts";
 import type { Dictionary } from "./dictionary.ts";
 import { encodeEntries, type EncodedBlock } from "./encode.ts";
+import type { NeedleIndex } from "./needle-index.ts";
 import type { BlockTerms, Postings } from "./postings.ts";
 import { monthOf, type UsageStore } from "./usage.ts";
 
@@ -43,6 +44,7 @@ export interface Stores {
   entries: Database;
   postings: Postings;
   dictionary: Dictionary;
+  needles: NeedleIndex;
   usage: UsageStore;
 }
 
@@ -56,6 +58,8 @@ export interface CommittedBlock {
   terms: BlockTerms;
   /** the full-text document (blockWords) */
   words: string;
+  /** the filter of its rare values (needles.ts) */
+  filter: Uint32Array;
 }
 
 /** TurnCommitter gathers the writes of one event-loop turn and commits them together. */
@@ -100,6 +104,7 @@ export class TurnCommitter {
     for (const b of blocks) {
       puts.push(this.to.entries.put([b.ws, b.env, b.ms, b.firstId], b.value));
       puts.push(this.to.postings.mark(b.ws, b.env, b.ms, b.firstId)); // its postings are held, then stored in batches (postings.ts)
+      puts.push(this.to.needles.mark(b.ws, b.env, { ms: b.ms, firstId: b.firstId, size: b.size, words: b.filter }));
       for (const action of b.actions) this.to.dictionary.add(b.ws, b.env, action, puts);
     }
     Promise.all(puts).then(
@@ -145,6 +150,7 @@ function readyBlocks(writes: PendingWrite[]): ReadyBlock[] {
           terms: b.terms,
           actions: b.actions,
           words: b.text,
+          filter: b.filter,
         });
       }
     } else {
@@ -174,6 +180,7 @@ function readyBlocks(writes: PendingWrite[]): ReadyBlock[] {
         terms: b.terms,
         actions: b.actions,
         words: b.text,
+        filter: b.filter,
       });
     }
   }

@@ -16,6 +16,9 @@ export interface Databases {
   unindexed: Database;
   dictionary: Database;
   fulltext: Database;
+  /** filters: sealed segments of the blocks' filters; filtersHeld: the filters not yet sealed (needle-index.ts). */
+  filters: Database;
+  filtersHeld: Database;
   /** meta: organizations, workspaces, keys, the admin token hash (see meta.ts). */
   meta: Database;
   /** usage: entries written per workspace and month (see usage.ts). */
@@ -44,6 +47,8 @@ export function openDatabases(dataDir: string, log = logLine): Databases {
     unindexed: root.openDB({ name: "unindexed", encoding: "binary" }),
     dictionary: root.openDB({ name: "dictionary", encoding: "msgpack" }),
     fulltext: root.openDB({ name: "fulltext", encoding: "msgpack" }),
+    filters: root.openDB({ name: "filters", encoding: "binary" }),
+    filtersHeld: root.openDB({ name: "filtersHeld", encoding: "binary" }),
     meta: root.openDB({ name: "meta", encoding: "msgpack" }),
     usage: root.openDB({ name: "usage", encoding: "msgpack" }),
     layout: root.openDB({ name: "layout", encoding: "msgpack" }),

@@ -11,7 +11,8 @@
 // Beside each block, in the same transaction: the mark that its postings are not yet stored
 // (postings.ts), new action values (dictionary.ts) and the month's usage count (usage.ts); right
 // after commit, its postings are held in memory until a batch stores them, and its words join the
-// full-text index (fulltext.ts). The writes of one event-loop turn commit together (commit.ts).
+// full-text index (fulltext.ts); its filter of rare values is stored beside it and held until its segment
+// is sealed (needle-index.ts). The writes of one event-loop turn commit together (commit.ts).
 // No key holds a user's string the key encoding could misread: a tag, an action or a name of 64+ UTF-16 units
 // stands in index keys as its hash (keys.ts); the version of that layout is in db `layout` (layout.ts).
 import type { Database } from "lmdb";
@@ -22,6 +23,8 @@ import { TurnCommitter, type CommittedBlock, type Verdict, type Write } from "./
 import { Dictionary } from "./dictionary.ts";
 import type { EncodedBlock } from "./encode.ts";
 import { FullText, type BlockText } from "./fulltext.ts";
+import { NeedleIndex } from "./needle-index.ts";
+import type { Needle } from "./needles.ts";
 import { rangeKeys, type BlockRef, type ScanRange, type Tenant } from "./keys.ts";
 import { Postings, blockTerms, termsOf, type PostingKind } from "./postings.ts";
 import { resumingKeys } from "./resume.ts";
@@ -43,6 +46,8 @@ export interface EntryDatabases {
   unindexed: Database;
   dictionary: Database;
   fulltext: Database;
+  filters: Database;
+  filtersHeld: Database;
 }
 
 /** EntryStore reads and writes entry blocks and their indexes; the layout stays behind this class. */
@@ -50,9 +55,11 @@ export class EntryStore {
   readonly postings: Postings;
   private readonly dictionary: Dictionary;
   readonly fulltext: FullText;
+  private readonly needles: NeedleIndex;
   private readonly db: Database;
   private readonly turns: TurnCommitter;
 
+  /** segmentEntries: entries per full-text and filter segment (tests make them tiny) */
   constructor(dbs: EntryDatabases, usage: UsageStore, segmentEntries?: number) {
     this.db = dbs.entries;
     this.postings = new Postings(dbs.postings, dbs.unindexed);
@@ -62,9 +69,12 @@ export class EntryStore {
     });
     this.dictionary = new Dictionary(dbs.dictionary);
     this.fulltext = new FullText(dbs.fulltext, (ws, env, after) => this.blockTextsAfter(ws, env, after), segmentEntries);
-    this.turns = new TurnCommitter({ entries: this.db, postings: this.postings, dictionary: this.dictionary, usage });
+    this.needles = new NeedleIndex(dbs.filters, dbs.filtersHeld, segmentEntries);
+    this.needles.recover();
+    this.turns = new TurnCommitter({ entries: this.db, postings: this.postings, dictionary: this.dictionary, needles: this.needles, usage });
     // the indexes kept beside the blocks learn of each block once it is committed
     this.onCommitted((b) => this.postings.hold(b.ws, b.env, b.ms, b.firstId, b.terms));
+    this.onCommitted((b) => this.needles.hold(b.ws, b.env, { ms: b.ms, firstId: b.firstId, size: b.size, words: b.filter }));
     this.onCommitted((b) => this.fulltext.add(b.ws, b.env, { ms: b.ms, firstId: b.firstId, text: b.words, entries: b.size }));
   }
 
@@ -166,6 +176,16 @@ export class EntryStore {
     return this.fulltext.estimate(ws, env, words);
   }
 
+  /** needleBlocks yields the blocks within a range whose filter may hold the needle, newest first (needles.ts). */
+  needleBlocks(tenant: Tenant, needle: Needle, range: ScanRange): Iterable<BlockRef> {
+    return this.needles.blocks(tenant, needle, range);
+  }
+
+  /** countNeedleBlocks counts needleBlocks, stopping at cap (planner estimates). */
+  countNeedleBlocks(tenant: Tenant, needle: Needle, range: ScanRange, cap: number): number {
+    return this.needles.count(tenant, needle, range, cap);
+  }
+
   /** countBlocks counts a range's blocks, stopping at cap (planner estimates). */
   countBlocks(tenant: Tenant, range: ScanRange, cap: number): number {
     let n = 0;
@@ -183,6 +203,7 @@ export class EntryStore {
     const doomed = [...this.db.getKeys({ start: [ws, env, 0], end: [ws, env, beforeMs], limit: maxBlocks, snapshot: false })];
     if (doomed.length === 0) {
       await this.fulltext.dropBefore(ws, env, beforeMs);
+      await this.needles.dropBefore(ws, env, beforeMs);
       return 0;
     }
     return this.db.transaction(() => {
@@ -192,6 +213,7 @@ export class EntryStore {
         const block = this.readBlock(tenant, ms, firstId);
         if (!block) continue;
         for (const [kind, term] of termsOf(block.entries())) this.postings.remove(ws, env, kind, term, ms, firstId);
+        this.needles.removeHeld(ws, env, ms, firstId);
         this.db.removeSync(key);
         n += block.size;
       }

@@ -45,7 +45,8 @@ export interface BlockRef {
 }
 
 /** newer orders block references as reads want them: newest first, by (ms, firstId). */
-export const newer = (a: BlockRef, b: BlockRef): boolean => a.ms > b.ms || (a.ms === b.ms && a.firstId > b.firstId);
+export const newer = (a: Pick<BlockRef, "ms" | "firstId">, b: Pick<BlockRef, "ms" | "firstId">): boolean =>
+  a.ms > b.ms || (a.ms === b.ms && a.firstId > b.firstId);
 
 /**
  * rangeKeys turns a scan range into the key suffix to start a reverse scan at ([ms] or [ms, id] for a cursor)

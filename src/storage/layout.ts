@@ -4,6 +4,7 @@
 //   1 (no version stored): terms of up to 200 UTF-16 units stood in keys as themselves; the key encoding
 //     misreads some of 64 or more (keys.ts), so their postings were lost and the dictionary could not be read.
 //   2: terms of 64 or more units stand in keys as their hash.
+//   3: every block has a filter of its rare values (needle-index.ts); version 2 has none.
 // The blocks are the truth and every index derives from them, so an upgrade drops the indexes and
 // rebuilds them from the blocks. A crash during it leaves the old version, and the next open starts over.
 import type { Database } from "lmdb";
@@ -12,8 +13,9 @@ import { Block } from "./block.ts";
 import { Dictionary } from "./dictionary.ts";
 import { blockTerms } from "./postings.ts";
 import { textKey } from "./keys.ts";
+import { rebuildFilters } from "./needle-index.ts";
 
-export const INDEX_LAYOUT = 2;
+export const INDEX_LAYOUT = 3;
 const BLOCKS_PER_TRANSACTION = 64;
 
 export interface LayoutDatabases {
@@ -22,15 +24,26 @@ export interface LayoutDatabases {
   postings: Database;
   unindexed: Database;
   dictionary: Database;
+  filters: Database;
+  filtersHeld: Database;
 }
 
-/** upgradeIndexes rebuilds the postings and the dictionary of a data directory whose index layout is older; it returns the blocks read. */
+/** upgradeIndexes rebuilds the indexes of a data directory whose index layout is older; it returns the blocks read. */
 export function upgradeIndexes(dbs: LayoutDatabases, log: (line: Record<string, unknown>) => void): number {
   const version = (dbs.layout.get("indexes") as number | undefined) ?? (dbs.entries.getKeysCount({ limit: 1 }) === 0 ? INDEX_LAYOUT : 1);
   if (version >= INDEX_LAYOUT) {
     if (dbs.layout.get("indexes") === undefined) dbs.layout.putSync("indexes", INDEX_LAYOUT);
     return 0;
   }
+  const blocks = version < 2 ? rebuildPostings(dbs, version, log) : 0;
+  log({ level: "info", msg: `index layout ${version} has no filters of rare values: building them from the blocks` });
+  const filtered = rebuildFilters(dbs);
+  dbs.layout.putSync("indexes", INDEX_LAYOUT);
+  log({ level: "info", msg: `index layout ${INDEX_LAYOUT}: filters built for ${filtered} blocks` });
+  return Math.max(blocks, filtered);
+}
+
+function rebuildPostings(dbs: LayoutDatabases, version: number, log: (line: Record<string, unknown>) => void): number {
   log({ level: "info", msg: `index layout ${version} is older than ${INDEX_LAYOUT}: rebuilding the postings and the action dictionary from the blocks` });
   dbs.postings.clearSync();
   dbs.dictionary.clearSync();
@@ -58,7 +71,6 @@ export function upgradeIndexes(dbs: LayoutDatabases, log: (line: Record<string, 
     if (batch.length === BLOCKS_PER_TRANSACTION) store();
   }
   store();
-  dbs.layout.putSync("indexes", INDEX_LAYOUT);
-  log({ level: "info", msg: `index layout ${INDEX_LAYOUT}: rebuilt from ${blocks} blocks` });
+  log({ level: "info", msg: `postings and action dictionary rebuilt from ${blocks} blocks` });
   return blocks;
 }

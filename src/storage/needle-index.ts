@@ -1,0 +1,362 @@
+// needle-index: every block's filter (needles.ts), held per block while recent and sealed into segments, so
+// that a rare value is found by reading a few kilobytes per segment instead of every block.
+//
+// Key layout:
+//   db `filtersHeld`: [workspaceId, environment, serverMs, firstId] → the block's entry count and filter (Uint32 words), written in
+//     the block's own transaction; kept in memory too until its segment is sealed.
+//   db `filters`: [workspaceId, environment, 0, topMs, topFirstId] → a sealed segment's directory (msgpack:
+//     its blocks newest first and each one's region count), and [workspaceId, environment, 1, topMs, topFirstId, p]
+//     → partition p of its filters. A term of hash h lies in partition h mod P (the segment's partition count), so a
+//     needle reads one partition of each segment per term: 1/P of the filters. A block of fewer than P regions is
+//     repeated in each partition its regions fall in.
+// A tenant's held filters are sealed once they cover SEAL_ENTRIES entries or SEAL_BLOCKS blocks; the seal writes the
+// segment and removes the held keys in one transaction, so a crash leaves either, and the held ones are read again.
+import type { Database } from "lmdb";
+import type { Environment } from "../schema.ts";
+import { packr } from "./columns.ts";
+import { newer, type BlockRef, type ScanRange, type Tenant } from "./keys.ts";
+import { Block } from "./block.ts";
+import { REGION_WORDS, blockFilter, filterMayHold, mayHold, regionsOf, type Needle } from "./needles.ts";
+
+const SEAL_ENTRIES = 65_536;
+const SEAL_BLOCKS = 1024;
+const MAX_PARTITIONS = 256;
+
+/** FilteredBlock is one block's filter with its key and entry count. */
+export interface FilteredBlock {
+  ms: number;
+  firstId: string;
+  size: number;
+  words: Uint32Array;
+}
+
+interface Segment {
+  topMs: number;
+  topId: string;
+  bottomMs: number;
+  logP: number;
+  /** the blocks, newest first */
+  ms: number[];
+  ids: string[];
+  logR: number[];
+  /** where each block's regions start in every partition, in regions */
+  offsets: number[];
+}
+
+interface Directory {
+  p: number;
+  ms: number[];
+  ids: string[];
+  r: number[];
+}
+
+interface TenantFilters {
+  held: FilteredBlock[];
+  heldEntries: number;
+  sealing: boolean;
+  /** sealed segments, newest top first; loaded at the first read */
+  segments?: Segment[];
+}
+
+/** NeedleIndex keeps the blocks' filters and finds the blocks a needle may be in. */
+export class NeedleIndex {
+  private readonly tenants = new Map<string, TenantFilters>();
+
+  constructor(
+    private readonly db: Database,
+    private readonly heldDb: Database,
+    private readonly sealEntries = SEAL_ENTRIES,
+  ) {}
+
+  /** recover holds again the filters of blocks whose segment was not sealed when the process stopped. */
+  recover(): void {
+    for (const { key, value } of this.heldDb.getRange({ snapshot: false })) {
+      const [ws, env, ms, firstId] = key as [string, Environment, number, string];
+      const stored = wordsOf((value as Uint8Array).slice());
+      const t = this.tenant(ws, env);
+      t.held.push({ ms, firstId, size: stored[0], words: stored.subarray(1) });
+      t.heldEntries += stored[0];
+    }
+    for (const t of this.tenants.values()) t.held.sort((a, b) => (newer(a, b) ? 1 : newer(b, a) ? -1 : 0));
+  }
+
+  /** mark stores a block's filter in the block's own transaction. */
+  mark(ws: string, env: Environment, block: FilteredBlock): Promise<unknown> {
+    const stored = new Uint32Array(1 + block.words.length); // the entry count, then the filter
+    stored[0] = block.size;
+    stored.set(block.words, 1);
+    return this.heldDb.put([ws, env, block.ms, block.firstId], bytesOf(stored));
+  }
+
+  /** hold makes a committed block's filter readable, and seals the tenant's held filters once there are enough. */
+  hold(ws: string, env: Environment, block: FilteredBlock): void {
+    const t = this.tenant(ws, env);
+    t.held.push(block);
+    t.heldEntries += block.size;
+    if (!t.sealing && (t.heldEntries >= this.sealEntries || t.held.length >= SEAL_BLOCKS)) this.seal(ws, env, t);
+  }
+
+  private seal(ws: string, env: Environment, t: TenantFilters): void {
+    const blocks = t.held.slice();
+    const { key, directory, partitions } = sealedParts(blocks);
+    const puts: Promise<unknown>[] = [this.db.put([ws, env, 0, ...key], packr.pack(directory))];
+    partitions.forEach((words, p) => puts.push(this.db.put([ws, env, 1, ...key, p], bytesOf(words))));
+    for (const b of blocks) puts.push(this.heldDb.remove([ws, env, b.ms, b.firstId]));
+    t.sealing = true;
+    Promise.all(puts).then(
+      () => {
+        const sealed = new Set(blocks);
+        t.held = t.held.filter((b) => !sealed.has(b));
+        t.heldEntries = t.held.reduce((n, b) => n + b.size, 0);
+        t.segments?.push(segmentOf(key, directory));
+        t.segments?.sort(newestTop);
+        t.sealing = false;
+      },
+      (e) => {
+        t.sealing = false; // the filters stay held; the next block tries again
+        console.error(JSON.stringify({ level: "error", msg: "sealing a filter segment failed; its filters stay held", error: String(e) }));
+      },
+    );
+  }
+
+  /** blocks yields, newest first, the blocks of a range that may hold the needle. */
+  blocks(tenant: Tenant, needle: Needle, range: ScanRange): Generator<BlockRef> {
+    const t = this.tenant(tenant.ws, tenant.env);
+    const segments = this.segmentsOf(tenant, t);
+    const held = t.held.slice().sort((a, b) => (newer(a, b) ? -1 : newer(b, a) ? 1 : 0));
+    const sources: Source[] = [];
+    if (held.length > 0) sources.push({ top: held[0], open: () => heldCandidates(held, needle, range) });
+    for (const s of segments) {
+      if (s.topMs < range.fromMs) break; // sorted by top: every later one is older still
+      if (s.bottomMs >= range.toMs || (range.after && s.bottomMs > range.after.ms)) continue;
+      sources.push({ top: { ms: s.topMs, firstId: s.topId }, open: () => this.segmentCandidates(tenant, s, needle, range) });
+    }
+    sources.sort((a, b) => (newer(a.top, b.top) ? -1 : newer(b.top, a.top) ? 1 : 0));
+    return lazyMerge(sources);
+  }
+
+  /** count counts blocks() up to `cap`. */
+  count(tenant: Tenant, needle: Needle, range: ScanRange, cap: number): number {
+    let n = 0;
+    for (const _ of this.blocks(tenant, needle, range)) if (++n >= cap) break;
+    return n;
+  }
+
+  /** removeHeld drops a deleted block's held filter, inside the deletion's transaction. */
+  removeHeld(ws: string, env: Environment, ms: number, firstId: string): void {
+    this.heldDb.removeSync([ws, env, ms, firstId]);
+    const t = this.tenants.get(tenantKey(ws, env));
+    if (t) t.held = t.held.filter((b) => b.ms !== ms || b.firstId !== firstId);
+  }
+
+  /** dropBefore removes the segments whose every block is older than `beforeMs` (retention). */
+  async dropBefore(ws: string, env: Environment, beforeMs: number): Promise<void> {
+    const t = this.tenant(ws, env);
+    const doomed = this.segmentsOf({ ws, env }, t).filter((s) => s.topMs < beforeMs);
+    if (doomed.length === 0) return;
+    const puts: Promise<unknown>[] = [];
+    for (const s of doomed) {
+      puts.push(this.db.remove([ws, env, 0, s.topMs, s.topId]));
+      for (let p = 0; p < 1 << s.logP; p++) puts.push(this.db.remove([ws, env, 1, s.topMs, s.topId, p]));
+    }
+    await Promise.all(puts);
+    t.segments = t.segments?.filter((s) => !doomed.includes(s));
+  }
+
+  private *segmentCandidates(tenant: Tenant, s: Segment, needle: Needle, range: ScanRange): Generator<BlockRef> {
+    const partitions = new Map<number, Uint32Array | undefined>();
+    const mask = (1 << s.logP) - 1;
+    const partition = (p: number) => {
+      if (!partitions.has(p)) {
+        const value = this.db.get([tenant.ws, tenant.env, 1, s.topMs, s.topId, p]) as Uint8Array | undefined;
+        partitions.set(p, value && wordsOf(value));
+      }
+      return partitions.get(p);
+    };
+    const top = Math.min(range.toMs - 1, range.after ? range.after.ms : Number.POSITIVE_INFINITY);
+    for (let j = 0; j < s.ms.length; j++) {
+      const ms = s.ms[j];
+      if (ms > top) continue;
+      if (ms < range.fromMs) return;
+      const logR = s.logR[j];
+      const holds = needle.some((terms) =>
+        terms.every((h) => {
+          const words = partition(h & mask);
+          if (!words) return false; // the segment went meanwhile (retention): so did its blocks
+          const region = logR >= s.logP ? (h & ((1 << logR) - 1)) >>> s.logP : 0;
+          return mayHold(words, (s.offsets[j] + region) * REGION_WORDS, h);
+        }),
+      );
+      if (holds) yield { ms, firstId: s.ids[j], positions: null };
+    }
+  }
+
+  private segmentsOf(tenant: Tenant, t: TenantFilters): Segment[] {
+    if (!t.segments) {
+      const out: Segment[] = [];
+      for (const { key, value } of this.db.getRange({ start: [tenant.ws, tenant.env, 0], end: [tenant.ws, tenant.env, 1], snapshot: false })) {
+        const k = key as unknown[];
+        out.push(segmentOf([k[3] as number, k[4] as string], packr.unpack(value as Uint8Array) as Directory));
+      }
+      t.segments = out.sort(newestTop);
+    }
+    return t.segments;
+  }
+
+  private tenant(ws: string, env: Environment): TenantFilters {
+    const key = tenantKey(ws, env);
+    let t = this.tenants.get(key);
+    if (!t) this.tenants.set(key, (t = { held: [], heldEntries: 0, sealing: false }));
+    return t;
+  }
+}
+
+/** sealedParts lays out blocks' filters as one segment: its key (its newest block), directory and partitions. */
+export function sealedParts(blocks: readonly FilteredBlock[]): { key: [number, string]; directory: Directory; partitions: Uint32Array[] } {
+  const sorted = blocks.slice().sort((a, b) => (newer(a, b) ? -1 : newer(b, a) ? 1 : 0));
+  const logR = sorted.map((b) => Math.log2(regionsOf(b.words)));
+  const median = logR.slice().sort((a, b) => a - b)[logR.length >> 1];
+  const logP = Math.min(Math.log2(MAX_PARTITIONS), median);
+  const directory: Directory = { p: logP, ms: sorted.map((b) => b.ms), ids: sorted.map((b) => b.firstId), r: logR };
+  const { offsets, total } = offsetsOf(logR, logP);
+  const P = 1 << logP;
+  const partitions = Array.from({ length: P }, () => new Uint32Array(total * REGION_WORDS));
+  sorted.forEach((b, j) => {
+    const R = 1 << logR[j];
+    for (let p = 0; p < P; p++) {
+      const into = partitions[p];
+      if (R >= P) {
+        for (let i = 0; i < R / P; i++) {
+          const r = p + i * P;
+          into.set(b.words.subarray(r * REGION_WORDS, (r + 1) * REGION_WORDS), (offsets[j] + i) * REGION_WORDS);
+        }
+      } else {
+        const r = p & (R - 1);
+        into.set(b.words.subarray(r * REGION_WORDS, (r + 1) * REGION_WORDS), offsets[j] * REGION_WORDS);
+      }
+    }
+  });
+  return { key: [sorted[0].ms, sorted[0].firstId], directory, partitions };
+}
+
+function offsetsOf(logR: number[], logP: number): { offsets: number[]; total: number } {
+  const offsets: number[] = [];
+  let total = 0;
+  for (const r of logR) {
+    offsets.push(total);
+    total += r >= logP ? 1 << (r - logP) : 1;
+  }
+  return { offsets, total };
+}
+
+function segmentOf([topMs, topId]: [number, string], d: Directory): Segment {
+  return { topMs, topId, bottomMs: d.ms[d.ms.length - 1], logP: d.p, ms: d.ms, ids: d.ids, logR: d.r, offsets: offsetsOf(d.r, d.p).offsets };
+}
+
+function* heldCandidates(held: FilteredBlock[], needle: Needle, range: ScanRange): Generator<BlockRef> {
+  const top = Math.min(range.toMs - 1, range.after ? range.after.ms : Number.POSITIVE_INFINITY);
+  for (const b of held) {
+    if (b.ms > top) continue;
+    if (b.ms < range.fromMs) return;
+    if (filterMayHold(b.words, needle)) yield { ms: b.ms, firstId: b.firstId, positions: null };
+  }
+}
+
+interface Source {
+  top: { ms: number; firstId: string };
+  open(): Iterator<BlockRef>;
+}
+
+/** lazyMerge merges sources (sorted by their newest possible reference) newest first, opening each only when it can be next. */
+function* lazyMerge(sources: Source[]): Generator<BlockRef> {
+  const heap: { ref: BlockRef; it: Iterator<BlockRef> }[] = [];
+  const before = (i: number, j: number) => newer(heap[i].ref, heap[j].ref);
+  const up = (i: number) => {
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (!before(i, parent)) return;
+      [heap[i], heap[parent]] = [heap[parent], heap[i]];
+      i = parent;
+    }
+  };
+  const down = (i: number) => {
+    for (;;) {
+      const l = 2 * i + 1;
+      let m = i;
+      if (l < heap.length && before(l, m)) m = l;
+      if (l + 1 < heap.length && before(l + 1, m)) m = l + 1;
+      if (m === i) return;
+      [heap[i], heap[m]] = [heap[m], heap[i]];
+      i = m;
+    }
+  };
+  const push = (it: Iterator<BlockRef>) => {
+    const first = it.next();
+    if (first.done) return;
+    heap.push({ ref: first.value, it });
+    up(heap.length - 1);
+  };
+  let next = 0;
+  for (;;) {
+    while (next < sources.length && (heap.length === 0 || !newer(heap[0].ref, sources[next].top))) push(sources[next++].open());
+    if (heap.length === 0) return;
+    const top = heap[0];
+    yield top.ref;
+    const following = top.it.next();
+    if (following.done) {
+      const last = heap.pop()!;
+      if (heap.length > 0) {
+        heap[0] = last;
+        down(0);
+      }
+    } else {
+      top.ref = following.value;
+      down(0);
+    }
+  }
+}
+
+const newestTop = (a: Segment, b: Segment) => (a.topMs !== b.topMs ? b.topMs - a.topMs : a.topId < b.topId ? 1 : a.topId > b.topId ? -1 : 0);
+const tenantKey = (ws: string, env: Environment) => `${ws}\u0000${env}`;
+
+function bytesOf(words: Uint32Array): Uint8Array {
+  return new Uint8Array(words.buffer, words.byteOffset, words.byteLength);
+}
+
+function wordsOf(value: Uint8Array): Uint32Array {
+  const aligned = value.byteOffset % 4 === 0 ? value : value.slice();
+  return new Uint32Array(aligned.buffer, aligned.byteOffset, aligned.byteLength / 4);
+}
+
+/** rebuildFilters drops every filter and builds them anew from the blocks, sealed a segment at a time (a layout upgrade). */
+export function rebuildFilters(dbs: { entries: Database; filters: Database; filtersHeld: Database }): number {
+  dbs.filters.clearSync();
+  dbs.filtersHeld.clearSync();
+  let batch: FilteredBlock[] = [];
+  let tenant: [string, Environment] | undefined;
+  let entries = 0;
+  let blocks = 0;
+  const seal = () => {
+    if (batch.length === 0) return;
+    const [ws, env] = tenant!;
+    const { key, directory, partitions } = sealedParts(batch);
+    dbs.filters.transactionSync(() => {
+      dbs.filters.putSync([ws, env, 0, ...key], packr.pack(directory));
+      partitions.forEach((words, p) => dbs.filters.putSync([ws, env, 1, ...key, p], bytesOf(words)));
+    });
+    blocks += batch.length;
+    batch = [];
+    entries = 0;
+  };
+  for (const { key, value } of dbs.entries.getRange({ snapshot: false })) {
+    const [ws, env, ms, firstId] = key as [string, Environment, number, string];
+    if (tenant && (tenant[0] !== ws || tenant[1] !== env)) seal();
+    tenant = [ws, env];
+    const block = Block.decode(ms, value as Uint8Array);
+    batch.push({ ms, firstId, size: block.size, words: blockFilter(block.entries()) });
+    entries += block.size;
+    if (entries >= SEAL_ENTRIES || batch.length >= SEAL_BLOCKS) seal();
+  }
+  seal();
+  return blocks;
+}

@@ -1,0 +1,174 @@
+// needles: a block's filter of the rare values a person looks for, and the query side's needles to test it with.
+//
+// A filter is a blocked Bloom filter (one 512-bit region per term, FILTER_K bits set in it) of the block's terms:
+//   - every lowercased message trigram (3 UTF-16 units), for `message~`, a message literal and message `=`;
+//   - every lowercased trigram of its distinct actions, for `action~`;
+//   - every scalar leaf of actor, target, context and metadata as (facet, path, text form), for `path=`.
+// A term's region is the low bits of its hash, so halving a filter ORs region r + R/2 into r and keeps every
+// term findable: a filter is built for all the block's terms counted with repeats, then folded while its
+// distinct terms still get FILTER_BITS bits each. A filter only says "may hold": the executor checks each entry.
+import type { Entry } from "./block.ts";
+
+/** Bits of filter per distinct term, and bits set per term (about 1 false block in 1,500 for one term). */
+const FILTER_BITS = 16;
+const FILTER_K = 8;
+/** A region is 512 bits: sixteen 32-bit words. */
+export const REGION_WORDS = 16;
+const REGION_BITS = 512;
+
+const MESSAGE = 0x6d3a; // domain seeds: a message trigram, an action trigram and a path value never share a hash by design
+const ACTION = 0x613a;
+const PATH = 0x703a;
+const FACETS = ["actor", "target", "context", "metadata"] as const;
+
+/** Needle is what a query term needs of a block: all terms of some alternative (term hashes). */
+export type Needle = readonly (readonly number[])[];
+
+function fmix(h: number): number {
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
+}
+
+function trigramHash(a: number, b: number, c: number, seed: number): number {
+  return fmix(((a << 16) | b) ^ Math.imul(c ^ seed, 0x9e3779b1));
+}
+
+function stringHash(s: string, seed: number): number {
+  let h = 0x811c9dc5 ^ seed;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  return fmix(h);
+}
+
+/** pathTerm is the hash of a scalar at a path whose text form (match.ts textForm) is `text`. */
+export function pathTerm(facet: (typeof FACETS)[number], path: readonly string[], text: string): number {
+  return stringHash(`${facet}\u0000${path.join("\u0000")}\u0001${text}`, PATH);
+}
+
+/** trigramTerms lists the hashes of a lowercased text's trigrams (none when it is shorter than 3 units). */
+export function trigramTerms(lowered: string, domain: "message" | "action"): number[] {
+  const seed = domain === "message" ? MESSAGE : ACTION;
+  const out: number[] = [];
+  for (let i = 0; i + 2 < lowered.length; i++) out.push(trigramHash(lowered.charCodeAt(i), lowered.charCodeAt(i + 1), lowered.charCodeAt(i + 2), seed));
+  return out;
+}
+
+/** FilterBuilder gathers a block's terms into a filter sized for them. */
+class FilterBuilder {
+  private words: Uint32Array;
+  private regions: number;
+  constructor(termsAtMost: number) {
+    this.regions = pow2AtLeast(Math.ceil((Math.max(1, termsAtMost) * FILTER_BITS) / REGION_BITS));
+    this.words = new Uint32Array(this.regions * REGION_WORDS);
+  }
+
+  add(h: number): void {
+    setBits(this.words, (h & (this.regions - 1)) * REGION_WORDS, h);
+  }
+
+  addTrigrams(lowered: string, seed: number): void {
+    for (let i = 0; i + 2 < lowered.length; i++) this.add(trigramHash(lowered.charCodeAt(i), lowered.charCodeAt(i + 1), lowered.charCodeAt(i + 2), seed));
+  }
+
+  addLeaves(facet: (typeof FACETS)[number], value: unknown, path: string[]): void {
+    if (typeof value === "string") this.add(pathTerm(facet, path, value));
+    else if (typeof value === "number") this.add(pathTerm(facet, path, JSON.stringify(value)));
+    else if (typeof value === "boolean") this.add(pathTerm(facet, path, value ? "true" : "false"));
+    else if (value !== null && typeof value === "object" && !Array.isArray(value)) {
+      for (const key in value) {
+        if (!Object.hasOwn(value, key)) continue;
+        path.push(key);
+        this.addLeaves(facet, (value as Record<string, unknown>)[key], path);
+        path.pop();
+      }
+    }
+  }
+
+  /** done folds the filter while its distinct terms (estimated from the bits set) still get FILTER_BITS each. */
+  done(): Uint32Array {
+    const distinct = estimateDistinct(this.words);
+    let words = this.words;
+    let regions = this.regions;
+    while (regions > 1 && distinct * FILTER_BITS <= (regions / 2) * REGION_BITS) {
+      const half = (regions / 2) * REGION_WORDS;
+      const folded = words.slice(0, half);
+      for (let i = 0; i < half; i++) folded[i] |= words[half + i];
+      words = folded;
+      regions /= 2;
+    }
+    return words;
+  }
+}
+
+/** blockFilter builds the filter of a block's entries. */
+export function blockFilter(entries: readonly Omit<Entry, "id">[]): Uint32Array {
+  let most = 0;
+  const actions = new Set<string>();
+  for (const e of entries) {
+    most += (e.message?.length ?? 0) + 16; // trigrams, and room for a few leaves
+    actions.add(e.action);
+  }
+  for (const a of actions) most += a.length;
+  const b = new FilterBuilder(most);
+  for (const a of actions) b.addTrigrams(a.toLowerCase(), ACTION);
+  const path: string[] = [];
+  for (const e of entries) {
+    if (e.message !== null) b.addTrigrams(e.message.toLowerCase(), MESSAGE);
+    if (e.actor !== null) b.addLeaves("actor", e.actor, path);
+    if (e.target !== null) b.addLeaves("target", e.target, path);
+    if (e.context !== null) b.addLeaves("context", e.context, path);
+    if (e.metadata !== null) b.addLeaves("metadata", e.metadata, path);
+  }
+  return b.done();
+}
+
+/** regionsOf is how many regions a filter of `words` words has. */
+export const regionsOf = (words: Uint32Array): number => words.length / REGION_WORDS;
+
+/** mayHold tests one term against the region at word `base` of `words`. */
+export function mayHold(words: Uint32Array, base: number, h: number): boolean {
+  const b = fmix(h ^ 0x5bd1e995) | 1;
+  let x = h;
+  for (let i = 0; i < FILTER_K; i++) {
+    const bit = x >>> 23; // 9 bits: a position within the region
+    if ((words[base + (bit >>> 5)] & (1 << (bit & 31))) === 0) return false;
+    x = (x + b) >>> 0;
+  }
+  return true;
+}
+
+function setBits(words: Uint32Array, base: number, h: number): void {
+  const b = fmix(h ^ 0x5bd1e995) | 1;
+  let x = h;
+  for (let i = 0; i < FILTER_K; i++) {
+    const bit = x >>> 23;
+    words[base + (bit >>> 5)] |= 1 << (bit & 31);
+    x = (x + b) >>> 0;
+  }
+}
+
+/** filterMayHold tests a needle against a whole filter (one block's). */
+export function filterMayHold(words: Uint32Array, needle: Needle): boolean {
+  const mask = regionsOf(words) - 1;
+  return needle.some((terms) => terms.every((h) => mayHold(words, (h & mask) * REGION_WORDS, h)));
+}
+
+function estimateDistinct(words: Uint32Array): number {
+  let set = 0;
+  for (let i = 0; i < words.length; i++) {
+    let v = words[i] - ((words[i] >>> 1) & 0x55555555);
+    v = (v & 0x33333333) + ((v >>> 2) & 0x33333333);
+    set += (Math.imul((v + (v >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24) as number;
+  }
+  const m = words.length * 32;
+  if (set >= m) return Number.POSITIVE_INFINITY;
+  return (-m / FILTER_K) * Math.log(1 - set / m);
+}
+
+function pow2AtLeast(n: number): number {
+  let p = 1;
+  while (p < n) p *= 2;
+  return p;
+}
