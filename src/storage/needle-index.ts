@@ -100,7 +100,7 @@ export class NeedleIndex {
     const blocks = t.held.slice();
     const { key, directory, partitions } = sealedParts(blocks);
     const puts: Promise<unknown>[] = [this.db.put([ws, env, 0, ...key], packr.pack(directory))];
-    partitions.forEach((words, p) => puts.push(this.db.put([ws, env, 1, ...key, p], bytesOf(words))));
+    for (const [p, words] of partitions.entries()) puts.push(this.db.put([ws, env, 1, ...key, p], bytesOf(words)));
     for (const b of blocks) puts.push(this.heldDb.remove([ws, env, b.ms, b.firstId]));
     t.sealing = true;
     Promise.all(puts).then(
@@ -342,7 +342,7 @@ export function rebuildFilters(dbs: { entries: Database; filters: Database; filt
     const { key, directory, partitions } = sealedParts(batch);
     dbs.filters.transactionSync(() => {
       dbs.filters.putSync([ws, env, 0, ...key], packr.pack(directory));
-      partitions.forEach((words, p) => dbs.filters.putSync([ws, env, 1, ...key, p], bytesOf(words)));
+      for (const [p, words] of partitions.entries()) dbs.filters.putSync([ws, env, 1, ...key, p], bytesOf(words));
     });
     blocks += batch.length;
     batch = [];

@@ -209,18 +209,16 @@ const termArb = (idCount: number): fc.Arbitrary<Term> =>
       pos: 0,
     })),
     // indexable forms again, so that each index is chosen often enough to matter
-    fc
-      .tuple(pick(["actor", "context", "metadata"] as const), pick([["id"], ["status"], ["http", "status"], ["code"], ["n"]]))
-      .chain(([facet, path]) =>
-        some(pick(["u1", "U1", "500", "5", "true", "2.5"]).map(str), 2).map((values) => ({
-          kind: "path" as const,
-          facet,
-          path,
-          op: "=" as const,
-          values,
-          pos: 0,
-        })),
-      ),
+    fc.tuple(pick(["actor", "context", "metadata"] as const), pick([["id"], ["status"], ["http", "status"], ["code"], ["n"]])).chain(([facet, path]) =>
+      some(pick(["u1", "U1", "500", "5", "true", "2.5"]).map(str), 2).map((values) => ({
+        kind: "path" as const,
+        facet,
+        path,
+        op: "=" as const,
+        values,
+        pos: 0,
+      })),
+    ),
     some(pick([...TAGS, "X"]).map(str), 2).map((values) => ({ kind: "tag" as const, op: "=" as const, values, pos: 0 })),
     some(pick(["staging", "production", "development"] as const).map(str), 2).map((values) => ({
       kind: "enum" as const,
