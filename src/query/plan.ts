@@ -52,9 +52,12 @@ export function planQuery(store: EntryStore, tenant: Tenant, query: Query, reque
     best = Math.min(best, estimate);
     return { index: p.index, term, estimate, open: p.open };
   });
-  const chosen = candidates.reduce((b, c) => (c.estimate < b.estimate ? c : b));
+  // a filter names whole blocks: on a tie the range scan reads the same blocks without testing filters first
+  const chosen = candidates.reduce((b, c) => (c.estimate < b.estimate || (c.estimate === b.estimate && c.index === "range" && isFilter(b)) ? c : b));
   return { range, chosen, candidates: [candidates[candidates.length - 1], ...candidates.slice(0, -1)] };
 }
+
+const isFilter = (c: Candidate) => c.index === "value" || c.index === "substring";
 
 function candidatesFor(store: EntryStore, tenant: Tenant, term: Term, range: ScanRange): Proposal[] {
   const needle = needleOf(term);

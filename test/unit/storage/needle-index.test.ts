@@ -1,0 +1,141 @@
+// The filter index (needle-index.ts) on a real LMDB: held filters and sealed segments find the same blocks, newest
+// first, within a range and after a cursor; a restart finds both; retention drops whole segments; an older data
+// directory gets its filters built.
+import { afterAll, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { IdGenerator } from "../../../src/ids.ts";
+import { openDatabases, type Databases } from "../../../src/storage/db.ts";
+import { EntryStore, type Entry } from "../../../src/storage/entries.ts";
+import type { BlockRef, ScanRange } from "../../../src/storage/keys.ts";
+import { INDEX_LAYOUT } from "../../../src/storage/layout.ts";
+import { pathTerm, trigramTerms } from "../../../src/storage/needles.ts";
+import { UsageStore } from "../../../src/storage/usage.ts";
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+const T0 = Date.parse("2026-11-24T10:00:00.000Z");
+const tenant = { ws: "ws-needles", env: "production" as const };
+const ALL: ScanRange = { fromMs: 0, toMs: 8.64e15 };
+
+function open(dir: string, segmentEntries = 40): { dbs: Databases; store: EntryStore } {
+  const dbs = openDatabases(dir, () => {});
+  return { dbs, store: new EntryStore(dbs, new UsageStore(dbs.usage), segmentEntries) };
+}
+let ids = new IdGenerator();
+function fresh() {
+  ids = new IdGenerator(); // each test's blocks start at T0 again
+  const dir = mkdtempSync(join(tmpdir(), "sluice-needle-index-"));
+  dirs.push(dir);
+  return { dir, ...open(dir) };
+}
+
+/** writeBlocks writes `count` blocks of 10 entries, block b at T0 + b ms, entry i of it with order "o-<b>-<i>" and message "ref <b>x<i>". */
+async function writeBlocks(store: EntryStore, count: number, from = 0): Promise<BlockRef[]> {
+  const refs: BlockRef[] = [];
+  for (let b = from; b < from + count; b++) {
+    const { ms, ids: fresh } = ids.next(10, T0 + b);
+    const entries = fresh.map(
+      (id, i): Entry => ({
+        id,
+        level: "info",
+        action: "needle.test",
+        message: `ref ${b}x${i}`,
+        tags: [],
+        clientMs: ms,
+        actor: null,
+        target: null,
+        context: null,
+        metadata: { order: `o-${b}-${i}` },
+      }),
+    );
+    await store.append(tenant, ms, entries, -1);
+    refs.push({ ms, firstId: fresh[0], positions: null });
+  }
+  return refs;
+}
+const order = (b: number, i: number) => [[pathTerm("metadata", ["order"], `o-${b}-${i}`)]];
+const found = (store: EntryStore, needle: number[][], range = ALL) => [...store.needleBlocks(tenant, needle, range)].map((r) => r.ms - T0);
+const sealedSegments = (dbs: Databases) => [...dbs.filters.getKeys({ snapshot: false })].filter((k) => (k as unknown[])[2] === 0).length;
+const settle = () => new Promise((r) => setTimeout(r, 20));
+
+test("a value is found in its block whether its filter is held or sealed, and a segment is sealed once it covers enough entries", async () => {
+  const { dbs, store } = fresh();
+  await writeBlocks(store, 12); // 120 entries: three segments of 40 sealed
+  await settle();
+  expect(sealedSegments(dbs)).toBe(3);
+  expect(dbs.filtersHeld.getKeysCount()).toBe(0);
+  await writeBlocks(store, 2, 12); // held
+  for (const b of [0, 5, 11, 12, 13]) expect(found(store, order(b, 3))).toContain(b);
+  // one entry's value is in one block, and no other block's filter reports it here
+  expect(found(store, order(5, 3))).toEqual([5]);
+  expect(found(store, [trigramTerms("ref 13x9", "message")])).toEqual([13]);
+  // an alternative holds in either block, newest first
+  expect(found(store, [...order(2, 1), ...order(13, 0)])).toEqual([13, 2]);
+  await store.settled();
+  await dbs.root.close();
+});
+
+test("the blocks come newest first, within the range and at or below a cursor's millisecond", async () => {
+  const { dbs, store } = fresh();
+  const refs = await writeBlocks(store, 10);
+  await settle();
+  const everyBlock = [trigramTerms("ref ", "message")];
+  expect(found(store, everyBlock)).toEqual([9, 8, 7, 6, 5, 4, 3, 2, 1, 0]);
+  expect(found(store, everyBlock, { fromMs: T0 + 3, toMs: T0 + 7 })).toEqual([6, 5, 4, 3]);
+  expect(found(store, everyBlock, { ...ALL, after: { ms: refs[4].ms, id: refs[4].firstId } })).toEqual([4, 3, 2, 1, 0]);
+  await store.settled();
+  await dbs.root.close();
+});
+
+test("after a restart, sealed segments and held filters both find their blocks", async () => {
+  const { dir, dbs, store } = fresh();
+  await writeBlocks(store, 5); // one segment sealed, one block held
+  await settle();
+  expect(dbs.filtersHeld.getKeysCount()).toBe(1);
+  await store.settled();
+  await dbs.root.close();
+  const again = open(dir);
+  expect(found(again.store, order(1, 2))).toEqual([1]);
+  expect(found(again.store, order(4, 2))).toEqual([4]);
+  await writeBlocks(again.store, 3, 5); // the held block joins the next segment
+  await settle();
+  expect(again.dbs.filtersHeld.getKeysCount()).toBe(0);
+  expect(found(again.store, order(4, 2))).toEqual([4]);
+  await again.store.settled();
+  await again.dbs.root.close();
+});
+
+test("retention drops the segments whose every block went, and a held filter with its block", async () => {
+  const { dbs, store } = fresh();
+  await writeBlocks(store, 9); // segments of blocks 0–3 and 4–7, block 8 held
+  await settle();
+  expect(sealedSegments(dbs)).toBe(2);
+  while ((await store.deleteBefore(tenant, T0 + 6, 100)) > 0);
+  expect(sealedSegments(dbs)).toBe(1); // blocks 4 and 5 went, 6 and 7 keep theirs
+  expect(found(store, order(7, 0))).toEqual([7]);
+  while ((await store.deleteBefore(tenant, T0 + 9, 100)) > 0);
+  expect(sealedSegments(dbs)).toBe(0);
+  expect(dbs.filtersHeld.getKeysCount()).toBe(0);
+  expect(found(store, [trigramTerms("ref ", "message")])).toEqual([]);
+  await store.settled();
+  await dbs.root.close();
+});
+
+test("a data directory of index layout 2, which has no filters, gets them built from its blocks at open", async () => {
+  const { dir, dbs, store } = fresh();
+  await writeBlocks(store, 6);
+  await store.settled();
+  dbs.filters.clearSync();
+  dbs.filtersHeld.clearSync();
+  dbs.layout.putSync("indexes", 2);
+  await dbs.root.close();
+  const again = open(dir);
+  expect(again.dbs.layout.get("indexes")).toBe(INDEX_LAYOUT);
+  for (const b of [0, 3, 5]) expect(found(again.store, order(b, 9))).toEqual([b]);
+  await again.store.settled();
+  await again.dbs.root.close();
+});

@@ -1,0 +1,88 @@
+// A block's filter (needles.ts): it never misses a term of the block, it is folded to its distinct terms, and a term
+// it was not built with is rarely reported.
+import { expect, test } from "bun:test";
+import fc from "fast-check";
+import type { Entry } from "../../../src/storage/block.ts";
+import { blockFilter, filterMayHold, pathTerm, regionsOf, trigramTerms } from "../../../src/storage/needles.ts";
+
+type Draft = Omit<Entry, "id">;
+const draft = (over: Partial<Draft>): Draft => ({
+  level: "info",
+  action: "a",
+  message: null,
+  tags: [],
+  clientMs: 0,
+  actor: null,
+  target: null,
+  context: null,
+  metadata: null,
+  ...over,
+});
+
+const scalar = fc.oneof(fc.string({ maxLength: 12 }), fc.integer(), fc.double({ noNaN: true }), fc.boolean());
+const objectArb = fc.option(
+  fc.dictionary(fc.string({ maxLength: 4 }), fc.oneof(scalar, fc.dictionary(fc.string({ maxLength: 3 }), scalar, { maxKeys: 2 })), { maxKeys: 3 }),
+  {
+    nil: null,
+  },
+);
+
+test("a filter holds every message and action trigram and every path's text form of its entries (any text, any case)", () => {
+  fc.assert(
+    fc.property(
+      fc.array(
+        fc.record({ message: fc.option(fc.string({ maxLength: 40 }), { nil: null }), action: fc.string({ minLength: 1, maxLength: 20 }), metadata: objectArb }),
+        {
+          minLength: 1,
+          maxLength: 40,
+        },
+      ),
+      (drafts) => {
+        const entries = drafts.map((d) => draft(d));
+        const filter = blockFilter(entries);
+        for (const e of entries) {
+          for (const h of trigramTerms((e.message ?? "").toLowerCase(), "message")) expect(filterMayHold(filter, [[h]])).toBe(true);
+          for (const h of trigramTerms(e.action.toLowerCase(), "action")) expect(filterMayHold(filter, [[h]])).toBe(true);
+          for (const [key, value] of Object.entries(e.metadata ?? {})) {
+            if (typeof value === "string") expect(filterMayHold(filter, [[pathTerm("metadata", [key], value)]])).toBe(true);
+            if (typeof value === "number") expect(filterMayHold(filter, [[pathTerm("metadata", [key], JSON.stringify(value))]])).toBe(true);
+            if (value !== null && typeof value === "object")
+              for (const [inner, v] of Object.entries(value))
+                if (typeof v === "boolean") expect(filterMayHold(filter, [[pathTerm("metadata", [key, inner], String(v))]])).toBe(true);
+          }
+        }
+      },
+    ),
+    { numRuns: 300 },
+  );
+});
+
+test("a filter is folded to its distinct terms: a thousand repeats of one message cost what one does", () => {
+  const one = blockFilter([draft({ message: "the same line, again and again" })]);
+  const many = blockFilter(Array.from({ length: 1000 }, () => draft({ message: "the same line, again and again" })));
+  expect(regionsOf(many)).toBe(regionsOf(one));
+  const varied = blockFilter(Array.from({ length: 1000 }, (_, i) => draft({ message: `request ${i * 7919} for user-${i}` })));
+  expect(regionsOf(varied)).toBeGreaterThan(8);
+});
+
+test("a filter reports a value it was not built with about once in a thousand, or less", () => {
+  const entries = Array.from({ length: 1000 }, (_, i) => draft({ metadata: { order_id: `ord-${i}`, n: i } }));
+  const filter = blockFilter(entries);
+  let reported = 0;
+  for (let i = 1000; i < 101_000; i++) if (filterMayHold(filter, [[pathTerm("metadata", ["order_id"], `ord-${i}`)]])) reported++;
+  expect(reported / 100_000).toBeLessThan(0.005);
+  // the path is part of the term: the same text under another path is another term
+  expect(filterMayHold(filter, [[pathTerm("metadata", ["order_id"], "ord-5")]])).toBe(true);
+  expect(filterMayHold(filter, [[pathTerm("actor", ["order_id"], "ord-5")]])).toBe(false);
+});
+
+test("a needle holds when all terms of one of its alternatives do", () => {
+  const filter = blockFilter([draft({ message: "alpha" }), draft({ message: "omega" })]);
+  const alpha = trigramTerms("alpha", "message");
+  const omega = trigramTerms("omega", "message");
+  const absent = trigramTerms("zzqx", "message");
+  expect(filterMayHold(filter, [alpha])).toBe(true);
+  expect(filterMayHold(filter, [absent, omega])).toBe(true);
+  expect(filterMayHold(filter, [absent])).toBe(false);
+  expect(filterMayHold(filter, [[...alpha, ...absent]])).toBe(false);
+});
