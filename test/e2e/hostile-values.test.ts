@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { spawnServer } from "../helpers/process.ts";
 import { entry, removeDir, startTestSluice, WS, type TestSluice } from "../helpers/sluice.ts";
+import { INDEX_LAYOUT } from "../../src/storage/layout.ts";
 
 const json = (res: Response): Promise<any> => res.json();
 const dirs: string[] = [];
@@ -119,7 +120,7 @@ describe("values the key encoding misread", () => {
     await s.dbs.dictionary.put([ws.id, "development", "v", `${"x".repeat(64)}\u0000\u0010abcdefghij`], "broken");
     await s.close();
     s = startTestSluice(s.dir, { ipRatePerMinute: -1 });
-    expect(s.dbs.layout.get("indexes")).toBe(2);
+    expect(s.dbs.layout.get("indexes")).toBe(INDEX_LAYOUT);
     expect(await idsOf(s, key, { query: 'action~"sign"' })).toEqual([id]);
     expect(await idsOf(s, key, { query: `tag=${quoted(tag)}` })).toEqual([id]);
     const plan = await json(await s.call("POST", `${WS}/logs/query`, { key, body: { query: `tag=${quoted(tag)}`, explain: true } }));
