@@ -9,9 +9,9 @@
 // distinct terms still get FILTER_BITS bits each. A filter only says "may hold": the executor checks each entry.
 import type { Entry } from "./block.ts";
 
-/** Bits of filter per distinct term, and bits set per term (about 1 false block in 1,500 for one term). */
+/** Bits of filter per distinct term, and bits set per term (about 1 false block in 1,000 for one term). */
 const FILTER_BITS = 16;
-const FILTER_K = 8;
+const FILTER_K = 6;
 /** A region is 512 bits: sixteen 32-bit words. */
 export const REGION_WORDS = 16;
 const REGION_BITS = 512;
@@ -32,19 +32,27 @@ function fmix(h: number): number {
   return (h ^ (h >>> 16)) >>> 0;
 }
 
+// two multiplications and a shift: the low bits pick the region, the high ones the bits in it
 function trigramHash(a: number, b: number, c: number, seed: number): number {
-  return fmix(((a << 16) | b) ^ Math.imul(c ^ seed, 0x9e3779b1));
+  const h = Math.imul(((a << 16) | b) ^ Math.imul(c ^ seed, 0x9e3779b1), 0x85ebca6b);
+  return (h ^ (h >>> 13)) >>> 0;
 }
 
-function stringHash(s: string, seed: number): number {
-  let h = 0x811c9dc5 ^ seed;
+// FNV-1a over UTF-16 units, continued from `h`
+function hashOn(h: number, s: string): number {
   for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
-  return fmix(h);
+  return h;
 }
+const SEPARATOR = 0x10001; // not a UTF-16 unit: a path's keys and its value never run together
+
+/** pathHash is the running hash of a facet's path, one key at a time (pathTerm finishes it with a value). */
+const facetHash = (facet: (typeof FACETS)[number]) => hashOn(0x811c9dc5 ^ PATH, facet);
+const keyHash = (h: number, key: string) => hashOn(Math.imul(h ^ SEPARATOR, 0x01000193), key);
+const valueTerm = (h: number, text: string) => fmix(hashOn(Math.imul(h ^ (SEPARATOR + 1), 0x01000193), text));
 
 /** pathTerm is the hash of a scalar at a path whose text form (match.ts textForm) is `text`. */
 export function pathTerm(facet: (typeof FACETS)[number], path: readonly string[], text: string): number {
-  return stringHash(`${facet}\u0000${path.join("\u0000")}\u0001${text}`, PATH);
+  return valueTerm(path.reduce(keyHash, facetHash(facet)), text);
 }
 
 /** trigramTerms lists the hashes of a lowercased text's trigrams (none when it is shorter than 3 units). */
@@ -72,17 +80,13 @@ class FilterBuilder {
     for (let i = 0; i + 2 < lowered.length; i++) this.add(trigramHash(lowered.charCodeAt(i), lowered.charCodeAt(i + 1), lowered.charCodeAt(i + 2), seed));
   }
 
-  addLeaves(facet: (typeof FACETS)[number], value: unknown, path: string[]): void {
-    if (typeof value === "string") this.add(pathTerm(facet, path, value));
-    else if (typeof value === "number") this.add(pathTerm(facet, path, JSON.stringify(value)));
-    else if (typeof value === "boolean") this.add(pathTerm(facet, path, value ? "true" : "false"));
+  /** addLeaves adds every scalar under `value`, whose path so far hashes to `h` (pathTerm's terms). */
+  addLeaves(h: number, value: unknown): void {
+    if (typeof value === "string") this.add(valueTerm(h, value));
+    else if (typeof value === "number") this.add(valueTerm(h, String(value))); // a finite number's JSON text
+    else if (typeof value === "boolean") this.add(valueTerm(h, value ? "true" : "false"));
     else if (value !== null && typeof value === "object" && !Array.isArray(value)) {
-      for (const key in value) {
-        if (!Object.hasOwn(value, key)) continue;
-        path.push(key);
-        this.addLeaves(facet, (value as Record<string, unknown>)[key], path);
-        path.pop();
-      }
+      for (const key in value) if (Object.hasOwn(value, key)) this.addLeaves(keyHash(h, key), (value as Record<string, unknown>)[key]);
     }
   }
 
@@ -113,13 +117,13 @@ export function blockFilter(entries: readonly Omit<Entry, "id">[]): Uint32Array 
   for (const a of actions) most += a.length;
   const b = new FilterBuilder(most);
   for (const a of actions) b.addTrigrams(a.toLowerCase(), ACTION);
-  const path: string[] = [];
+  const [actor, target, context, metadata] = FACETS.map(facetHash);
   for (const e of entries) {
     if (e.message !== null) b.addTrigrams(e.message.toLowerCase(), MESSAGE);
-    if (e.actor !== null) b.addLeaves("actor", e.actor, path);
-    if (e.target !== null) b.addLeaves("target", e.target, path);
-    if (e.context !== null) b.addLeaves("context", e.context, path);
-    if (e.metadata !== null) b.addLeaves("metadata", e.metadata, path);
+    if (e.actor !== null) b.addLeaves(actor, e.actor);
+    if (e.target !== null) b.addLeaves(target, e.target);
+    if (e.context !== null) b.addLeaves(context, e.context);
+    if (e.metadata !== null) b.addLeaves(metadata, e.metadata);
   }
   return b.done();
 }
@@ -129,7 +133,7 @@ export const regionsOf = (words: Uint32Array): number => words.length / REGION_W
 
 /** mayHold tests one term against the region at word `base` of `words`. */
 export function mayHold(words: Uint32Array, base: number, h: number): boolean {
-  const b = fmix(h ^ 0x5bd1e995) | 1;
+  const b = ((h << 15) | (h >>> 17)) | 1;
   let x = h;
   for (let i = 0; i < FILTER_K; i++) {
     const bit = x >>> 23; // 9 bits: a position within the region
@@ -140,7 +144,7 @@ export function mayHold(words: Uint32Array, base: number, h: number): boolean {
 }
 
 function setBits(words: Uint32Array, base: number, h: number): void {
-  const b = fmix(h ^ 0x5bd1e995) | 1;
+  const b = ((h << 15) | (h >>> 17)) | 1; // the step between bits: h rotated, odd
   let x = h;
   for (let i = 0; i < FILTER_K; i++) {
     const bit = x >>> 23;
