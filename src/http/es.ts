@@ -33,7 +33,7 @@ export function esRoutes(deps: ShipperDeps) {
     "es",
     async (call) => {
       const started = performance.now();
-      const index = call.params.index;
+      const index = call.params?.index;
       const result = await ship(deps, call, { protocol: "es", index, json: true });
       const rejected = new Map(result.rejected.map((r) => [r.index, r]));
       let stored = 0;
