@@ -51,7 +51,7 @@ test("client.bulk: create and index items stored with the mapping; _id is Sluice
   expect(r.items[2].update?.status).toBe(400);
   expect(r.items[3].delete?.error?.reason).toContain("delete");
   const stored = await storedEntries(l.s, key);
-  expect(stored.map((e) => e.id)).toEqual([r.items[0].create?._id, r.items[1].index?._id]);
+  expect(stored.map((e) => e.id)).toEqual([String(r.items[0].create?._id), String(r.items[1].index?._id)]);
   expect(stored[0]).toMatchObject({
     action: "user.login",
     level: "warn",
