@@ -56,13 +56,16 @@ export function services(deps: AppDeps) {
   const usage = new UsageStore(deps.dbs.usage);
   const entries = new EntryStore(deps.dbs, usage, deps.segmentEntries);
   const limiter = new RateLimiter(deps.ipRatePerMinute ?? 6000);
+  const auth = new Authenticator(meta, deps.plans);
   return {
     meta,
     usage,
     entries,
     limiter,
     metrics: new Metrics(deps.dbs.dataFile, entries.fulltext),
-    gate: new Gate(new Authenticator(meta, deps.plans), limiter, clock, deps.trustProxyHops ?? 0, deps.bodyTimeoutMs),
+    auth,
+    clock,
+    gate: new Gate(auth, limiter, clock, deps.trustProxyHops ?? 0, deps.bodyTimeoutMs),
     ingest: new IngestService(entries, clock),
     admin: new AdminService(meta, deps.plans),
     /** the last entries each workspace environment's shippers had rejected */
