@@ -7,7 +7,7 @@ import { decodeEs } from "./protocols/es.ts";
 import type { Item } from "./protocols/item.ts";
 import { decodeLoki } from "./protocols/loki.ts";
 import { decodeOtlp } from "./protocols/otlp.ts";
-import { checkEntry, type NewEntry } from "./rules.ts";
+import { checkEntry, type EntryBound, type NewEntry, UNBOUNDED } from "./rules.ts";
 
 export type Protocol = "otlp" | "loki" | "es" | "syslog";
 export const PROTOCOLS: readonly Protocol[] = ["otlp", "loki", "es", "syslog"];
@@ -53,13 +53,14 @@ export interface ShippedBatch {
 /** prepareShipped decodes a protocol body (a 400 when it cannot be decoded at all), checks each entry and encodes those that pass. */
 export function prepareShipped(body: ShippedBody, plan: Plan): ShippedBatch {
   const items = decode(body);
-  const batch = checkItems(items, plan);
+  // protobuf strings are decoded from UTF-8 (asBuffer), so none holds a lone surrogate: the rule need not look
+  const batch = checkItems(items, plan, body.json ? UNBOUNDED : { ...UNBOUNDED, surrogates: false });
   if (body.protocol === "es") batch.ops = items.map((i) => ({ op: i.op ?? "create", index: i.index ?? "" }));
   return batch;
 }
 
 /** checkItems runs the entry rules on decoded items; the syslog listener calls it directly for its lines. */
-export function checkItems(items: Item[], plan: Plan): ShippedBatch {
+export function checkItems(items: Item[], plan: Plan, bound: EntryBound = UNBOUNDED): ShippedBatch {
   const entries: NewEntry[] = [];
   const rejected: Rejection[] = [];
   items.forEach((item, index) => {
@@ -67,7 +68,7 @@ export function checkItems(items: Item[], plan: Plan): ShippedBatch {
       rejected.push({ index, field: item.problem?.field ?? "", reason: item.problem?.message ?? "the entry could not be read", sample: item.sample() });
       return;
     }
-    const check = checkEntry(item.entry, index, plan);
+    const check = checkEntry(item.entry, index, plan, item.bound ? { ...item.bound, surrogates: bound.surrogates } : bound);
     if (check.entry) entries.push(check.entry);
     else {
       const first = check.errors[0];

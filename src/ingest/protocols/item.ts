@@ -7,6 +7,8 @@ export interface Item {
   /** the entry it maps to, a CreateLogRequest; undefined when the decoder refused it (then `problem` says why) */
   entry?: Record<string, unknown>;
   problem?: { field: string; message: string };
+  /** what the decoder measured of the entry as it built it: a bound on its JSON size and its nesting (checkEntry's bound) */
+  bound?: { size: number; nesting: number };
   /** the entry as received, for the rejection list; called only for rejected items */
   sample(): string;
   /** Elasticsearch: the bulk action and the index it named */
@@ -55,3 +57,9 @@ export function int64Of(v: unknown): number {
   if (typeof v === "object" && v !== null && typeof (v as { toNumber?: unknown }).toNumber === "function") return (v as { toNumber(): number }).toNumber();
   return typeof v === "string" && /^-?\d+$/.test(v) ? Number(v) : Number.NaN;
 }
+
+/**
+ * asBuffer views bytes as a Buffer, without a copy: protobufjs then decodes strings with Buffer's UTF-8 decoder, which
+ * turns invalid sequences into U+FFFD, so no decoded string holds a lone surrogate (its own decoder can make one).
+ */
+export const asBuffer = (bytes: Uint8Array): Buffer => (Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));

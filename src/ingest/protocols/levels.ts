@@ -36,8 +36,10 @@ export function levelOfName(name: unknown): Level | undefined {
 export function levelOfOtel(n: number): Level | undefined {
   if (!Number.isInteger(n) || n < 0 || n > 24) return undefined;
   if (n === 0) return "info";
-  return (["trace", "debug", "info", "warn", "error", "fatal"] as const)[Math.floor((n - 1) / 4)];
+  return BY_RANK[Math.floor((n - 1) / 4)];
 }
+
+const BY_RANK: readonly Level[] = ["trace", "debug", "info", "warn", "error", "fatal"];
 
 const SYSLOG: readonly Level[] = ["fatal", "fatal", "fatal", "error", "warn", "info", "info", "debug"];
 
@@ -47,7 +49,7 @@ export const levelOfSyslog = (severity: number): Level => SYSLOG[severity] ?? "i
 /** levelOfPino maps pino's numbers (10 trace, 20 debug, 30 info, 40 warn, 50 error, 60 fatal); undefined for others. */
 export function levelOfPino(n: number): Level | undefined {
   const i = n / 10 - 1;
-  return Number.isInteger(i) && i >= 0 && i <= 5 ? (["trace", "debug", "info", "warn", "error", "fatal"] as const)[i] : undefined;
+  return Number.isInteger(i) && i >= 0 && i <= 5 ? BY_RANK[i] : undefined;
 }
 
 /** levelOf maps a level field of unknown type: a name, or a number read as pino's (a numeric string too). */

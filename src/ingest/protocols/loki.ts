@@ -1,6 +1,6 @@
 // loki: Grafana Loki push requests (JSON, or protobuf compressed with snappy) → entries, by the mapping of contract §11.
 import { badRequest } from "../../errors.ts";
-import { int64Of, type Item, sampleOf, timestampOf } from "./item.ts";
+import { asBuffer, int64Of, type Item, sampleOf, timestampOf } from "./item.ts";
 import { parseBoundedJson } from "./json.ts";
 import { levelOf } from "./levels.ts";
 import { define, nestDotted } from "./nest.ts";
@@ -35,7 +35,7 @@ function fromProtobuf(bytes: Uint8Array, snappy: boolean, limit: number): LokiLi
     }[];
   };
   try {
-    request = PushRequest.decode(snappy ? snappyUncompress(bytes, limit) : bytes) as typeof request;
+    request = PushRequest.decode(asBuffer(snappy ? snappyUncompress(bytes, limit) : bytes)) as typeof request;
   } catch (e) {
     throw badRequest("VALIDATION_INVALID_REQUEST", `the body is not a snappy-compressed Loki PushRequest in protobuf (${(e as Error).message})`);
   }

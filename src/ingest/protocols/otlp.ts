@@ -1,9 +1,9 @@
 // otlp: OpenTelemetry OTLP/HTTP log export requests (protobuf or JSON) → entries, by the mapping of contract §11.
 import { badRequest } from "../../errors.ts";
-import { DEPTH_MAX, type Item, sampleOf, TooDeep, timestampOf } from "./item.ts";
+import { asBuffer, DEPTH_MAX, type Item, sampleOf, TooDeep, timestampOf } from "./item.ts";
 import { parseBoundedJson } from "./json.ts";
 import { levelOfName, levelOfOtel } from "./levels.ts";
-import { define, nestDotted } from "./nest.ts";
+import { define, setPath } from "./nest.ts";
 import { ExportLogsServiceRequest, ExportLogsServiceResponse } from "./schemas.ts";
 
 /** Shapes common to the protobuf messages (protobufjs, camelCase) and OTLP/JSON. */
@@ -46,7 +46,7 @@ export function decodeOtlp(bytes: Uint8Array, json: boolean, receivedMs: number)
   if (json) request = parseBoundedJson(bytes) as typeof request;
   else {
     try {
-      request = ExportLogsServiceRequest.decode(bytes) as typeof request;
+      request = ExportLogsServiceRequest.decode(asBuffer(bytes)) as typeof request;
     } catch (e) {
       throw badRequest("VALIDATION_INVALID_REQUEST", `the body is not an OTLP ExportLogsServiceRequest in protobuf (${(e as Error).message})`);
     }
@@ -56,15 +56,46 @@ export function decodeOtlp(bytes: Uint8Array, json: boolean, receivedMs: number)
   }
   const items: Item[] = [];
   for (const rl of list<ResourceLogs>(request.resourceLogs)) {
-    const resource = attributesOf(rl?.resource?.attributes);
+    const measured = new Measure();
+    const resource = attributesOf(rl?.resource?.attributes, measured);
     for (const sl of list<ScopeLogs>(rl?.scopeLogs)) {
       const scopeName = text(sl?.scope?.name);
       const scopeVersion = text(sl?.scope?.version);
-      for (const record of list<LogRecord>(sl?.logRecords)) items.push(mapRecord(record, resource, scopeName, scopeVersion, receivedMs));
+      // one context object for the scope's records that add no trace: entries are only read once mapped
+      let shared: Record<string, unknown> | TooDeep = resource;
+      const context = measured.copy();
+      if (!(resource instanceof TooDeep) && (scopeName || scopeVersion)) {
+        shared = { ...resource };
+        define(shared, "scope", { name: scopeName, version: scopeVersion });
+        context.size += 6 * (scopeName.length + scopeVersion.length) + 40;
+        context.depth = Math.max(context.depth, 2);
+      }
+      for (const record of list<LogRecord>(sl?.logRecords)) items.push(mapRecord(record, shared, context, scopeName, receivedMs));
     }
   }
   return items;
 }
+
+/**
+ * Measure bounds what a mapped entry's JSON holds as it is built: its size (each character of a string or key
+ * counted 6 times, as \u escapes may cost, numbers 25) and its nesting (dotted keys included), so the entry rules
+ * need not stringify or walk an entry that is well within the plan (checkEntry's bound).
+ */
+class Measure {
+  size = 0;
+  /** the deepest object or array, the entry's field itself being 1 */
+  depth = 1;
+
+  copy(): Measure {
+    const m = new Measure();
+    m.size = this.size;
+    m.depth = this.depth;
+    return m;
+  }
+}
+
+/** ENTRY_OVERHEAD bounds the JSON of an entry's field names, level, timestamp and nulls. */
+const ENTRY_OVERHEAD = 200;
 
 /** encodeOtlpResponse is the ExportLogsServiceResponse, with partialSuccess when entries were rejected. */
 export function encodeOtlpResponse(rejected: number, errorMessage: string, json: boolean): Uint8Array | string {
@@ -73,12 +104,13 @@ export function encodeOtlpResponse(rejected: number, errorMessage: string, json:
   return ExportLogsServiceResponse.encode(ExportLogsServiceResponse.fromObject(body)).finish();
 }
 
-function mapRecord(record: LogRecord, resource: Record<string, unknown> | TooDeep, scopeName: string, scopeVersion: string, receivedMs: number): Item {
+function mapRecord(record: LogRecord, shared: Record<string, unknown> | TooDeep, sharedMeasure: Measure, scopeName: string, receivedMs: number): Item {
   const sample = () => sampleOf(record);
   if (typeof record !== "object" || record === null) return { problem: { field: "", message: "a log record must be an object" }, sample };
   try {
-    if (resource instanceof TooDeep) throw resource;
-    const attributes = attributesOf(record.attributes);
+    if (shared instanceof TooDeep) throw shared;
+    const m = new Measure();
+    const attributes = attributesOf(record.attributes, m);
     if (attributes instanceof TooDeep) throw attributes;
     const event = attributes.event as Record<string, unknown> | undefined;
     const eventAttr = typeof event === "object" && event !== null ? event.name : undefined;
@@ -88,27 +120,33 @@ function mapRecord(record: LogRecord, resource: Record<string, unknown> | TooDee
     let message: string | null = null;
     const metadata: Record<string, unknown> = attributes;
     if (record.body) {
-      const body = anyValue(record.body, 1);
+      const body = anyValue(record.body, 2, m); // as metadata.body, were it an object
       if (typeof body === "string") message = body;
       else if (typeof body === "object" && body !== null) define(metadata, "body", body);
       else if (body !== undefined && body !== null) message = String(body);
+      m.size += 40;
     }
     const time = nanosToMs(record.timeUnixNano) || nanosToMs(record.observedTimeUnixNano) || receivedMs;
-    const context: Record<string, unknown> = { ...resource };
-    if (scopeName || scopeVersion) define(context, "scope", { name: scopeName, version: scopeVersion });
+    let context = shared;
     const traceId = hexOf(record.traceId);
     const spanId = hexOf(record.spanId);
-    if (traceId) define(context, "trace_id", traceId);
-    if (spanId) define(context, "span_id", spanId);
+    if (traceId || spanId) {
+      context = { ...shared };
+      if (traceId) define(context, "trace_id", traceId);
+      if (spanId) define(context, "span_id", spanId);
+      m.size += 6 * (traceId.length + spanId.length) + 40;
+    }
+    const size = ENTRY_OVERHEAD + m.size + sharedMeasure.size + 6 * (action.length + (message?.length ?? 0));
     return {
       entry: {
         action,
         level,
         message,
         clientTimestamp: timestampOf(time),
-        context: Object.keys(context).length > 0 ? context : null,
-        metadata: Object.keys(metadata).length > 0 ? metadata : null,
+        context: isEmpty(context) ? null : context,
+        metadata: isEmpty(metadata) ? null : metadata,
       },
+      bound: { size, nesting: Math.max(m.depth, sharedMeasure.depth) },
       sample,
     };
   } catch (e) {
@@ -117,31 +155,74 @@ function mapRecord(record: LogRecord, resource: Record<string, unknown> | TooDee
   }
 }
 
+function isEmpty(o: Record<string, unknown>): boolean {
+  for (const _ in o) return false;
+  return true;
+}
+
 const list = <T>(v: unknown): T[] => (Array.isArray(v) ? (v as T[]) : []);
 const text = (v: unknown): string => (typeof v === "string" ? v.trim() : "");
 
 /** attributesOf turns a KeyValue list into an object, dotted keys nested; a value nested too deeply yields TooDeep. */
-function attributesOf(kvs: unknown): Record<string, unknown> | TooDeep {
+function attributesOf(kvs: unknown, m: Measure): Record<string, unknown> | TooDeep {
   try {
-    return nestDotted(kvlistOf(kvs, 1));
+    return kvlistOf(kvs, 1, m);
   } catch (e) {
     if (e instanceof TooDeep) return e;
     throw e;
   }
 }
 
-function kvlistOf(kvs: unknown, depth: number): Record<string, unknown> {
+/** kvlistOf turns a KeyValue list into an object, the keys without dots first and then the dotted ones nested (nest.ts). */
+function kvlistOf(kvs: unknown, depth: number, m: Measure): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const kv of list<KeyValue>(kvs)) {
+  const all = list<KeyValue>(kvs);
+  if (depth > m.depth) m.depth = depth;
+  m.size += 2;
+  let dotted = false;
+  for (const kv of all) {
     if (typeof kv !== "object" || kv === null || typeof kv.key !== "string") continue;
-    define(out, kv.key, kv.value ? anyValue(kv.value, depth + 1) : null);
+    if (kv.key.includes(".")) {
+      dotted = true;
+      continue;
+    }
+    m.size += 6 * kv.key.length + 8;
+    define(out, kv.key, kv.value ? anyValue(kv.value, depth + 1, m) : null);
+  }
+  if (dotted) {
+    for (const kv of all) {
+      if (typeof kv !== "object" || kv === null || typeof kv.key !== "string" || !kv.key.includes(".")) continue;
+      // each dot may open an object: its braces, quotes and colon cost less than the 6 the dot is counted
+      const dots = kv.key.split(".").length - 1;
+      if (depth + dots > m.depth) m.depth = depth + dots;
+      m.size += 6 * kv.key.length + 8;
+      setPath(out, kv.key, kv.value ? anyValue(kv.value, depth + 1 + dots, m) : null);
+    }
   }
   return out;
 }
 
 /** anyValue converts an AnyValue to JSON: int64s as numbers while exact (else text), bytes as base64. */
-function anyValue(v: AnyValue, depth: number): unknown {
+function anyValue(v: AnyValue, depth: number, m: Measure): unknown {
   if (depth > DEPTH_MAX) throw new TooDeep();
+  const scalar = scalarOf(v);
+  if (scalar !== NOT_SCALAR) {
+    m.size += typeof scalar === "string" ? 6 * scalar.length + 3 : 25;
+    return scalar;
+  }
+  if (depth > m.depth) m.depth = depth;
+  if (Object.hasOwn(v, "arrayValue")) {
+    const values = list<AnyValue>(v.arrayValue?.values);
+    m.size += 2 + values.length;
+    return values.map((x) => anyValue(x, depth + 1, m));
+  }
+  return kvlistOf(v.kvlistValue?.values, depth, m);
+}
+
+const NOT_SCALAR = Symbol("not a scalar");
+
+/** scalarOf is an AnyValue's scalar as JSON (int64s as numbers while exact, else text; bytes as base64), or NOT_SCALAR for an array or map. */
+function scalarOf(v: AnyValue): unknown {
   if (typeof v !== "object" || v === null) return null;
   if (Object.hasOwn(v, "stringValue")) return typeof v.stringValue === "string" ? v.stringValue : String(v.stringValue);
   if (Object.hasOwn(v, "boolValue")) return v.boolValue === true;
@@ -150,9 +231,8 @@ function anyValue(v: AnyValue, depth: number): unknown {
     const d = typeof v.doubleValue === "number" ? v.doubleValue : Number(v.doubleValue);
     return Number.isFinite(d) ? d : String(v.doubleValue);
   }
-  if (Object.hasOwn(v, "arrayValue")) return list<AnyValue>(v.arrayValue?.values).map((x) => anyValue(x, depth + 1));
-  if (Object.hasOwn(v, "kvlistValue")) return kvlistOf(v.kvlistValue?.values, depth);
   if (Object.hasOwn(v, "bytesValue")) return v.bytesValue instanceof Uint8Array ? Buffer.from(v.bytesValue).toString("base64") : String(v.bytesValue);
+  if (Object.hasOwn(v, "arrayValue") || Object.hasOwn(v, "kvlistValue")) return NOT_SCALAR;
   return null;
 }
 
@@ -167,7 +247,11 @@ const isLong = (v: unknown): v is LongLike =>
 
 function intOf(v: unknown): number | string {
   if (typeof v === "number") return v;
-  const s = isLong(v) ? v.toString() : String(v);
+  if (isLong(v)) {
+    const n = v.unsigned ? (v.high >>> 0) * 4294967296 + (v.low >>> 0) : v.high * 4294967296 + (v.low >>> 0);
+    return Number.isSafeInteger(n) ? n : v.toString();
+  }
+  const s = String(v);
   const n = Number(s);
   return Number.isSafeInteger(n) ? n : s;
 }
