@@ -41,7 +41,7 @@ export async function startServer(config: Config, print: (text: string) => void 
   print(`Sluice listening on ${baseUrl} (data in ${config.dataDir})${intro ? `\n${intro}` : ""}`);
 
   const syslog = config.syslog ? await startSyslog(config.syslog, { ...s, log: (line) => console.error(JSON.stringify(line)) }) : undefined;
-  if (syslog) print(`Syslog listening on${syslog.tcpPort ? ` tcp ${config.syslog?.tcp}` : ""}${syslog.udpPort ? ` udp ${config.syslog?.udp}` : ""}`);
+  if (syslog) print(`Syslog listening on ${syslog.addresses.join(" and ")}`);
 
   const sweeper = new RetentionSweeper(s.entries, s.meta, (ws, nowMs) => plans.retentionFloor(ws.plan, nowMs));
   const sweepTimer = setInterval(() => {

@@ -49,6 +49,7 @@ export async function startSyslog(options: SyslogOptions, parts: SyslogParts) {
     if (n > 0) parts.metrics.shipped.inc({ protocol: "syslog", outcome: "rejected", reason: "oversized" }, n);
   };
 
+  const addresses: string[] = [];
   let tcp: TCPSocketListener<undefined> | undefined;
   if (options.tcp) {
     const { hostname, port } = hostPort(options.tcp, "SLUICE_SYSLOG_TCP");
@@ -69,6 +70,7 @@ export async function startSyslog(options: SyslogOptions, parts: SyslogParts) {
         error: () => {},
       },
     });
+    addresses.push(`tcp ${hostname}:${tcp.port}`);
   }
   let udpSocket: udp.Socket<"buffer"> | undefined;
   if (options.udp) {
@@ -78,10 +80,13 @@ export async function startSyslog(options: SyslogOptions, parts: SyslogParts) {
       port,
       socket: { data: (_socket, data) => receive(Buffer.from(data).toString("utf8")) },
     });
+    addresses.push(`udp ${hostname}:${udpSocket.port}`);
   }
   return {
     tcpPort: tcp?.port,
     udpPort: udpSocket?.port,
+    /** where it listens, as "tcp host:port" and "udp host:port" */
+    addresses,
     /** stop closes the listeners and waits for the writes under way */
     async stop() {
       tcp?.stop(true);
