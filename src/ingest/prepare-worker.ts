@@ -20,7 +20,10 @@ parentPort!.on("message", (request: PrepareRequest) => {
       own(shipped.terms.positions, transfer);
       return shipped;
     });
-    reply = { call, count: batch.count, blocks, total: batch.total, rejected: batch.rejected, ops: batch.ops };
+    reply =
+      "shipped" in request
+        ? { call, count: batch.count, blocks, total: batch.total, rejected: batch.rejected, ops: batch.ops }
+        : { call, count: batch.count, blocks };
   } catch (e) {
     reply =
       e instanceof ApiError

@@ -25,27 +25,27 @@ const WORKER = import.meta.url.includes("$bunfs") ? new URL("./ingest/prepare-wo
 
 export class Preparer {
   private worker: Worker | undefined;
-  private readonly waiting = new Map<number, { resolve: (b: ShippedBatch) => void; reject: (e: unknown) => void }>();
+  private readonly waiting = new Map<number, { resolve: (b: PreparedBatch | ShippedBatch) => void; reject: (e: unknown) => void }>();
   private calls = 0;
 
   /** prepare checks and encodes a bulk body (see prepareBatch), on the worker when it is large. */
   async prepare(body: JsonBody, plan: Plan, env: Environment): Promise<PreparedBatch> {
     const { bytes } = body;
     if (bytes.byteLength < WORKER_MIN_BYTES) return prepareBatch(body, plan, env);
-    return this.post((call) => ({ call, body, plan, env }), bytes);
+    return this.post<PreparedBatch>((call) => ({ call, body, plan, env }), bytes);
   }
 
   /** prepareShipped decodes and checks a protocol request (see shipped.ts), on the worker when it is large. */
   async prepareShipped(shipped: ShippedBody, plan: Plan): Promise<ShippedBatch> {
     if (shipped.bytes.byteLength < WORKER_MIN_BYTES) return prepareShipped(shipped, plan);
-    return this.post((call) => ({ call, shipped, plan }), shipped.bytes);
+    return this.post<ShippedBatch>((call) => ({ call, shipped, plan }), shipped.bytes);
   }
 
-  private post(request: (call: number) => PrepareRequest, bytes: Uint8Array): Promise<ShippedBatch> {
+  private post<B extends PreparedBatch | ShippedBatch>(request: (call: number) => PrepareRequest, bytes: Uint8Array): Promise<B> {
     const worker = this.start();
     const call = ++this.calls;
     if (this.waiting.size === 0) worker.ref();
-    const done = new Promise<ShippedBatch>((resolve, reject) => this.waiting.set(call, { resolve, reject }));
+    const done = new Promise<B>((resolve, reject) => this.waiting.set(call, { resolve: resolve as (b: PreparedBatch | ShippedBatch) => void, reject }));
     // hand the body over without a copy when the view is its whole buffer (a pooled Buffer is not)
     const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
     worker.postMessage(request(call), whole ? [bytes.buffer as ArrayBuffer] : []);
@@ -67,8 +67,12 @@ export class Preparer {
       this.waiting.delete(r.call);
       if (this.waiting.size === 0) worker.unref();
       if (!w) return;
-      if ("blocks" in r)
-        return w.resolve({ total: r.total ?? r.count, count: r.count, blocks: r.blocks.map(landBlock), rejected: r.rejected ?? [], ops: r.ops });
+      if ("blocks" in r) {
+        const blocks = r.blocks.map(landBlock);
+        return w.resolve(
+          r.total === undefined ? { count: r.count, blocks } : { total: r.total, count: r.count, blocks, rejected: r.rejected ?? [], ops: r.ops },
+        );
+      }
       const { status, code, message, details } = r.error;
       w.reject(status && code ? new ApiError(status, code, message, details) : new Error(`ingest worker: ${message}`));
     });
