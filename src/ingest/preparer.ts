@@ -19,6 +19,8 @@ export type PrepareReply =
 
 /** Bodies smaller than this are prepared on the calling thread. */
 export const WORKER_MIN_BYTES = 64 * 1024;
+/** Shipper bodies are denser (protobuf, snappy): smaller ones already hold enough entries to be worth the trip. */
+export const SHIPPED_WORKER_MIN_BYTES = 16 * 1024;
 // run from source, the worker is the file beside this one; in the compiled executable (scripts/build.ts)
 // it is bundled as another entrypoint, at ingest/prepare-worker.js beside the program
 const WORKER = import.meta.url.includes("$bunfs") ? new URL("./ingest/prepare-worker.js", import.meta.url) : new URL("./prepare-worker.ts", import.meta.url);
@@ -37,7 +39,7 @@ export class Preparer {
 
   /** prepareShipped decodes and checks a protocol request (see shipped.ts), on the worker when it is large. */
   async prepareShipped(shipped: ShippedBody, plan: Plan): Promise<ShippedBatch> {
-    if (shipped.bytes.byteLength < WORKER_MIN_BYTES) return prepareShipped(shipped, plan);
+    if (shipped.bytes.byteLength < SHIPPED_WORKER_MIN_BYTES) return prepareShipped(shipped, plan);
     return this.post<ShippedBatch>((call) => ({ call, shipped, plan }), shipped.bytes);
   }
 
