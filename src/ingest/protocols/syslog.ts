@@ -1,6 +1,7 @@
 // syslog: one RFC 5424 or RFC 3164 message → an entry, by the mapping of contract §11.
 import { type Item, SAMPLE_CHARS, timestampOf } from "./item.ts";
 import { levelOfSyslog } from "./levels.ts";
+import { nestDotted } from "./nest.ts";
 
 const FACILITIES = [
   "kern",
@@ -56,7 +57,7 @@ export function parseSyslog(message: string, receivedMs: number, timeZone = "UTC
         message: msg === "" && sd.end >= line.length ? null : msg,
         clientTimestamp: timestamp === "-" ? timestampOf(receivedMs) : timestamp,
         context: context(pri, nil(host), nil(app), nil(procid)),
-        metadata: Object.keys(sd.data).length > 0 ? sd.data : null,
+        metadata: Object.keys(sd.data).length > 0 ? nestDotted(sd.data) : null,
       },
       sample,
     };

@@ -63,6 +63,9 @@ describe("syslog", () => {
       context: { host: "web-1", app: "api", procid: "42", facility: "local4" },
       metadata: { "x@1": { a: 'q"uote', b: "br]acket" }, "y@2": {} },
     });
+    expect(parseSyslog('<14>1 - - - - - [origin ip="10.0.0.1" software.name="rsyslogd"] m', 0).entry?.metadata).toEqual({
+      origin: { ip: "10.0.0.1", software: { name: "rsyslogd" } },
+    });
     expect(parseSyslog("<14>1 - - - - - -", 5_000).entry).toMatchObject({
       action: "syslog",
       message: null,
