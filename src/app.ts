@@ -13,6 +13,11 @@ import { ingestRoutes } from "./http/ingest.ts";
 import { Metrics, observe } from "./http/observe.ts";
 import { openapiConfig } from "./http/openapi.ts";
 import { readRoutes } from "./http/read.ts";
+import { rejectionRoutes } from "./http/rejections.ts";
+import { esRoutes } from "./http/es.ts";
+import { lokiRoutes } from "./http/loki.ts";
+import { otlpRoutes } from "./http/otlp.ts";
+import { RejectionLog } from "./ingest/rejections.ts";
 import { errorReply, requestUrl } from "./http/respond.ts";
 import { IngestService } from "./ingest/ingest.ts";
 import type { PlanTable } from "./limits/plans.ts";
@@ -51,19 +56,24 @@ export function services(deps: AppDeps) {
   const usage = new UsageStore(deps.dbs.usage);
   const entries = new EntryStore(deps.dbs, usage, deps.segmentEntries);
   const limiter = new RateLimiter(deps.ipRatePerMinute ?? 6000);
+  const auth = new Authenticator(meta, deps.plans);
   return {
     meta,
     usage,
     entries,
     limiter,
     metrics: new Metrics(deps.dbs.dataFile, entries.fulltext),
-    gate: new Gate(new Authenticator(meta, deps.plans), limiter, clock, deps.trustProxyHops ?? 0, deps.bodyTimeoutMs),
+    auth,
+    clock,
+    gate: new Gate(auth, limiter, clock, deps.trustProxyHops ?? 0, deps.bodyTimeoutMs),
     ingest: new IngestService(entries, clock),
     admin: new AdminService(meta, deps.plans),
+    /** the last entries each workspace environment's shippers had rejected */
+    rejections: new RejectionLog(),
   };
 }
 
-/** buildApp assembles health, admin, OpenAPI and the eight workspace endpoints. */
+/** buildApp assembles health, admin, OpenAPI, the workspace endpoints and the shipper routes (contract §11). */
 export function buildApp(deps: AppDeps, s = services(deps)) {
   const log = deps.log ?? ((line) => console.error(JSON.stringify(line)));
   return new Elysia()
@@ -108,10 +118,14 @@ export function buildApp(deps: AppDeps, s = services(deps)) {
     .use(healthRoutes(deps.dbs, s.metrics))
     .use(openapi(openapiConfig))
     .use(adminRoutes(s.admin, s.meta, deps.adminToken))
+    .use(otlpRoutes(s))
+    .use(lokiRoutes(s))
+    .use(esRoutes(s))
     .group("/api/v1/workspace", (ws) =>
       ws
         .use(accountRoutes(s.gate, s.meta, s.usage))
         .use(ingestRoutes(s.gate, s.ingest, s.metrics))
-        .use(readRoutes(s.gate, s.entries, deps.queryTimeoutMs)),
+        .use(readRoutes(s.gate, s.entries, deps.queryTimeoutMs))
+        .use(rejectionRoutes(s.gate, s.rejections)),
     );
 }

@@ -1,5 +1,6 @@
 // config: the environment → a typed configuration (contract §1).
 import { resolve } from "node:path";
+import { isTimeZone } from "./time.ts";
 
 export interface Config {
   port: number;
@@ -20,6 +21,8 @@ export interface Config {
   bodyTimeoutSeconds: number;
   /** a read still running after this answers 400 (its time budget) */
   queryTimeoutSeconds: number;
+  /** the syslog listeners (contract §11): host:port each, undefined when off, and the key and zone they use */
+  syslog: { tcp: string | undefined; udp: string | undefined; key: string; timeZone: string } | undefined;
 }
 
 /** loadConfig reads the SLUICE_* variables, failing with a message that names the bad one. */
@@ -37,7 +40,23 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     idleTimeoutSeconds: integer(env, "SLUICE_IDLE_TIMEOUT_SECONDS", 10, 1, 255),
     bodyTimeoutSeconds: integer(env, "SLUICE_BODY_TIMEOUT_SECONDS", 30, 1, 3600),
     queryTimeoutSeconds: integer(env, "SLUICE_QUERY_TIMEOUT_SECONDS", 30, 1, 3600),
+    syslog: syslogConfig(env),
   };
+}
+
+function syslogConfig(env: Record<string, string | undefined>): Config["syslog"] {
+  const tcp = env.SLUICE_SYSLOG_TCP || undefined;
+  const udp = env.SLUICE_SYSLOG_UDP || undefined;
+  if (!tcp && !udp) return undefined;
+  const key = env.SLUICE_SYSLOG_KEY?.trim();
+  if (!key)
+    throw new Error(
+      "SLUICE_SYSLOG_TCP or SLUICE_SYSLOG_UDP is set but SLUICE_SYSLOG_KEY is not: set it to a key with logs:write, whose workspace and environment get the messages",
+    );
+  const timeZone = env.SLUICE_SYSLOG_TZ || "UTC";
+  if (!isTimeZone(timeZone))
+    throw new Error(`SLUICE_SYSLOG_TZ=${JSON.stringify(timeZone)} is not a time zone: set it to an IANA name such as Europe/Paris, or UTC`);
+  return { tcp, udp, key, timeZone };
 }
 
 function integer(env: Record<string, string | undefined>, name: string, fallback: number, min: number, max: number): number {

@@ -6,6 +6,7 @@ import type { Config } from "./config.ts";
 import { holdWrite } from "./http/pipelining.ts";
 import { planTable } from "./limits/plans-file.ts";
 import { RetentionSweeper } from "./storage/retention.ts";
+import { startSyslog } from "./syslog.ts";
 
 /** startServer runs Sluice until a signal stops it; the returned stop() does the same for tests. */
 export async function startServer(config: Config, print: (text: string) => void = console.log) {
@@ -39,6 +40,9 @@ export async function startServer(config: Config, print: (text: string) => void 
   const intro = banner(made, baseUrl);
   print(`Sluice listening on ${baseUrl} (data in ${config.dataDir})${intro ? `\n${intro}` : ""}`);
 
+  const syslog = config.syslog ? await startSyslog(config.syslog, { ...s, log: (line) => console.error(JSON.stringify(line)) }) : undefined;
+  if (syslog) print(`Syslog listening on ${syslog.addresses.join(" and ")}`);
+
   const sweeper = new RetentionSweeper(s.entries, s.meta, (ws, nowMs) => plans.retentionFloor(ws.plan, nowMs));
   const sweepTimer = setInterval(() => {
     sweeper.sweep().catch((e) => console.error(JSON.stringify({ level: "error", msg: "retention sweep failed", error: String(e) })));
@@ -49,6 +53,7 @@ export async function startServer(config: Config, print: (text: string) => void 
     (stopping ??= (async () => {
       clearInterval(sweepTimer);
       await server.stop(false); // stop accepting; let in-flight requests finish
+      await syslog?.stop(); // and store what the syslog listeners received
       await sweeper.idle(); // a sweep under way finishes its batches before storage closes
       await s.close(); // full-text segments and postings are stored: a restart has nothing to recover
       await Bun.sleep(0); // the last access-log lines are printed

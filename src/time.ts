@@ -106,3 +106,13 @@ export function formatMsRepeated(ms: number): string {
   }
   return lastText;
 }
+
+/** isTimeZone tells whether Intl knows a zone name (SLUICE_SYSLOG_TZ is checked at start). */
+export function isTimeZone(name: string): boolean {
+  try {
+    new Intl.DateTimeFormat("en-US", { timeZone: name });
+    return true;
+  } catch {
+    return false;
+  }
+}

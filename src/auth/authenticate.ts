@@ -32,7 +32,10 @@ export class Authenticator {
   authenticate(headers: Headers, nowMs = Date.now()): Caller {
     const secret = presentedKey(headers);
     if (secret === undefined) {
-      throw unauthorized("AUTH_MISSING_API_KEY", "no API key: send it as the X-API-Key header or as Authorization: ApiKey <key>");
+      throw unauthorized(
+        "AUTH_MISSING_API_KEY",
+        "no API key: send it as the X-API-Key header, as Authorization: ApiKey <key> or Bearer <key>, or as the password of Basic authentication",
+      );
     }
     const found = looksLikeKey(secret) ? this.resolve(hashSecret(secret)) : undefined;
     if (!found) {
@@ -71,8 +74,16 @@ function presentedKey(headers: Headers): string | undefined {
   const direct = headers.get("x-api-key");
   if (direct !== null && direct.trim() !== "") return direct.trim();
   const auth = headers.get("authorization");
-  const m = auth && /^ApiKey\s+(\S+)\s*$/i.exec(auth);
-  return m ? m[1] : undefined;
+  const m = auth && /^(ApiKey|Bearer|Basic)\s+(\S+)\s*$/i.exec(auth);
+  if (!m) return undefined;
+  return m[1].toLowerCase() === "basic" ? basicPassword(m[2]) : m[2];
+}
+
+/** basicPassword is the password of Basic credentials (the key; the user name is ignored), or "" when malformed. */
+function basicPassword(encoded: string): string {
+  const decoded = Buffer.from(encoded, "base64").toString("utf8");
+  const colon = decoded.indexOf(":");
+  return colon < 0 ? "" : decoded.slice(colon + 1);
 }
 
 /** requirePermission throws 403 forbidden unless the caller's scopes grant p. */

@@ -1,10 +1,13 @@
-// body: reads a JSON request body with the checks of contract §4, scanning bytes as they stream in.
+// body: reads a JSON request body with the checks of contract §4, scanning bytes as they stream in; gzip and
+// deflate bodies (contract §11) are decoded with the size limit applied to the decoded bytes.
 import { ClientClosed, badRequest } from "../errors.ts";
+import { decodeContent, contentCoding } from "./encoding.ts";
 import { parseJson } from "../ingest/json.ts";
 import { JsonScan, escapesSurrogate, type JsonBody } from "../ingest/scan.ts";
 import { noteBodyBytes } from "./observe.ts";
 
 const JSON_TYPE = /^application\/json\s*(;\s*charset\s*=\s*"?utf-8"?\s*)?$/i;
+const NDJSON_TYPE = /^application\/(x-ndjson|jsonl|x-jsonlines)\s*(;\s*charset\s*=\s*"?utf-8"?\s*)?$/i;
 
 /** BodyLimits bound a body: its bytes, how deeply it nests, and how long it may take to arrive. */
 export interface BodyLimits {
@@ -25,23 +28,90 @@ export async function readJson(request: Request, limits: BodyLimits): Promise<un
 
 /** readJsonBody checks the type, size and nesting of a JSON body as it arrives and returns it unparsed. */
 export async function readJsonBody(request: Request, limits: BodyLimits): Promise<JsonBody> {
-  const type = request.headers.get("content-type");
-  if (!type || !JSON_TYPE.test(type.trim())) {
-    throw badRequest(
-      "VALIDATION_INVALID_CONTENT_TYPE",
-      `send the body as JSON with Content-Type: application/json (got ${type ? JSON.stringify(type) : "none"})`,
-    );
-  }
+  requireJson(request.headers.get("content-type"), false);
   return readBytes(request, limits);
 }
 
+/** isNdjson tells whether a request declares an NDJSON body (POST /logs/bulk takes one, contract §11). */
+export const isNdjson = (request: Request): boolean => NDJSON_TYPE.test(request.headers.get("content-type")?.trim() ?? "");
+
+/** readNdjsonBody reads an NDJSON body as readJsonBody reads JSON, and returns it as the JSON array of its lines. */
+export async function readNdjsonBody(request: Request, limits: BodyLimits): Promise<JsonBody> {
+  const lines = await readBody(request, limits.bytes, limits.timeoutMs);
+  const array = ndjsonToArray(lines);
+  const scan = new JsonScan(limits.depth);
+  if (!scan.feed(array)) throw tooDeep(limits.depth);
+  return { bytes: array, bounds: scan.entryBounds(escapesSurrogate(array)) };
+}
+
+function requireJson(type: string | null, ndjson: boolean): void {
+  if (type && (JSON_TYPE.test(type.trim()) || (ndjson && NDJSON_TYPE.test(type.trim())))) return;
+  throw badRequest(
+    "VALIDATION_INVALID_CONTENT_TYPE",
+    `send the body as JSON with Content-Type: application/json${ndjson ? " (or NDJSON with application/x-ndjson)" : ""} (got ${type ? JSON.stringify(type) : "none"})`,
+  );
+}
+
+/**
+ * readBody reads any body within `limitBytes`, decoding gzip or deflate as it comes (the limit applies to the decoded
+ * bytes): the protocol routes of contract §11 read theirs with it.
+ */
+export async function readBody(request: Request, limitBytes: number, timeoutMs = BODY_TIMEOUT_MS): Promise<Uint8Array> {
+  const tooLarge = tooLargeError(limitBytes);
+  const coding = contentCoding(request.headers.get("content-encoding"));
+  const declared = Number(request.headers.get("content-length") ?? NaN);
+  if (declared > limitBytes) throw tooLarge();
+  if (!request.body) return new Uint8Array(0);
+  try {
+    const raw = await readStream(request, undefined, 0, limitBytes, tooLarge, timeoutMs);
+    return coding ? decodeContent(raw, coding, limitBytes, tooLarge) : raw;
+  } catch (e) {
+    throw request.signal.aborted ? new ClientClosed(e) : e;
+  }
+}
+
+/**
+ * ndjsonToArray turns NDJSON (one value a line, blank lines skipped) into the bytes of a JSON array of those values.
+ * Each line must hold one whole value: `{"a":1},{"b":2}` on one line is refused, not read as two entries.
+ */
+function ndjsonToArray(bytes: Uint8Array): Uint8Array {
+  const text = decodeUtf8(bytes);
+  const parts: string[] = [];
+  let n = 0;
+  for (const line of text.split("\n")) {
+    n++;
+    if (line.trim() === "") continue;
+    try {
+      JSON.parse(line);
+    } catch (e) {
+      throw badRequest("VALIDATION_INVALID_JSON", `line ${n} of the NDJSON body is not one JSON value (${(e as Error).message}); send one entry a line`);
+    }
+    parts.push(line);
+  }
+  if (parts.length === 0) throw badRequest("VALIDATION_EMPTY_BODY", "the NDJSON body holds no entry; send one JSON entry a line");
+  return Buffer.from(`[${parts.join(",")}]`);
+}
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+function decodeUtf8(bytes: Uint8Array): string {
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    throw badRequest("VALIDATION_INVALID_JSON", "the body is not valid UTF-8; send JSON encoded as UTF-8");
+  }
+}
+
+const tooLargeError = (limitBytes: number) => () =>
+  badRequest("VALIDATION_FAILED", `the body is larger than this workspace's limit of ${limitBytes} bytes; send fewer or smaller entries`, {
+    errors: [{ field: "", message: `body over ${limitBytes} bytes`, log_index: null }],
+    limit_bytes: limitBytes,
+  });
+
 async function readBytes(request: Request, limits: BodyLimits): Promise<JsonBody> {
   const limitBytes = limits.bytes;
-  const tooLarge = () =>
-    badRequest("VALIDATION_FAILED", `the body is larger than this workspace's limit of ${limitBytes} bytes; send fewer or smaller entries`, {
-      errors: [{ field: "", message: `body over ${limitBytes} bytes`, log_index: null }],
-      limit_bytes: limitBytes,
-    });
+  if (request.headers.has("content-encoding")) return readDecoded(request, limits);
+  const tooLarge = tooLargeError(limitBytes);
   const declared = Number(request.headers.get("content-length") ?? NaN);
   if (declared > limitBytes) throw tooLarge();
   // a small body is read whole; touching request.body would first wrap it in a stream
@@ -57,6 +127,14 @@ async function readBytes(request: Request, limits: BodyLimits): Promise<JsonBody
   } catch (e) {
     throw request.signal.aborted ? new ClientClosed(e) : e; // Bun aborts the signal when the connection closes
   }
+  return { bytes, bounds: scan.entryBounds(escapesSurrogate(bytes)) };
+}
+
+/** readDecoded reads a gzip or deflate JSON body whole, decodes it within the limit, then scans it. */
+async function readDecoded(request: Request, limits: BodyLimits): Promise<JsonBody> {
+  const bytes = await readBody(request, limits.bytes, limits.timeoutMs);
+  const scan = new JsonScan(limits.depth);
+  if (!scan.feed(bytes)) throw tooDeep(limits.depth);
   return { bytes, bounds: scan.entryBounds(escapesSurrogate(bytes)) };
 }
 
@@ -80,7 +158,14 @@ async function readSmall(request: Request, scan: JsonScan, depth: number, timeou
   return bytes;
 }
 
-async function readStream(request: Request, scan: JsonScan, depth: number, limitBytes: number, tooLarge: () => Error, timeoutMs: number): Promise<Uint8Array> {
+async function readStream(
+  request: Request,
+  scan: JsonScan | undefined,
+  depth: number,
+  limitBytes: number,
+  tooLarge: () => Error,
+  timeoutMs: number,
+): Promise<Uint8Array> {
   const chunks: Uint8Array[] = [];
   let size = 0;
   const reader = request.body!.getReader();
@@ -92,7 +177,7 @@ async function readStream(request: Request, scan: JsonScan, depth: number, limit
       if (done) break;
       size += value.byteLength;
       if (size > limitBytes) throw tooLarge();
-      if (!scan.feed(value)) throw tooDeep(depth);
+      if (scan && !scan.feed(value)) throw tooDeep(depth);
       chunks.push(value);
     }
   } catch (e) {

@@ -4,7 +4,7 @@ import type { IngestService } from "../ingest/ingest.ts";
 import { maxBodyBytes, type Plan } from "../limits/plans.ts";
 import { BulkCreated, CreateLogRequest, LogEntry, ValidationResponse } from "../schema.ts";
 import { Type as T } from "@sinclair/typebox";
-import { readJson, readJsonBody } from "./body.ts";
+import { isNdjson, readJson, readJsonBody, readNdjsonBody } from "./body.ts";
 import { parseJson } from "../ingest/json.ts";
 import type { Metrics } from "./observe.ts";
 import type { Gate } from "./guard.ts";
@@ -48,7 +48,8 @@ export function ingestRoutes(gate: Gate, ingest: IngestService, metrics: Metrics
     .post(
       "/logs/bulk",
       gate.guarded("logs:write", async ({ request, caller, set }) => {
-        const body = await readJsonBody(request, { ...entryBodyLimits(caller.plan), timeoutMs: gate.bodyTimeoutMs });
+        const limits = { ...entryBodyLimits(caller.plan), timeoutMs: gate.bodyTimeoutMs };
+        const body = await (isNdjson(request) ? readNdjsonBody(request, limits) : readJsonBody(request, limits));
         const created = await ingest.createMany(body, caller);
         metrics.entries.inc(created.count);
         return json(set, created, 201);
@@ -57,7 +58,8 @@ export function ingestRoutes(gate: Gate, ingest: IngestService, metrics: Metrics
         parse: "none",
         detail: operation({
           summary: "Create many log entries, all or nothing",
-          description: "If any entry is invalid nothing is stored and details.errors lists every problem with its log_index.",
+          description:
+            "If any entry is invalid nothing is stored and details.errors lists every problem with its log_index. Also takes NDJSON (Content-Type: application/x-ndjson), one entry a line.",
           permission: "logs:write",
           body: T.Array(CreateLogRequest),
           responses: { 201: { description: "count and ids, in input order", schema: BulkCreated } },

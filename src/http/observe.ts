@@ -37,6 +37,19 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly shipped = new Counter({
+    name: "sluice_shipper_entries_total",
+    help: "entries received from standard shippers (contract §11), by protocol, outcome (received, stored, rejected) and reason of rejection",
+    labelNames: ["protocol", "outcome", "reason"],
+    registers: [this.registry],
+  });
+  readonly shippedRequests = new Counter({
+    name: "sluice_shipper_requests_refused_total",
+    help: "shipper requests refused whole (nothing stored), by protocol and reason: undecodable (400), quota or rate (429), auth (401, 403)",
+    labelNames: ["protocol", "reason"],
+    registers: [this.registry],
+  });
+
   constructor(dataFile: string, fulltext: FullText) {
     collectDefaultMetrics({ register: this.registry, prefix: "sluice_" });
     new Gauge({

@@ -12,6 +12,11 @@ import type { Tenant } from "../storage/keys.ts";
 import { acceptEntries } from "./prepare.ts";
 import { Preparer } from "./preparer.ts";
 import { checkEntry, unknownFields } from "./rules.ts";
+import type { Item } from "./protocols/item.ts";
+import { checkItems, type ShippedBatch, type ShippedBody } from "./shipped.ts";
+
+/** ShippedResult is what a protocol request stored: ids of the stored entries in request order, and the rejected. */
+export type ShippedResult = Omit<ShippedBatch, "blocks"> & { ids: string[] };
 
 /** IngestService validates and stores entries for one caller at a time. */
 export class IngestService {
@@ -57,6 +62,27 @@ export class IngestService {
     const { ms, ids } = this.ids.next(batch.count, this.clock());
     await this.commit(caller, batch.count, ms, () => this.store.appendPrepared(tenantOf(caller), ms, ids, batch.blocks, caller.plan.logs_per_month));
     return { count: batch.count, ids };
+  }
+
+  /**
+   * createShipped stores the entries of a protocol request (contract §11) that pass the entry rules, all in one
+   * write, and reports the others; a decode failure (400) or the quota (429) stores nothing.
+   */
+  async createShipped(body: ShippedBody, caller: Caller): Promise<ShippedResult> {
+    return this.storeBatch(await this.preparer.prepareShipped(body, caller.plan), caller);
+  }
+
+  /** createItems is createShipped for entries already decoded (the syslog listener's lines). */
+  createItems(items: Item[], caller: Caller): Promise<ShippedResult> {
+    return this.storeBatch(checkItems(items, caller.plan), caller);
+  }
+
+  private async storeBatch(batch: ShippedBatch, caller: Caller): Promise<ShippedResult> {
+    const { blocks, ...outcome } = batch;
+    if (batch.count === 0) return { ...outcome, ids: [] };
+    const { ms, ids } = this.ids.next(batch.count, this.clock());
+    await this.commit(caller, batch.count, ms, () => this.store.appendPrepared(tenantOf(caller), ms, ids, blocks, caller.plan.logs_per_month));
+    return { ...outcome, ids };
   }
 
   /** close ends the ingest worker thread, once no write is under way. */

@@ -4,12 +4,15 @@ import { parentPort } from "node:worker_threads";
 import { ApiError } from "../errors.ts";
 import { prepareBatch } from "./prepare.ts";
 import { shipBlock, type PrepareReply, type PrepareRequest } from "./preparer.ts";
+import { prepareShipped, type ShippedBatch } from "./shipped.ts";
 
-parentPort!.on("message", ({ call, body, plan, env }: PrepareRequest) => {
+parentPort!.on("message", (request: PrepareRequest) => {
+  const { call, plan } = request;
   let reply: PrepareReply;
   const transfer: ArrayBuffer[] = [];
   try {
-    const batch = prepareBatch(body, plan, env);
+    const batch: Omit<ShippedBatch, "total" | "rejected"> & Partial<ShippedBatch> =
+      "shipped" in request ? prepareShipped(request.shipped, plan) : prepareBatch(request.body, plan, request.env);
     const blocks = batch.blocks.map((block) => {
       const shipped = shipBlock(block);
       // msgpackr packs into one reused buffer: give each column a buffer of its own to hand over
@@ -17,7 +20,10 @@ parentPort!.on("message", ({ call, body, plan, env }: PrepareRequest) => {
       own(shipped.terms.positions, transfer);
       return shipped;
     });
-    reply = { call, count: batch.count, blocks };
+    reply =
+      "shipped" in request
+        ? { call, count: batch.count, blocks, total: batch.total, rejected: batch.rejected, ops: batch.ops }
+        : { call, count: batch.count, blocks };
   } catch (e) {
     reply =
       e instanceof ApiError

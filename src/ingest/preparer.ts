@@ -9,39 +9,48 @@ import type { Environment } from "../schema.ts";
 import type { BlockTerms, PostingKind } from "../storage/postings.ts";
 import type { EncodedBlock } from "../storage/encode.ts";
 import { prepareBatch, type PreparedBatch } from "./prepare.ts";
+import { prepareShipped, type ShippedBatch, type ShippedBody } from "./shipped.ts";
 
-export interface PrepareRequest {
-  call: number;
-  body: JsonBody;
-  plan: Plan;
-  env: Environment;
-}
+/** PrepareRequest asks the worker for a bulk body's blocks, or (with `shipped`) a protocol request's. */
+export type PrepareRequest = { call: number; body: JsonBody; plan: Plan; env: Environment } | { call: number; shipped: ShippedBody; plan: Plan };
 export type PrepareReply =
-  | { call: number; count: number; blocks: ShippedBlock[] }
+  | ({ call: number; count: number; blocks: ShippedBlock[] } & Partial<Pick<ShippedBatch, "total" | "rejected" | "ops">>)
   | { call: number; error: { status?: number; code?: ErrorCode; message: string; details?: Record<string, unknown> } };
 
 /** Bodies smaller than this are prepared on the calling thread. */
 export const WORKER_MIN_BYTES = 64 * 1024;
+/** Shipper bodies are denser (protobuf, snappy): smaller ones already hold enough entries to be worth the trip. */
+export const SHIPPED_WORKER_MIN_BYTES = 16 * 1024;
 // run from source, the worker is the file beside this one; in the compiled executable (scripts/build.ts)
 // it is bundled as another entrypoint, at ingest/prepare-worker.js beside the program
 const WORKER = import.meta.url.includes("$bunfs") ? new URL("./ingest/prepare-worker.js", import.meta.url) : new URL("./prepare-worker.ts", import.meta.url);
 
 export class Preparer {
   private worker: Worker | undefined;
-  private readonly waiting = new Map<number, { resolve: (b: PreparedBatch) => void; reject: (e: unknown) => void }>();
+  private readonly waiting = new Map<number, { resolve: (b: PreparedBatch | ShippedBatch) => void; reject: (e: unknown) => void }>();
   private calls = 0;
 
   /** prepare checks and encodes a bulk body (see prepareBatch), on the worker when it is large. */
   async prepare(body: JsonBody, plan: Plan, env: Environment): Promise<PreparedBatch> {
     const { bytes } = body;
     if (bytes.byteLength < WORKER_MIN_BYTES) return prepareBatch(body, plan, env);
+    return this.post<PreparedBatch>((call) => ({ call, body, plan, env }), bytes);
+  }
+
+  /** prepareShipped decodes and checks a protocol request (see shipped.ts), on the worker when it is large. */
+  async prepareShipped(shipped: ShippedBody, plan: Plan): Promise<ShippedBatch> {
+    if (shipped.bytes.byteLength < SHIPPED_WORKER_MIN_BYTES) return prepareShipped(shipped, plan);
+    return this.post<ShippedBatch>((call) => ({ call, shipped, plan }), shipped.bytes);
+  }
+
+  private post<B extends PreparedBatch | ShippedBatch>(request: (call: number) => PrepareRequest, bytes: Uint8Array): Promise<B> {
     const worker = this.start();
     const call = ++this.calls;
     if (this.waiting.size === 0) worker.ref();
-    const done = new Promise<PreparedBatch>((resolve, reject) => this.waiting.set(call, { resolve, reject }));
+    const done = new Promise<B>((resolve, reject) => this.waiting.set(call, { resolve: resolve as (b: PreparedBatch | ShippedBatch) => void, reject }));
     // hand the body over without a copy when the view is its whole buffer (a pooled Buffer is not)
     const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
-    worker.postMessage({ call, body, plan, env } satisfies PrepareRequest, whole ? [bytes.buffer as ArrayBuffer] : []);
+    worker.postMessage(request(call), whole ? [bytes.buffer as ArrayBuffer] : []);
     return done;
   }
 
@@ -60,7 +69,12 @@ export class Preparer {
       this.waiting.delete(r.call);
       if (this.waiting.size === 0) worker.unref();
       if (!w) return;
-      if ("blocks" in r) return w.resolve({ count: r.count, blocks: r.blocks.map(landBlock) });
+      if ("blocks" in r) {
+        const blocks = r.blocks.map(landBlock);
+        return w.resolve(
+          r.total === undefined ? { count: r.count, blocks } : { total: r.total, count: r.count, blocks, rejected: r.rejected ?? [], ops: r.ops },
+        );
+      }
       const { status, code, message, details } = r.error;
       w.reject(status && code ? new ApiError(status, code, message, details) : new Error(`ingest worker: ${message}`));
     });

@@ -4,6 +4,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { compressSync } from "snappy";
+import { ExportLogsServiceRequest, PushRequest } from "../../src/ingest/protocols/schemas.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
 const KEY = /API key \(shown only now\):\s+(sl_development_rw_[A-Za-z0-9]+)/;
@@ -133,6 +135,69 @@ describe("the compiled binary", () => {
       s.proc.kill("SIGTERM");
     }
     expect(await s.proc.exited).toBe(0);
+  });
+
+  test("the shipper decoders run in the binary: OTLP protobuf (its schemas embedded; a large body on the ingest worker), Loki snappy protobuf, and syslog over UDP", async () => {
+    const dataDir = join(runDir, "shippers-data");
+    const dd = ["--data-dir", dataDir];
+    const ws = await json(binary, ["workspaces", "create", "--name", "shippers", ...dd]);
+    const { key } = await json(binary, ["keys", "create", "--workspace", ws.id, "--environment", "development", "--type", "rw", ...dd]);
+    const proc = Bun.spawn([binary, "serve", "--host", "127.0.0.1"], {
+      cwd: runDir,
+      env: isolated({ SLUICE_DATA_DIR: dataDir, SLUICE_PORT: "0", SLUICE_SYSLOG_UDP: "127.0.0.1:0", SLUICE_SYSLOG_KEY: key }),
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    try {
+      const reader = proc.stdout.getReader();
+      let out = "";
+      const deadline = Date.now() + 15_000;
+      while (!/Syslog listening on udp 127\.0\.0\.1:(\d+)/.test(out)) {
+        if (Date.now() > deadline) throw new Error(`server did not start: ${out}`);
+        const { done, value } = await reader.read();
+        if (done) throw new Error(`server exited: ${out}${await new Response(proc.stderr).text()}`);
+        out += new TextDecoder().decode(value);
+      }
+      reader.releaseLock();
+      const base = /listening on (http:\/\/\S+)/.exec(out)![1];
+      const udpPort = Number(/Syslog listening on udp 127\.0\.0\.1:(\d+)/.exec(out)![1]);
+      const records = Array.from({ length: 600 }, (_, i) => ({ body: { stringValue: `otlp ${i} ${"x".repeat(100)}` }, severityNumber: 13 }));
+      const otlp = ExportLogsServiceRequest.encode(
+        ExportLogsServiceRequest.fromObject({ resourceLogs: [{ scopeLogs: [{ scope: { name: "bin" }, logRecords: records }] }] }),
+      ).finish();
+      expect(otlp.byteLength).toBeGreaterThan(64 * 1024);
+      const o = await fetch(`${base}/otlp/v1/logs`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/x-protobuf" },
+        body: otlp,
+      });
+      expect(o.status).toBe(200);
+      const loki = compressSync(
+        Buffer.from(
+          PushRequest.encode(
+            PushRequest.fromObject({ streams: [{ labels: '{app="bin"}', entries: [{ timestamp: { seconds: 1795341600 }, line: "loki line" }] }] }),
+          ).finish(),
+        ),
+      );
+      const l = await fetch(`${base}/loki/api/v1/push`, {
+        method: "POST",
+        headers: { "x-api-key": key, "content-type": "application/x-protobuf" },
+        body: loki,
+      });
+      expect(l.status).toBe(204);
+      const udp = await Bun.udpSocket({});
+      udp.send("<12>1 2026-11-22T10:00:00Z h daemon - - - over udp", udpPort, "127.0.0.1");
+      udp.close();
+      let count = 0;
+      for (let tries = 0; tries < 100 && count !== 602; tries++) {
+        count = ((await (await fetch(`${base}${WS}/usage`, { headers: { "x-api-key": key } })).json()) as { used: number }).used;
+        if (count !== 602) await Bun.sleep(50);
+      }
+      expect(count).toBe(602);
+    } finally {
+      proc.kill("SIGTERM");
+    }
+    expect(await proc.exited).toBe(0);
   });
 
   test("without msgpackr's optional native extension the binary still writes and reads", async () => {

@@ -4,6 +4,18 @@ import { resolve } from "node:path";
 import { loadConfig } from "../../src/config.ts";
 
 describe("loadConfig", () => {
+  test("syslog is off unless SLUICE_SYSLOG_TCP or _UDP is set; then it needs SLUICE_SYSLOG_KEY and a real SLUICE_SYSLOG_TZ", () => {
+    expect(loadConfig({ SLUICE_SYSLOG_KEY: "sl_x" }).syslog).toBeUndefined();
+    expect(loadConfig({ SLUICE_SYSLOG_TCP: "127.0.0.1:5514", SLUICE_SYSLOG_KEY: "sl_x" }).syslog).toEqual({
+      tcp: "127.0.0.1:5514",
+      udp: undefined,
+      key: "sl_x",
+      timeZone: "UTC",
+    });
+    expect(() => loadConfig({ SLUICE_SYSLOG_UDP: "127.0.0.1:5514" })).toThrow("SLUICE_SYSLOG_KEY");
+    expect(() => loadConfig({ SLUICE_SYSLOG_UDP: "127.0.0.1:5514", SLUICE_SYSLOG_KEY: "k", SLUICE_SYSLOG_TZ: "Mars/Olympus" })).toThrow("SLUICE_SYSLOG_TZ");
+  });
+
   test("defaults: port 8080, host 0.0.0.0, data in ./data, no admin token or plans file, no trusted proxy, 6,000 requests/min per IP, sweep every 600 s, reads stopped after 30 s", () => {
     expect(loadConfig({})).toEqual({
       port: 8080,
@@ -18,6 +30,7 @@ describe("loadConfig", () => {
       idleTimeoutSeconds: 10,
       bodyTimeoutSeconds: 30,
       queryTimeoutSeconds: 30,
+      syslog: undefined,
     });
   });
   test("PORT is the listen port when SLUICE_PORT is absent; SLUICE_PORT wins when both are set", () => {
