@@ -83,8 +83,7 @@ function filterCandidate(store: EntryStore, tenant: Tenant, index: "value" | "su
 
 /**
  * needleOf is what a block's filter must hold for a block to have an entry matching the term, when the filter can tell:
- * a path's text form for `path=`; the trigrams of what `~` or a literal finds in a message or action (words are the full
- * text's: it answers them by entry, a filter only by block).
+ * a path's text form for `path=`; the trigrams of what `~`, `=`, a literal, `@` or free words find in a message or action.
  */
 export function needleOf(term: Term): { index: "value" | "substring"; needle: Needle } | undefined {
   const strings = (values: readonly { kind: string; text?: string }[]) =>
@@ -94,6 +93,8 @@ export function needleOf(term: Term): { index: "value" | "substring"; needle: Ne
     const needle = alternatives.map((parts) => parts.flatMap((part) => trigramTerms(part.toLowerCase(), domain)));
     return needle.every((terms) => terms.length > 0) ? { index: "substring" as const, needle } : undefined;
   };
+  // a word is a substring of the lowercased text unless it has a sigma, which lowercases by context
+  const plain = (w: string) => !w.includes("σ") && !w.includes("ς");
   switch (term.kind) {
     case "path": {
       const texts = term.op === "=" ? strings(term.values) : undefined;
@@ -101,14 +102,30 @@ export function needleOf(term: Term): { index: "value" | "substring"; needle: Ne
     }
     case "literal":
       return substrings(term.facet, [[term.text]]);
+    case "free": {
+      const need = term.words.filter(plain);
+      const found = [substrings("message", [need]), substrings("action", [need])]; // all in message, or all in action
+      return found[0] && found[1] && { index: "substring", needle: [...found[0].needle, ...found[1].needle] };
+    }
     case "text": {
       const texts = strings(term.values);
-      return texts && term.op === "~"
-        ? substrings(
-            term.facet,
-            texts.map((t) => t.split("*")),
-          )
-        : undefined;
+      if (!texts) return undefined;
+      if (term.op === "~")
+        return substrings(
+          term.facet,
+          texts.map((t) => t.split("*")),
+        );
+      if (term.op === "=")
+        return substrings(
+          term.facet,
+          texts.map((t) => [t]),
+        );
+      if (term.op === "@")
+        return substrings(
+          term.facet,
+          texts.map((t) => words(t).filter(plain)),
+        );
+      return undefined;
     }
     default:
       return undefined;

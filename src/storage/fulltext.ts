@@ -109,7 +109,8 @@ export class FullText {
 
   /**
    * estimate counts candidate blocks in the segments already in memory (the active one and the loaded sealed
-   * ones; no I/O) and scales the count to every segment by entries (planner use).
+   * ones; no I/O) and scales the count to every segment by entries (planner use). A segment a search would have to
+   * load adds its blocks: reading its index costs about what reading them would.
    */
   estimate(ws: string, env: Environment, words: string[]): number {
     const t = this.tenant(ws, env);
@@ -117,18 +118,20 @@ export class FullText {
     let hits = 0;
     let sampled = 0;
     let total = t.active.entries;
+    let toLoad = 0;
     const inMemory: { index: number; blocks: unknown[]; entries: number; lacksWords?: boolean }[] = [t.active];
     for (const seg of t.sealed) {
       total += seg.entries;
       const index = this.loaded.get(`${ws}\u0000${env}\u0000${seg.no}`);
       if (index) inMemory.push({ index, blocks: seg.blocks, entries: seg.entries, lacksWords: this.lacksWords(seg, words) });
+      else toLoad += seg.blocks.length;
     }
     for (const seg of inMemory) {
       if (seg.blocks.length === 0) continue;
       hits += seg.lacksWords ? seg.blocks.length : this.worker.search(seg.index, query, seg.blocks.length).length;
       sampled += seg.entries;
     }
-    return sampled === 0 ? 0 : Math.ceil((hits * total) / sampled);
+    return toLoad + (sampled === 0 ? 0 : Math.ceil((hits * total) / sampled));
   }
 
   /** lacksWords tells whether a segment's index may lack some of the words: then every block of it is a candidate. */

@@ -83,7 +83,8 @@ class FilterBuilder {
   /** addLeaves adds every scalar under `value`, whose path so far hashes to `h` (pathTerm's terms). */
   addLeaves(h: number, value: unknown): void {
     if (typeof value === "string") this.add(valueTerm(h, value));
-    else if (typeof value === "number") this.add(valueTerm(h, String(value))); // a finite number's JSON text
+    else if (typeof value === "number")
+      this.add(valueTerm(h, String(value))); // a finite number's JSON text
     else if (typeof value === "boolean") this.add(valueTerm(h, value ? "true" : "false"));
     else if (value !== null && typeof value === "object" && !Array.isArray(value)) {
       for (const key in value) if (Object.hasOwn(value, key)) this.addLeaves(keyHash(h, key), (value as Record<string, unknown>)[key]);
@@ -133,7 +134,7 @@ export const regionsOf = (words: Uint32Array): number => words.length / REGION_W
 
 /** mayHold tests one term against the region at word `base` of `words`. */
 export function mayHold(words: Uint32Array, base: number, h: number): boolean {
-  const b = ((h << 15) | (h >>> 17)) | 1;
+  const b = (h << 15) | (h >>> 17) | 1;
   let x = h;
   for (let i = 0; i < FILTER_K; i++) {
     const bit = x >>> 23; // 9 bits: a position within the region
@@ -144,7 +145,7 @@ export function mayHold(words: Uint32Array, base: number, h: number): boolean {
 }
 
 function setBits(words: Uint32Array, base: number, h: number): void {
-  const b = ((h << 15) | (h >>> 17)) | 1; // the step between bits: h rotated, odd
+  const b = (h << 15) | (h >>> 17) | 1; // the step between bits: h rotated, odd
   let x = h;
   for (let i = 0; i < FILTER_K; i++) {
     const bit = x >>> 23;
