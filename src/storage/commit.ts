@@ -58,8 +58,8 @@ export interface CommittedBlock {
   terms: BlockTerms;
   /** the full-text document (blockWords) */
   words: string;
-  /** the filter of its rare values (needles.ts) */
-  filter: Uint32Array;
+  /** the filters of its rare values, one per stripe (needles.ts) */
+  filters: Uint32Array[];
 }
 
 /** TurnCommitter gathers the writes of one event-loop turn and commits them together. */
@@ -104,7 +104,7 @@ export class TurnCommitter {
     for (const b of blocks) {
       puts.push(this.to.entries.put([b.ws, b.env, b.ms, b.firstId], b.value));
       puts.push(this.to.postings.mark(b.ws, b.env, b.ms, b.firstId)); // its postings are held, then stored in batches (postings.ts)
-      puts.push(this.to.needles.mark(b.ws, b.env, { ms: b.ms, firstId: b.firstId, size: b.size, words: b.filter }));
+      puts.push(this.to.needles.mark(b.ws, b.env, { ms: b.ms, firstId: b.firstId, size: b.size, stripes: b.filters }));
       for (const action of b.actions) this.to.dictionary.add(b.ws, b.env, action, puts);
     }
     Promise.all(puts).then(
@@ -150,7 +150,7 @@ function readyBlocks(writes: PendingWrite[]): ReadyBlock[] {
           terms: b.terms,
           actions: b.actions,
           words: b.text,
-          filter: b.filter,
+          filters: b.filters,
         });
       }
     } else {
@@ -180,7 +180,7 @@ function readyBlocks(writes: PendingWrite[]): ReadyBlock[] {
         terms: b.terms,
         actions: b.actions,
         words: b.text,
-        filter: b.filter,
+        filters: b.filters,
       });
     }
   }

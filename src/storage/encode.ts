@@ -1,7 +1,7 @@
 // encode: a block's stored parts made from its entries, on any thread (bulk bodies are prepared on an ingest
 // worker): its columns but the ids, its postings, its distinct actions, its full-text document and its filter.
 import { blockWords, encodeColumns, type Columns, type Entry } from "./block.ts";
-import { blockFilter } from "./needles.ts";
+import { blockFilters } from "./needles.ts";
 import { blockTerms, type BlockTerms } from "./postings.ts";
 
 /** EncodedBlock is one block of entries encoded all but its ids, which only the main thread draws (they ascend across the process). */
@@ -14,8 +14,8 @@ export interface EncodedBlock {
   actions: string[];
   /** the full-text document (blockWords) */
   text: string;
-  /** the filter of its rare values (needles.ts) */
-  filter: Uint32Array;
+  /** the filters of its rare values, one per stripe (needles.ts) */
+  filters: Uint32Array[];
 }
 
 /** encodeEntries encodes at most BLOCK_MAX entries, in id order, as one block. */
@@ -26,6 +26,6 @@ export function encodeEntries(entries: readonly Omit<Entry, "id">[]): EncodedBlo
     terms: blockTerms(entries),
     actions: [...new Set(entries.map((e) => e.action))],
     text: blockWords(entries),
-    filter: blockFilter(entries),
+    filters: blockFilters(entries),
   };
 }

@@ -11,7 +11,7 @@
 // Beside each block, in the same transaction: the mark that its postings are not yet stored
 // (postings.ts), new action values (dictionary.ts) and the month's usage count (usage.ts); right
 // after commit, its postings are held in memory until a batch stores them, and its words join the
-// full-text index (fulltext.ts); its filter of rare values is stored beside it and held until its segment
+// full-text index (fulltext.ts); its filters of rare values are stored beside it and held until its segment
 // is sealed (needle-index.ts). The writes of one event-loop turn commit together (commit.ts).
 // No key holds a user's string the key encoding could misread: a tag, an action or a name of 64+ UTF-16 units
 // stands in index keys as its hash (keys.ts); the version of that layout is in db `layout` (layout.ts).
@@ -74,7 +74,7 @@ export class EntryStore {
     this.turns = new TurnCommitter({ entries: this.db, postings: this.postings, dictionary: this.dictionary, needles: this.needles, usage });
     // the indexes kept beside the blocks learn of each block once it is committed
     this.onCommitted((b) => this.postings.hold(b.ws, b.env, b.ms, b.firstId, b.terms));
-    this.onCommitted((b) => this.needles.hold(b.ws, b.env, { ms: b.ms, firstId: b.firstId, size: b.size, words: b.filter }));
+    this.onCommitted((b) => this.needles.hold(b.ws, b.env, { ms: b.ms, firstId: b.firstId, size: b.size, stripes: b.filters }));
     this.onCommitted((b) => this.fulltext.add(b.ws, b.env, { ms: b.ms, firstId: b.firstId, text: b.words, entries: b.size }));
   }
 

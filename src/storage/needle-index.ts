@@ -1,14 +1,14 @@
-// needle-index: every block's filter (needles.ts), held per block while recent and sealed into segments, so
-// that a rare value is found by reading a few kilobytes per segment instead of every block.
+// needle-index: every block's filters (needles.ts, one per stripe), held per block while recent and sealed into
+// segments, so that a rare value is found by reading a few kilobytes per segment instead of every block.
 //
 // Key layout:
-//   db `filtersHeld`: [workspaceId, environment, serverMs, firstId] → the block's entry count and filter (Uint32 words), written in
-//     the block's own transaction; kept in memory too until its segment is sealed.
-//   db `filters`: [workspaceId, environment, 0, topMs, topFirstId] → a sealed segment's directory (msgpack:
-//     its blocks newest first and each one's region count), and [workspaceId, environment, 1, topMs, topFirstId, p]
-//     → partition p of its filters. A term of hash h lies in partition h mod P (the segment's partition count), so a
-//     needle reads one partition of each segment per term: 1/P of the filters. A block of fewer than P regions is
-//     repeated in each partition its regions fall in.
+//   db `filtersHeld`: [workspaceId, environment, serverMs, firstId] → the block's entry count, its stripes' sizes and
+//     filters (Uint32 words), written in the block's own transaction; kept in memory too until its segment is sealed.
+//   db `filters`: [workspaceId, environment, 0, topMs, topFirstId] → a sealed segment's directory (msgpack: its
+//     stripes, newest block first, each with its block, place, entry count and region count), and
+//     [workspaceId, environment, 1, topMs, topFirstId, p] → partition p of its filters. A term of hash h lies in
+//     partition h mod P (the segment's partition count), so a needle reads one partition of each segment per term:
+//     1/P of the filters. A stripe of fewer than P regions is repeated in each partition its regions fall in.
 // A tenant's held filters are sealed once they cover SEAL_ENTRIES entries or SEAL_BLOCKS blocks; the seal writes the
 // segment and removes the held keys in one transaction, so a crash leaves either, and the held ones are read again.
 import type { Database } from "lmdb";
@@ -16,18 +16,18 @@ import type { Environment } from "../schema.ts";
 import { packr } from "./columns.ts";
 import { newer, type BlockRef, type ScanRange, type Tenant } from "./keys.ts";
 import { Block } from "./block.ts";
-import { REGION_WORDS, blockFilter, filterMayHold, mayHold, regionsOf, type Needle } from "./needles.ts";
+import { REGION_WORDS, STRIPE, blockFilters, filterMayHold, mayHold, regionsOf, type Needle } from "./needles.ts";
 
 const SEAL_ENTRIES = 65_536;
 const SEAL_BLOCKS = 1024;
 const MAX_PARTITIONS = 256;
 
-/** FilteredBlock is one block's filter with its key and entry count. */
+/** FilteredBlock is one block's filters (one per stripe of STRIPE entries) with its key and entry count. */
 export interface FilteredBlock {
   ms: number;
   firstId: string;
   size: number;
-  words: Uint32Array;
+  stripes: Uint32Array[];
 }
 
 interface Segment {
@@ -35,11 +35,13 @@ interface Segment {
   topId: string;
   bottomMs: number;
   logP: number;
-  /** the blocks, newest first */
+  /** the stripes, newest block first: its key, the stripe's place in it and entry count, its filter's regions (log 2) */
   ms: number[];
   ids: string[];
+  s: number[];
+  n: number[];
   logR: number[];
-  /** where each block's regions start in every partition, in regions */
+  /** where each stripe's regions start in every partition, in regions */
   offsets: number[];
 }
 
@@ -47,6 +49,8 @@ interface Directory {
   p: number;
   ms: number[];
   ids: string[];
+  s: number[];
+  n: number[];
   r: number[];
 }
 
@@ -72,20 +76,17 @@ export class NeedleIndex {
   recover(): void {
     for (const { key, value } of this.heldDb.getRange({ snapshot: false })) {
       const [ws, env, ms, firstId] = key as [string, Environment, number, string];
-      const stored = wordsOf((value as Uint8Array).slice());
+      const block = unpackHeld(ms, firstId, wordsOf((value as Uint8Array).slice()));
       const t = this.tenant(ws, env);
-      t.held.push({ ms, firstId, size: stored[0], words: stored.subarray(1) });
-      t.heldEntries += stored[0];
+      t.held.push(block);
+      t.heldEntries += block.size;
     }
     for (const t of this.tenants.values()) t.held.sort((a, b) => (newer(a, b) ? 1 : newer(b, a) ? -1 : 0));
   }
 
   /** mark stores a block's filter in the block's own transaction. */
   mark(ws: string, env: Environment, block: FilteredBlock): Promise<unknown> {
-    const stored = new Uint32Array(1 + block.words.length); // the entry count, then the filter
-    stored[0] = block.size;
-    stored.set(block.words, 1);
-    return this.heldDb.put([ws, env, block.ms, block.firstId], bytesOf(stored));
+    return this.heldDb.put([ws, env, block.ms, block.firstId], bytesOf(packHeld(block)));
   }
 
   /** hold makes a committed block's filter readable, and seals the tenant's held filters once there are enough. */
@@ -187,7 +188,7 @@ export class NeedleIndex {
           return mayHold(words, (s.offsets[j] + region) * REGION_WORDS, h);
         }),
       );
-      if (holds) yield { ms, firstId: s.ids[j], positions: null };
+      if (holds) yield { ms, firstId: s.ids[j], positions: stripePositions(s.s[j], s.n[j]) };
     }
   }
 
@@ -214,29 +215,45 @@ export class NeedleIndex {
 /** sealedParts lays out blocks' filters as one segment: its key (its newest block), directory and partitions. */
 export function sealedParts(blocks: readonly FilteredBlock[]): { key: [number, string]; directory: Directory; partitions: Uint32Array[] } {
   const sorted = blocks.slice().sort((a, b) => (newer(a, b) ? -1 : newer(b, a) ? 1 : 0));
-  const logR = sorted.map((b) => Math.log2(regionsOf(b.words)));
-  const median = logR.slice().sort((a, b) => a - b)[logR.length >> 1];
-  const logP = Math.min(Math.log2(MAX_PARTITIONS), median);
-  const directory: Directory = { p: logP, ms: sorted.map((b) => b.ms), ids: sorted.map((b) => b.firstId), r: logR };
+  const directory: Directory = { p: 0, ms: [], ids: [], s: [], n: [], r: [] };
+  const filters: Uint32Array[] = [];
+  for (const b of sorted) {
+    for (const [s, words] of b.stripes.entries()) {
+      directory.ms.push(b.ms);
+      directory.ids.push(b.firstId);
+      directory.s.push(s);
+      directory.n.push(Math.min(STRIPE, b.size - s * STRIPE));
+      directory.r.push(Math.log2(regionsOf(words)));
+      filters.push(words);
+    }
+  }
+  const logR = directory.r;
+  const logP = Math.min(Math.log2(MAX_PARTITIONS), logR.slice().sort((a, b) => a - b)[logR.length >> 1]); // the median stripe's
+  directory.p = logP;
   const { offsets, total } = offsetsOf(logR, logP);
   const P = 1 << logP;
   const partitions = Array.from({ length: P }, () => new Uint32Array(total * REGION_WORDS));
-  sorted.forEach((b, j) => {
+  for (const [j, words] of filters.entries()) {
     const R = 1 << logR[j];
     for (let p = 0; p < P; p++) {
       const into = partitions[p];
       if (R >= P) {
         for (let i = 0; i < R / P; i++) {
           const r = p + i * P;
-          into.set(b.words.subarray(r * REGION_WORDS, (r + 1) * REGION_WORDS), (offsets[j] + i) * REGION_WORDS);
+          into.set(words.subarray(r * REGION_WORDS, (r + 1) * REGION_WORDS), (offsets[j] + i) * REGION_WORDS);
         }
       } else {
         const r = p & (R - 1);
-        into.set(b.words.subarray(r * REGION_WORDS, (r + 1) * REGION_WORDS), offsets[j] * REGION_WORDS);
+        into.set(words.subarray(r * REGION_WORDS, (r + 1) * REGION_WORDS), offsets[j] * REGION_WORDS);
       }
     }
-  });
+  }
   return { key: [sorted[0].ms, sorted[0].firstId], directory, partitions };
+}
+
+/** stripePositions lists the positions of stripe s of a block, which holds n entries. */
+function stripePositions(s: number, n: number): number[] {
+  return Array.from({ length: n }, (_, i) => s * STRIPE + i);
 }
 
 function offsetsOf(logR: number[], logP: number): { offsets: number[]; total: number } {
@@ -250,7 +267,8 @@ function offsetsOf(logR: number[], logP: number): { offsets: number[]; total: nu
 }
 
 function segmentOf([topMs, topId]: [number, string], d: Directory): Segment {
-  return { topMs, topId, bottomMs: d.ms[d.ms.length - 1], logP: d.p, ms: d.ms, ids: d.ids, logR: d.r, offsets: offsetsOf(d.r, d.p).offsets };
+  const { ms, ids, s, n, r } = d;
+  return { topMs, topId, bottomMs: ms[ms.length - 1], logP: d.p, ms, ids, s, n, logR: r, offsets: offsetsOf(r, d.p).offsets };
 }
 
 function* heldCandidates(held: FilteredBlock[], needle: Needle, range: ScanRange): Generator<BlockRef> {
@@ -258,8 +276,35 @@ function* heldCandidates(held: FilteredBlock[], needle: Needle, range: ScanRange
   for (const b of held) {
     if (b.ms > top) continue;
     if (b.ms < range.fromMs) return;
-    if (filterMayHold(b.words, needle)) yield { ms: b.ms, firstId: b.firstId, positions: null };
+    const positions: number[] = [];
+    for (const [s, words] of b.stripes.entries()) if (filterMayHold(words, needle)) positions.push(...stripePositions(s, Math.min(STRIPE, b.size - s * STRIPE)));
+    if (positions.length > 0) yield { ms: b.ms, firstId: b.firstId, positions };
   }
+}
+
+/** packHeld stores a held block as words: its entry count, its stripe count, each stripe's length, then the stripes. */
+function packHeld(b: FilteredBlock): Uint32Array {
+  const head = 2 + b.stripes.length;
+  const out = new Uint32Array(head + b.stripes.reduce((n, w) => n + w.length, 0));
+  out[0] = b.size;
+  out[1] = b.stripes.length;
+  let at = head;
+  for (const [s, words] of b.stripes.entries()) {
+    out[2 + s] = words.length;
+    out.set(words, at);
+    at += words.length;
+  }
+  return out;
+}
+
+function unpackHeld(ms: number, firstId: string, stored: Uint32Array): FilteredBlock {
+  const stripes: Uint32Array[] = [];
+  let at = 2 + stored[1];
+  for (let s = 0; s < stored[1]; s++) {
+    stripes.push(stored.subarray(at, at + stored[2 + s]));
+    at += stored[2 + s];
+  }
+  return { ms, firstId, size: stored[0], stripes };
 }
 
 interface Source {
@@ -353,7 +398,7 @@ export function rebuildFilters(dbs: { entries: Database; filters: Database; filt
     if (tenant && (tenant[0] !== ws || tenant[1] !== env)) seal();
     tenant = [ws, env];
     const block = Block.decode(ms, value as Uint8Array);
-    batch.push({ ms, firstId, size: block.size, words: blockFilter(block.entries()) });
+    batch.push({ ms, firstId, size: block.size, stripes: blockFilters(block.entries()) });
     entries += block.size;
     if (entries >= SEAL_ENTRIES || batch.length >= SEAL_BLOCKS) seal();
   }

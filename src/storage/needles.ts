@@ -1,5 +1,7 @@
-// needles: a block's filter of the rare values a person looks for, and the query side's needles to test it with.
+// needles: a block's filters of the rare values a person looks for, and the query side's needles to test them with.
 //
+// A block has a filter per stripe of STRIPE entries, so that a rare value names the few entries to check, and a
+// value with few letters (hex, digits), whose trigrams a whole block of 1,000 entries holds nearly all, stays rare.
 // A filter is a blocked Bloom filter (one 512-bit region per term, FILTER_K bits set in it) of the block's terms:
 //   - every lowercased message trigram (3 UTF-16 units), for `message~`, a message literal and message `=`;
 //   - every lowercased trigram of its distinct actions, for `action~`;
@@ -20,6 +22,9 @@ const MESSAGE = 0x6d3a; // domain seeds: a message trigram, an action trigram an
 const ACTION = 0x613a;
 const PATH = 0x703a;
 const FACETS = ["actor", "target", "context", "metadata"] as const;
+
+/** Entries per stripe: one filter each. */
+export const STRIPE = 128;
 
 /** Needle is what a query term needs of a block: all terms of some alternative (term hashes). */
 export type Needle = readonly (readonly number[])[];
@@ -107,7 +112,14 @@ class FilterBuilder {
   }
 }
 
-/** blockFilter builds the filter of a block's entries. */
+/** blockFilters builds a block's filters, one per stripe of STRIPE entries. */
+export function blockFilters(entries: readonly Omit<Entry, "id">[]): Uint32Array[] {
+  const out: Uint32Array[] = [];
+  for (let i = 0; i < entries.length; i += STRIPE) out.push(blockFilter(entries.length <= STRIPE ? entries : entries.slice(i, i + STRIPE)));
+  return out;
+}
+
+/** blockFilter builds the filter of some entries (a stripe). */
 export function blockFilter(entries: readonly Omit<Entry, "id">[]): Uint32Array {
   let most = 0;
   const actions = new Set<string>();

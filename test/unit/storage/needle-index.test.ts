@@ -139,3 +139,35 @@ test("a data directory of index layout 2, which has no filters, gets them built 
   await again.store.settled();
   await again.dbs.root.close();
 });
+
+test("a rare value names the stripe of 128 entries it is in, held or sealed, and nothing else of its block", async () => {
+  const { dbs, store } = fresh();
+  const { ms, ids: fresh1000 } = ids.next(1000, T0);
+  const entries = fresh1000.map(
+    (id, i): Entry => ({
+      id,
+      level: "info",
+      action: "needle.test",
+      message: i === 700 ? "the one with 8812-a in it" : `line ${i}`,
+      tags: [],
+      clientMs: ms,
+      actor: null,
+      target: null,
+      context: null,
+      metadata: null,
+    }),
+  );
+  await store.append(tenant, ms, entries, -1);
+  const stripeOf700 = Array.from({ length: 128 }, (_, i) => 640 + i);
+  const needle = [trigramTerms("8812-a", "message")];
+  expect([...store.needleBlocks(tenant, needle, ALL)].map((r) => r.positions)).toEqual([stripeOf700]);
+  await writeBlocks(store, 4, 1); // seals the 1,000 entries with the next blocks
+  await settle();
+  expect(dbs.filtersHeld.getKeysCount()).toBe(0);
+  expect([...store.needleBlocks(tenant, needle, ALL)].map((r) => r.positions)).toEqual([stripeOf700]);
+  // the last stripe is as long as the block's entries: 1,000 = 7 × 128 + 104
+  const last = [...store.needleBlocks(tenant, [trigramTerms("line 999", "message")], ALL)];
+  expect(last.map((r) => r.positions?.length)).toEqual([104]);
+  await store.settled();
+  await dbs.root.close();
+});
