@@ -22,7 +22,11 @@ export interface Candidate {
   open(): Iterable<BlockRef>;
 }
 
-type Proposal = Omit<Candidate, "term" | "estimate"> & { estimate(cap: number): number };
+type Proposal = Omit<Candidate, "term" | "estimate"> & {
+  estimate(cap: number): number;
+  /** for a count stopped at its cap: the millisecond of the last block counted (a sparser source reaches further back) */
+  reach?: number;
+};
 
 export interface QueryPlan {
   range: ScanRange;
@@ -42,22 +46,50 @@ export function planQuery(store: EntryStore, tenant: Tenant, query: Query, reque
   }
   // the range scan last: it only has to be counted as far as the best index's estimate, and not at all alone
   const alone = proposals.length === 0 && !explaining; // explain still counts, so that it can show the figure
-  proposals.push([
-    { index: "range", estimate: (cap) => (alone ? 0 : store.countBlocks(tenant, range, cap)), open: () => store.blocks(tenant, range) },
-    undefined,
-  ]);
+  proposals.push([rangeProposal(store, tenant, range, alone), undefined]);
   let best = COUNT_CAP;
-  const candidates: Candidate[] = proposals.map(([p, term]) => {
+  const counted = proposals.map(([p, term]) => {
     const estimate = p.estimate(best + 1);
     best = Math.min(best, estimate);
-    return { index: p.index, term, estimate, open: p.open };
+    return { candidate: { index: p.index, term, estimate, open: p.open } as Candidate, reach: p.reach };
   });
-  // a filter names whole blocks: on a tie the range scan reads the same blocks without testing filters first
-  const chosen = candidates.reduce((b, c) => (c.estimate < b.estimate || (c.estimate === b.estimate && c.index === "range" && isFilter(b)) ? c : b));
+  const chosen = counted.reduce((b, c) => (better(c, b) ? c : b)).candidate;
+  const candidates = counted.map((c) => c.candidate);
   return { range, chosen, candidates: [candidates[candidates.length - 1], ...candidates.slice(0, -1)] };
 }
 
 const isFilter = (c: Candidate) => c.index === "value" || c.index === "substring";
+
+/**
+ * better tells whether a counted candidate beats another: fewer blocks; at a tie of two counts stopped at the cap
+ * between a filter and the range scan, the one that reached further back in time, being sparser; else the range
+ * scan over a filter, reading the same blocks without testing filters first.
+ */
+function better(c: { candidate: Candidate; reach?: number }, b: { candidate: Candidate; reach?: number }): boolean {
+  if (c.candidate.estimate !== b.candidate.estimate) return c.candidate.estimate < b.candidate.estimate;
+  const pair = (isFilter(c.candidate) && b.candidate.index === "range") || (c.candidate.index === "range" && isFilter(b.candidate));
+  if (pair && c.reach !== undefined && b.reach !== undefined && c.reach !== b.reach) return c.reach < b.reach;
+  return c.candidate.index === "range" && isFilter(b.candidate);
+}
+
+/** rangeProposal is the full scan of the range, its blocks counted only when other candidates need comparing. */
+function rangeProposal(store: EntryStore, tenant: Tenant, range: ScanRange, alone: boolean): Proposal {
+  const p: Proposal = {
+    index: "range",
+    estimate: (cap) => {
+      if (alone) return 0;
+      let n = 0;
+      for (const ref of store.blocks(tenant, range)) {
+        if (++n < cap) continue;
+        p.reach = ref.ms;
+        break;
+      }
+      return n;
+    },
+    open: () => store.blocks(tenant, range),
+  };
+  return p;
+}
 
 function candidatesFor(store: EntryStore, tenant: Tenant, term: Term, range: ScanRange): Proposal[] {
   const needle = needleOf(term);
@@ -69,16 +101,26 @@ function candidatesFor(store: EntryStore, tenant: Tenant, term: Term, range: Sca
 /** filterCandidate proposes the blocks whose filter may hold a needle; a count that finished keeps its blocks for open(). */
 function filterCandidate(store: EntryStore, tenant: Tenant, index: "value" | "substring", needle: Needle, range: ScanRange): Proposal {
   let found: BlockRef[] | undefined;
-  return {
+  const p: Proposal = {
     index,
     estimate: (cap) => {
       const refs: BlockRef[] = [];
-      for (const ref of store.needleBlocks(tenant, needle, range)) if (refs.push(ref) >= cap) return cap;
+      let blocks = 0; // a block's stripes come one after another: count the block once
+      for (const ref of store.needleBlocks(tenant, needle, range)) {
+        const last = refs[refs.length - 1];
+        if (!last || last.ms !== ref.ms || last.firstId !== ref.firstId) blocks++;
+        if (blocks >= cap) {
+          p.reach = ref.ms;
+          return cap;
+        }
+        refs.push(ref);
+      }
       found = refs;
-      return refs.length;
+      return blocks;
     },
     open: () => found ?? store.needleBlocks(tenant, needle, range),
   };
+  return p;
 }
 
 /**

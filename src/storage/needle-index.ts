@@ -277,7 +277,8 @@ function* heldCandidates(held: FilteredBlock[], needle: Needle, range: ScanRange
     if (b.ms > top) continue;
     if (b.ms < range.fromMs) return;
     const positions: number[] = [];
-    for (const [s, words] of b.stripes.entries()) if (filterMayHold(words, needle)) positions.push(...stripePositions(s, Math.min(STRIPE, b.size - s * STRIPE)));
+    for (const [s, words] of b.stripes.entries())
+      if (filterMayHold(words, needle)) positions.push(...stripePositions(s, Math.min(STRIPE, b.size - s * STRIPE)));
     if (positions.length > 0) yield { ms: b.ms, firstId: b.firstId, positions };
   }
 }

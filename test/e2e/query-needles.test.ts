@@ -113,3 +113,21 @@ test("after a restart the filters still find every rare value", async () => {
     expect(await find(query)).toEqual([special.id]);
   }
 });
+
+test("a value in one block of five is read through its filter even when both counts stop at the cap: the filter reached further back", async () => {
+  const other = await (await s.workspace()).key("development", "rw");
+  const want: string[] = [];
+  for (let b = 0; b < 1300; b++) {
+    const sparse = b % 5 === 0;
+    const res = await s.call("POST", `${WS}/logs/bulk`, { key: other, body: [entry({ metadata: { k: sparse ? "sparse" : `dense-${b}` } }), entry()] });
+    expect(res.status).toBe(201);
+    if (sparse) want.unshift((await json(res)).ids[0]);
+    now += 1;
+  }
+  const res = await s.call("POST", `${WS}/logs/query`, { key: other, body: { query: 'metadata.k="sparse"', explain: true } });
+  const plan = await json(res);
+  expect(plan.plan.index).toBe("value");
+  expect(plan.estimates.map((c: { estimate_blocks: number }) => c.estimate_blocks)).toEqual([251, 251]);
+  const got = await s.call("POST", `${WS}/logs/query`, { key: other, body: { query: 'metadata.k="sparse"', pageSize: 100 } });
+  expect(((await json(got)) as { id: string }[]).map((e) => e.id)).toEqual(want.slice(0, 100));
+});
