@@ -181,11 +181,11 @@ export class NeedleIndex {
       if (ms < range.fromMs) return;
       const logR = s.logR[j];
       const holds = needle.some((terms) =>
-        terms.every((h) => {
-          const words = partition(h & mask);
+        terms.every((t) => {
+          const words = partition(t.h & mask);
           if (!words) return false; // the segment went meanwhile (retention): so did its blocks
-          const region = logR >= s.logP ? (h & ((1 << logR) - 1)) >>> s.logP : 0;
-          return mayHold(words, (s.offsets[j] + region) * REGION_WORDS, h);
+          const region = logR >= s.logP ? (t.h & ((1 << logR) - 1)) >>> s.logP : 0;
+          return mayHold(words, (s.offsets[j] + region) * REGION_WORDS, t);
         }),
       );
       if (holds) yield { ms, firstId: s.ids[j], positions: stripePositions(s.s[j], s.n[j]) };

@@ -2,18 +2,20 @@
 //
 // A block has a filter per stripe of STRIPE entries, so that a rare value names the few entries to check, and a
 // value with few letters (hex, digits), whose trigrams a whole block of 1,000 entries holds nearly all, stays rare.
-// A filter is a blocked Bloom filter (one 512-bit region per term, FILTER_K bits set in it) of the block's terms:
+// A filter is a blocked Bloom filter (one 512-bit region per term, some bits set in it) of the block's terms:
 //   - every lowercased message trigram (3 UTF-16 units), for `message~`, a message literal and message `=`;
 //   - every lowercased trigram of its distinct actions, for `action~`;
 //   - every scalar leaf of actor, target, context and metadata as (facet, path, text form), for `path=`.
 // A term's region is the low bits of its hash, so halving a filter ORs region r + R/2 into r and keeps every
 // term findable: a filter is built for all the block's terms counted with repeats, then folded while its
-// distinct terms still get FILTER_BITS bits each. A filter only says "may hold": the executor checks each entry.
+// distinct terms still get FILTER_BITS bits each. A path value is most often a needle alone, so it sets PATH_K bits;
+// a trigram, TRIGRAM_K: a substring brings several. A filter only says "may hold": the executor checks each entry.
 import type { Entry } from "./block.ts";
 
-/** Bits of filter per distinct term, and bits set per term (about 1 false block in 1,000 for one term). */
+/** Bits of filter per distinct term; bits set per path value and per trigram. */
 const FILTER_BITS = 16;
-const FILTER_K = 6;
+const PATH_K = 10;
+const TRIGRAM_K = 4;
 /** A region is 512 bits: sixteen 32-bit words. */
 export const REGION_WORDS = 16;
 const REGION_BITS = 512;
@@ -26,8 +28,14 @@ const FACETS = ["actor", "target", "context", "metadata"] as const;
 /** Entries per stripe: one filter each. */
 export const STRIPE = 128;
 
-/** Needle is what a query term needs of a block: all terms of some alternative (term hashes). */
-export type Needle = readonly (readonly number[])[];
+/** FilterTerm is a term as a filter holds it: its hash and how many bits it sets. */
+export interface FilterTerm {
+  h: number;
+  k: number;
+}
+
+/** Needle is what a query term needs of a block: all terms of some alternative. */
+export type Needle = readonly (readonly FilterTerm[])[];
 
 function fmix(h: number): number {
   h ^= h >>> 16;
@@ -56,15 +64,16 @@ const keyHash = (h: number, key: string) => hashOn(Math.imul(h ^ SEPARATOR, 0x01
 const valueTerm = (h: number, text: string) => fmix(hashOn(Math.imul(h ^ (SEPARATOR + 1), 0x01000193), text));
 
 /** pathTerm is the hash of a scalar at a path whose text form (match.ts textForm) is `text`. */
-export function pathTerm(facet: (typeof FACETS)[number], path: readonly string[], text: string): number {
-  return valueTerm(path.reduce(keyHash, facetHash(facet)), text);
+export function pathTerm(facet: (typeof FACETS)[number], path: readonly string[], text: string): FilterTerm {
+  return { h: valueTerm(path.reduce(keyHash, facetHash(facet)), text), k: PATH_K };
 }
 
-/** trigramTerms lists the hashes of a lowercased text's trigrams (none when it is shorter than 3 units). */
-export function trigramTerms(lowered: string, domain: "message" | "action"): number[] {
+/** trigramTerms lists a lowercased text's trigrams (none when it is shorter than 3 units). */
+export function trigramTerms(lowered: string, domain: "message" | "action"): FilterTerm[] {
   const seed = domain === "message" ? MESSAGE : ACTION;
-  const out: number[] = [];
-  for (let i = 0; i + 2 < lowered.length; i++) out.push(trigramHash(lowered.charCodeAt(i), lowered.charCodeAt(i + 1), lowered.charCodeAt(i + 2), seed));
+  const out: FilterTerm[] = [];
+  for (let i = 0; i + 2 < lowered.length; i++)
+    out.push({ h: trigramHash(lowered.charCodeAt(i), lowered.charCodeAt(i + 1), lowered.charCodeAt(i + 2), seed), k: TRIGRAM_K });
   return out;
 }
 
@@ -77,20 +86,42 @@ class FilterBuilder {
     this.words = new Uint32Array(this.regions * REGION_WORDS);
   }
 
-  add(h: number): void {
-    setBits(this.words, (h & (this.regions - 1)) * REGION_WORDS, h);
+  /** bits set so far, counted with repeats: the distinct estimate's average bits per term */
+  private bitsSet = 0;
+  private termsAdded = 0;
+
+  add(h: number, k: number): void {
+    setBits(this.words, (h & (this.regions - 1)) * REGION_WORDS, h, k);
+    this.bitsSet += k;
+    this.termsAdded++;
   }
 
-  addTrigrams(lowered: string, seed: number): void {
-    for (let i = 0; i + 2 < lowered.length; i++) this.add(trigramHash(lowered.charCodeAt(i), lowered.charCodeAt(i + 1), lowered.charCodeAt(i + 2), seed));
+  /** addTrigrams adds the trigrams of a text lowercased; ASCII lowercases by character, so it is read as it is, uncopied. */
+  addTrigrams(text: string, seed: number): void {
+    const n = text.length;
+    for (let i = 0; i < n; i++) if (text.charCodeAt(i) > 0x7f) return this.addLowered(text.toLowerCase(), seed);
+    if (n < 3) return;
+    let a = lowerAscii(text.charCodeAt(0));
+    let b = lowerAscii(text.charCodeAt(1));
+    for (let i = 2; i < n; i++) {
+      const c = lowerAscii(text.charCodeAt(i));
+      this.add(trigramHash(a, b, c, seed), TRIGRAM_K);
+      a = b;
+      b = c;
+    }
+  }
+
+  private addLowered(lowered: string, seed: number): void {
+    for (let i = 0; i + 2 < lowered.length; i++)
+      this.add(trigramHash(lowered.charCodeAt(i), lowered.charCodeAt(i + 1), lowered.charCodeAt(i + 2), seed), TRIGRAM_K);
   }
 
   /** addLeaves adds every scalar under `value`, whose path so far hashes to `h` (pathTerm's terms). */
   addLeaves(h: number, value: unknown): void {
-    if (typeof value === "string") this.add(valueTerm(h, value));
+    if (typeof value === "string") this.add(valueTerm(h, value), PATH_K);
     else if (typeof value === "number")
-      this.add(valueTerm(h, String(value))); // a finite number's JSON text
-    else if (typeof value === "boolean") this.add(valueTerm(h, value ? "true" : "false"));
+      this.add(valueTerm(h, String(value)), PATH_K); // a finite number's JSON text
+    else if (typeof value === "boolean") this.add(valueTerm(h, value ? "true" : "false"), PATH_K);
     else if (value !== null && typeof value === "object" && !Array.isArray(value)) {
       for (const key in value) if (Object.hasOwn(value, key)) this.addLeaves(keyHash(h, key), (value as Record<string, unknown>)[key]);
     }
@@ -98,17 +129,15 @@ class FilterBuilder {
 
   /** done folds the filter while its distinct terms (estimated from the bits set) still get FILTER_BITS each. */
   done(): Uint32Array {
-    const distinct = estimateDistinct(this.words);
-    let words = this.words;
+    const distinct = estimateDistinct(this.words, this.termsAdded === 0 ? 1 : this.bitsSet / this.termsAdded);
+    const words = this.words;
     let regions = this.regions;
     while (regions > 1 && distinct * FILTER_BITS <= (regions / 2) * REGION_BITS) {
       const half = (regions / 2) * REGION_WORDS;
-      const folded = words.slice(0, half);
-      for (let i = 0; i < half; i++) folded[i] |= words[half + i];
-      words = folded;
+      for (let i = 0; i < half; i++) words[i] |= words[half + i]; // in place: the upper half is dropped below
       regions /= 2;
     }
-    return words;
+    return regions === this.regions ? words : words.slice(0, regions * REGION_WORDS);
   }
 }
 
@@ -129,10 +158,10 @@ export function blockFilter(entries: readonly Omit<Entry, "id">[]): Uint32Array 
   }
   for (const a of actions) most += a.length;
   const b = new FilterBuilder(most);
-  for (const a of actions) b.addTrigrams(a.toLowerCase(), ACTION);
+  for (const a of actions) b.addTrigrams(a, ACTION);
   const [actor, target, context, metadata] = FACETS.map(facetHash);
   for (const e of entries) {
-    if (e.message !== null) b.addTrigrams(e.message.toLowerCase(), MESSAGE);
+    if (e.message !== null) b.addTrigrams(e.message, MESSAGE);
     if (e.actor !== null) b.addLeaves(actor, e.actor);
     if (e.target !== null) b.addLeaves(target, e.target);
     if (e.context !== null) b.addLeaves(context, e.context);
@@ -145,10 +174,10 @@ export function blockFilter(entries: readonly Omit<Entry, "id">[]): Uint32Array 
 export const regionsOf = (words: Uint32Array): number => words.length / REGION_WORDS;
 
 /** mayHold tests one term against the region at word `base` of `words`. */
-export function mayHold(words: Uint32Array, base: number, h: number): boolean {
+export function mayHold(words: Uint32Array, base: number, { h, k }: FilterTerm): boolean {
   const b = (h << 15) | (h >>> 17) | 1;
   let x = h;
-  for (let i = 0; i < FILTER_K; i++) {
+  for (let i = 0; i < k; i++) {
     const bit = x >>> 23; // 9 bits: a position within the region
     if ((words[base + (bit >>> 5)] & (1 << (bit & 31))) === 0) return false;
     x = (x + b) >>> 0;
@@ -156,10 +185,10 @@ export function mayHold(words: Uint32Array, base: number, h: number): boolean {
   return true;
 }
 
-function setBits(words: Uint32Array, base: number, h: number): void {
+function setBits(words: Uint32Array, base: number, h: number, k: number): void {
   const b = (h << 15) | (h >>> 17) | 1; // the step between bits: h rotated, odd
   let x = h;
-  for (let i = 0; i < FILTER_K; i++) {
+  for (let i = 0; i < k; i++) {
     const bit = x >>> 23;
     words[base + (bit >>> 5)] |= 1 << (bit & 31);
     x = (x + b) >>> 0;
@@ -169,10 +198,11 @@ function setBits(words: Uint32Array, base: number, h: number): void {
 /** filterMayHold tests a needle against a whole filter (one block's). */
 export function filterMayHold(words: Uint32Array, needle: Needle): boolean {
   const mask = regionsOf(words) - 1;
-  return needle.some((terms) => terms.every((h) => mayHold(words, (h & mask) * REGION_WORDS, h)));
+  return needle.some((terms) => terms.every((t) => mayHold(words, (t.h & mask) * REGION_WORDS, t)));
 }
 
-function estimateDistinct(words: Uint32Array): number {
+/** estimateDistinct estimates the distinct terms of a filter from its bits set, `k` bits a term on average. */
+function estimateDistinct(words: Uint32Array, k: number): number {
   let set = 0;
   for (let i = 0; i < words.length; i++) {
     let v = words[i] - ((words[i] >>> 1) & 0x55555555);
@@ -181,8 +211,10 @@ function estimateDistinct(words: Uint32Array): number {
   }
   const m = words.length * 32;
   if (set >= m) return Number.POSITIVE_INFINITY;
-  return (-m / FILTER_K) * Math.log(1 - set / m);
+  return (-m / k) * Math.log(1 - set / m);
 }
+
+const lowerAscii = (c: number): number => (c >= 0x41 && c <= 0x5a ? c | 0x20 : c);
 
 function pow2AtLeast(n: number): number {
   let p = 1;

@@ -10,7 +10,7 @@ import { openDatabases, type Databases } from "../../../src/storage/db.ts";
 import { EntryStore, type Entry } from "../../../src/storage/entries.ts";
 import type { BlockRef, ScanRange } from "../../../src/storage/keys.ts";
 import { INDEX_LAYOUT } from "../../../src/storage/layout.ts";
-import { pathTerm, trigramTerms } from "../../../src/storage/needles.ts";
+import { pathTerm, trigramTerms, type Needle } from "../../../src/storage/needles.ts";
 import { UsageStore } from "../../../src/storage/usage.ts";
 
 const dirs: string[] = [];
@@ -58,7 +58,7 @@ async function writeBlocks(store: EntryStore, count: number, from = 0): Promise<
   return refs;
 }
 const order = (b: number, i: number) => [[pathTerm("metadata", ["order"], `o-${b}-${i}`)]];
-const found = (store: EntryStore, needle: number[][], range = ALL) => [...store.needleBlocks(tenant, needle, range)].map((r) => r.ms - T0);
+const found = (store: EntryStore, needle: Needle, range = ALL) => [...store.needleBlocks(tenant, needle, range)].map((r) => r.ms - T0);
 const sealedSegments = (dbs: Databases) => [...dbs.filters.getKeys({ snapshot: false })].filter((k) => (k as unknown[])[2] === 0).length;
 const settle = () => new Promise((r) => setTimeout(r, 20));
 
