@@ -12,7 +12,10 @@ import { healthRoutes } from "./http/health.ts";
 import { ingestRoutes } from "./http/ingest.ts";
 import { Metrics, observe } from "./http/observe.ts";
 import { openapiConfig } from "./http/openapi.ts";
+import { exploreRoutes } from "./http/explore.ts";
 import { readRoutes } from "./http/read.ts";
+import { DEFAULT_TAIL_SETTINGS, TailStreams, type TailSettings } from "./http/tail.ts";
+import { TailHub } from "./query/tail-hub.ts";
 import { errorReply, requestUrl } from "./http/respond.ts";
 import { IngestService } from "./ingest/ingest.ts";
 import type { PlanTable } from "./limits/plans.ts";
@@ -42,6 +45,8 @@ export interface AppDeps {
   bodyTimeoutMs?: number;
   /** how long a read may run before it answers 400 (default 30 s) */
   queryTimeoutMs?: number;
+  /** bounds of live tails (SLUICE_TAIL_*); tests shorten them */
+  tail?: Partial<TailSettings>;
 }
 
 /** Services are the parts the routes share; built once per data directory. */
@@ -51,13 +56,15 @@ export function services(deps: AppDeps) {
   const usage = new UsageStore(deps.dbs.usage);
   const entries = new EntryStore(deps.dbs, usage, deps.segmentEntries);
   const limiter = new RateLimiter(deps.ipRatePerMinute ?? 6000);
+  const gate = new Gate(new Authenticator(meta, deps.plans), limiter, clock, deps.trustProxyHops ?? 0, deps.bodyTimeoutMs);
   return {
     meta,
     usage,
     entries,
     limiter,
     metrics: new Metrics(deps.dbs.dataFile, entries.fulltext),
-    gate: new Gate(new Authenticator(meta, deps.plans), limiter, clock, deps.trustProxyHops ?? 0, deps.bodyTimeoutMs),
+    gate,
+    tails: new TailStreams(gate, entries, new TailHub(entries), { ...DEFAULT_TAIL_SETTINGS, ...deps.tail }),
     ingest: new IngestService(entries, clock),
     admin: new AdminService(meta, deps.plans),
   };
@@ -112,6 +119,8 @@ export function buildApp(deps: AppDeps, s = services(deps)) {
       ws
         .use(accountRoutes(s.gate, s.meta, s.usage))
         .use(ingestRoutes(s.gate, s.ingest, s.metrics))
-        .use(readRoutes(s.gate, s.entries, deps.queryTimeoutMs)),
+        .use(readRoutes(s.gate, s.entries, deps.queryTimeoutMs))
+        .use(exploreRoutes(s.gate, s.entries, deps.queryTimeoutMs ?? 30_000))
+        .use(s.tails.routes()),
     );
 }

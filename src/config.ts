@@ -20,6 +20,10 @@ export interface Config {
   bodyTimeoutSeconds: number;
   /** a read still running after this answers 400 (its time budget) */
   queryTimeoutSeconds: number;
+  /** a live tail sends `: ping` this often */
+  tailHeartbeatSeconds: number;
+  /** open live tails per key at most */
+  tailMaxPerKey: number;
 }
 
 /** loadConfig reads the SLUICE_* variables, failing with a message that names the bad one. */
@@ -37,6 +41,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     idleTimeoutSeconds: integer(env, "SLUICE_IDLE_TIMEOUT_SECONDS", 10, 1, 255),
     bodyTimeoutSeconds: integer(env, "SLUICE_BODY_TIMEOUT_SECONDS", 30, 1, 3600),
     queryTimeoutSeconds: integer(env, "SLUICE_QUERY_TIMEOUT_SECONDS", 30, 1, 3600),
+    tailHeartbeatSeconds: integer(env, "SLUICE_TAIL_HEARTBEAT_SECONDS", 15, 1, 3600),
+    tailMaxPerKey: integer(env, "SLUICE_TAIL_MAX_PER_KEY", 10, 1, 10_000),
   };
 }
 

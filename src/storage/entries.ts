@@ -22,6 +22,7 @@ import { TurnCommitter, type CommittedBlock, type Verdict, type Write } from "./
 import { Dictionary } from "./dictionary.ts";
 import type { EncodedBlock } from "./encode.ts";
 import { FullText, type BlockText } from "./fulltext.ts";
+import { InFlight } from "./inflight.ts";
 import { rangeKeys, type BlockRef, type ScanRange, type Tenant } from "./keys.ts";
 import { Postings, blockTerms, termsOf, type PostingKind } from "./postings.ts";
 import { resumingKeys } from "./resume.ts";
@@ -52,6 +53,8 @@ export class EntryStore {
   readonly fulltext: FullText;
   private readonly db: Database;
   private readonly turns: TurnCommitter;
+  /** writes whose ids are drawn but not yet committed: live tails send nothing above the lowest (query/tail-hub.ts) */
+  readonly inFlight = new InFlight();
 
   constructor(dbs: EntryDatabases, usage: UsageStore, segmentEntries?: number) {
     this.db = dbs.entries;
@@ -102,7 +105,8 @@ export class EntryStore {
 
   private enqueue(write: Write): Promise<Verdict> {
     const behind = this.fulltext.caughtUp();
-    return behind ? behind.then(() => this.turns.commit(write)) : this.turns.commit(write);
+    const first = { ms: write.serverMs, id: write.entries ? write.entries[0].id : write.prepared!.ids[0] };
+    return this.inFlight.track(write, first, behind ? behind.then(() => this.turns.commit(write)) : this.turns.commit(write));
   }
 
   /** get finds one entry by id within a workspace environment. */
@@ -131,6 +135,15 @@ export class EntryStore {
     const { start, fromMs } = rangeKeys(range);
     if (!start) return;
     for (const key of resumingKeys(this.db, { start: [ws, env, ...start], end: [ws, env, fromMs], reverse: true })) {
+      const k = key as unknown[];
+      yield { ms: k[2] as number, firstId: k[3] as string, positions: null };
+    }
+  }
+
+  /** blocksAscending yields every block of [fromMs, toMs) as a reference, oldest first (live tails and context read forward). */
+  *blocksAscending(tenant: Tenant, fromMs: number, toMs: number): Generator<BlockRef> {
+    const { ws, env } = tenant;
+    for (const key of resumingKeys(this.db, { start: [ws, env, Math.max(0, fromMs)], end: [ws, env, Math.min(toMs, 8.64e15)] })) {
       const k = key as unknown[];
       yield { ms: k[2] as number, firstId: k[3] as string, positions: null };
     }
