@@ -158,6 +158,7 @@ export class TailStreams {
     const sink: Sink = {
       send: (row: Row, cursor: string) => write(`id: ${cursor}\nevent: entry\ndata: ${JSON.stringify(toLogEntry(env, row.serverMs, row.entry))}\n\n`),
       room: () => (ended || (controller.desiredSize ?? 0) > 0 ? Promise.resolve() : new Promise<void>((r) => (wake = r))),
+      mark: (cursor: string) => void write(`id: ${cursor}\n\n`), // EventSource keeps it as its last event id, and dispatches nothing
       overflow: (cursor: string) => {
         write(`id: ${cursor}\nevent: overflow\ndata: ${JSON.stringify({ cursor })}\n\n`);
         end();

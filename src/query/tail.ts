@@ -35,6 +35,8 @@ export interface Sink {
   /** waits until the consumer has room (catching up from storage waits instead of overflowing) */
   room(): Promise<void>;
   overflow(cursor: string): void;
+  /** tells the consumer where the stream stands (an id without an event): a reconnect from it loses nothing */
+  mark(cursor: string): void;
 }
 
 /** TailOptions: where to start and how much may wait while the tail catches up. */
@@ -90,6 +92,7 @@ export class Tail {
       for (const row of rows.reverse()) if (this.closed || !(await this.deliver(row))) return;
     }
     if (compareKeys(frontier, this.cursor) > 0) this.cursor = frontier;
+    this.sink.mark(formatCursor(this.cursor));
     const held = this.held;
     this.held = [];
     this.live = true;

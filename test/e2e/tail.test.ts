@@ -141,6 +141,21 @@ describe("GET /logs/tail", () => {
     expect(ws.id).toBeString();
   });
 
+  test("a stream gives its starting cursor as an id without an event, so a reconnect before the first entry loses nothing", async () => {
+    const s = sluice();
+    const { key } = await tenant(s);
+    await one(s, key, { message: "old" });
+    const sse = await open(s, key);
+    expect(await sse.next(100)).toBeUndefined();
+    const [old] = await listed(s, key);
+    expect(sse.lastEventId).toBe(cursorOf(old));
+    await sse.close();
+    await one(s, key, { message: "while away" });
+    const again = await open(s, key, "", { "last-event-id": sse.lastEventId });
+    expect(JSON.parse((await again.take(1))[0].data).message).toBe("while away");
+    await again.close();
+  });
+
   test("bad backfill, after or Last-Event-ID is VALIDATION_FAILED naming it; a bad query answers the codes of section 6", async () => {
     const s = sluice();
     const { key } = await tenant(s);

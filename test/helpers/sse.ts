@@ -16,6 +16,8 @@ export class SseReader {
   /** comment lines seen, without the leading colon */
   readonly comments: string[] = [];
   ended = false;
+  /** the last id: field seen, with or without an event (as EventSource's lastEventId) */
+  lastEventId = "";
 
   constructor(body: ReadableStream<Uint8Array>) {
     this.reader = body.getReader() as unknown as SseReader["reader"];
@@ -41,11 +43,11 @@ export class SseReader {
           const name = colon < 0 ? line : line.slice(0, colon);
           const value = colon < 0 ? "" : line.slice(colon + 1).replace(/^ /, "");
           any = true;
-          if (name === "id") ev.id = value;
+          if (name === "id") ev.id = this.lastEventId = value;
           else if (name === "event") ev.event = value;
           else if (name === "data") data.push(value);
         }
-        if (!any) continue;
+        if (!any || data.length === 0) continue; // EventSource dispatches no event without data
         ev.data = data.join("\n");
         return ev;
       }
