@@ -85,11 +85,15 @@ export const FieldsResponse = T.Object({
   complete: T.Boolean({ description: "every matching entry was read" }),
 });
 
-export const ContextQuery = T.Object({
-  before: T.Optional(T.Integer({ minimum: 0, maximum: 100, default: 20, description: "older matching entries" })),
-  after: T.Optional(T.Integer({ minimum: 0, maximum: 100, default: 20, description: "newer matching entries" })),
-  query: T.Optional(T.String({ description: "only entries matching this query (the entry itself is always returned)" })),
-});
+/** ContextQuery describes the parameters; they are checked by the handler (a 400 naming the field), so every value passes the schema. */
+export const ContextQuery = T.Object(
+  {
+    before: T.Optional(T.String({ description: "older matching entries, 0–100 (default 20)" })),
+    after: T.Optional(T.String({ description: "newer matching entries, 0–100 (default 20)" })),
+    query: T.Optional(T.String({ description: "only entries matching this query (the entry itself is always returned)" })),
+  },
+  { additionalProperties: true },
+);
 
 export const ContextResponse = T.Object({
   after: T.Array(LogEntry, { description: "newer entries, newest first" }),

@@ -125,12 +125,12 @@ export function exploreRoutes(gate: Gate, store: EntryStore, queryTimeoutMs: num
         });
       }),
       {
+        query: ContextQuery, // for the document: every value passes it, and the handler names a bad one
         detail: operation({
           summary: "The entries around one entry",
           description:
             "after ++ [entry] ++ before is a run of consecutive entries of the list (newest first) that match query, with the entry in it; the entry is returned even when it does not match.",
           permission: "logs:read",
-          query: ContextQuery,
           responses: { 200: { description: "the entry and its neighbours", schema: ContextResponse } },
           errors: [400, 401, 403, 404, 429, 500],
         }),

@@ -341,3 +341,34 @@ describe("GET /logs/{id}/context", () => {
     }
   });
 });
+
+describe("the OpenAPI document", () => {
+  test("lists the five exploring endpoints with their request and answer shapes", async () => {
+    const doc = (await (await s.call("GET", `${WS}/openapi.json`)).json()) as any;
+    const op = (path: string, method: string) => doc.paths[`${WS}${path}`]?.[method];
+    for (const [path, method] of [
+      ["/logs/hits", "post"],
+      ["/logs/facets", "post"],
+      ["/logs/fields", "post"],
+      ["/logs/{id}/context", "get"],
+      ["/logs/tail", "get"],
+    ]) {
+      expect({ path, described: op(path, method)?.description?.includes("logs:read") }).toEqual({ path, described: true });
+    }
+    const schemaOf = (x: any) => (x.$ref ? doc.components.schemas[x.$ref.split("/").pop()] : x);
+    expect(Object.keys(schemaOf(op("/logs/hits", "post").requestBody.content["application/json"].schema).properties).sort()).toEqual(
+      ["axis", "from", "groupBy", "limit", "query", "step", "to"].sort(),
+    );
+    expect(Object.keys(op("/logs/hits", "post").responses[200].content["application/json"].schema.properties)).toContain("series");
+    expect(
+      op("/logs/tail", "get")
+        .parameters.map((p: any) => p.name)
+        .sort(),
+    ).toEqual(["after", "backfill", "query"]);
+    expect(
+      op("/logs/{id}/context", "get")
+        .parameters.map((p: any) => p.name)
+        .sort(),
+    ).toEqual(["after", "before", "id", "query"]);
+  });
+});
