@@ -3,7 +3,7 @@
 import type { EntryStore } from "../storage/entries.ts";
 import type { Query } from "./ast.ts";
 import type { Window } from "./explore-request.ts";
-import { groupReader, type GroupField } from "./group-field.ts";
+import { countBlockGroups, groupReader, type GroupField } from "./group-field.ts";
 import { byTotalThenText } from "./hits.ts";
 import type { ReadScope } from "./page.ts";
 import type { Slice } from "./slice.ts";
@@ -32,26 +32,42 @@ export async function countFacets(store: EntryStore, scope: ReadScope, req: Face
     missing: 0,
   }));
   let total = 0;
-  await tally(store, scope, req.query, req.window, slice, (block, i) => {
-    total++;
-    for (const f of facets) {
-      const values = f.read(block, i);
-      if (values.length === 0) {
-        f.missing++;
-        continue;
-      }
-      f.valued += values.length;
-      const counts = f.counts;
-      if (counts === null) continue;
-      for (const v of values) {
-        const had = counts.get(v);
-        if (had !== undefined) counts.set(v, had + 1);
-        else if (counts.size === MAX_DISTINCT) {
-          f.counts = null; // the values are dropped, the memory with them; missing and other stay exact
-          break;
-        } else counts.set(v, 1);
-      }
+  const add = (f: (typeof facets)[number], text: string | null, count: number) => {
+    if (text === null) {
+      f.missing += count;
+      return;
     }
+    f.valued += count;
+    const counts = f.counts;
+    if (counts === null) return;
+    const had = counts.get(text);
+    if (had !== undefined) counts.set(text, had + count);
+    else if (counts.size === MAX_DISTINCT)
+      f.counts = null; // the values are dropped, the memory with them; missing and other stay exact
+    else counts.set(text, count);
+  };
+  await tally(store, scope, req.query, req.window, slice, {
+    entry(block, i) {
+      total++;
+      for (const f of facets) {
+        const values = f.read(block, i);
+        if (values.length === 0) add(f, null, 1);
+        else for (const v of values) add(f, v, 1);
+      }
+    },
+    block(block, positions) {
+      total += positions ? positions.length : block.size;
+      for (const f of facets) {
+        if (countBlockGroups(f.field, scope.env, block, positions, (text, count) => add(f, text, count))) continue;
+        const one = (i: number) => {
+          const values = f.read(block, i);
+          if (values.length === 0) add(f, null, 1);
+          else for (const v of values) add(f, v, 1);
+        };
+        if (positions) for (const i of positions) one(i);
+        else for (let i = 0; i < block.size; i++) one(i);
+      }
+    },
   });
   return {
     total,

@@ -60,3 +60,53 @@ export function groupReader(field: GroupField, env: Environment): (block: Block,
     }
   }
 }
+
+/**
+ * countBlockGroups counts the groups of a block's entries at `positions` (null: all) column-wise, without a string
+ * per entry: `add` gets each group's text (null: the null group) and count. False when the field or the block's
+ * format has no such column (then count entry by entry).
+ */
+export function countBlockGroups(
+  field: GroupField,
+  env: Environment,
+  block: Block,
+  positions: readonly number[] | null,
+  add: (text: string | null, count: number) => void,
+): boolean {
+  const n = positions ? positions.length : block.size;
+  if (field.kind === "environment") {
+    add(env, n);
+    return true;
+  }
+  if (field.kind === "level" || field.kind === "action") {
+    const col = block.codes(field.kind);
+    if (!col) return false;
+    const counts = new Uint32Array(col.values.length);
+    if (positions) for (const i of positions) counts[col.codes[i]]++;
+    else for (let i = 0; i < block.size; i++) counts[col.codes[i]]++;
+    for (let c = 0; c < counts.length; c++) if (counts[c] > 0) add(col.values[c], counts[c]);
+    return true;
+  }
+  if (field.kind === "tag") {
+    const col = block.tagCodes();
+    if (!col) return false;
+    const counts = new Uint32Array(col.values.length);
+    let untagged = 0;
+    const one = (i: number) => {
+      const start = col.starts[i];
+      const end = col.starts[i + 1];
+      if (start === end) untagged++;
+      for (let k = start; k < end; k++) {
+        let repeated = false; // a tag twice in one entry counts once
+        for (let j = start; j < k && !repeated; j++) repeated = col.codes[j] === col.codes[k];
+        if (!repeated) counts[col.codes[k]]++;
+      }
+    };
+    if (positions) for (const i of positions) one(i);
+    else for (let i = 0; i < block.size; i++) one(i);
+    for (let c = 0; c < counts.length; c++) if (counts[c] > 0) add(col.values[c], counts[c]);
+    if (untagged > 0) add(null, untagged);
+    return true;
+  }
+  return false;
+}

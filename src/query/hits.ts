@@ -4,10 +4,10 @@ import type { EntryStore } from "../storage/entries.ts";
 import { formatMs } from "../time.ts";
 import type { Query } from "./ast.ts";
 import { fieldError, type Window } from "./explore-request.ts";
-import { groupReader, type GroupField } from "./group-field.ts";
+import { countBlockGroups, groupReader, type GroupField } from "./group-field.ts";
 import type { ReadScope } from "./page.ts";
 import type { Slice } from "./slice.ts";
-import { tally } from "./tally.ts";
+import { tally, tallyLevels } from "./tally.ts";
 
 /** MAX_BUCKETS is the most buckets one answer holds. */
 export const MAX_BUCKETS = 1000;
@@ -76,26 +76,53 @@ export async function countHits(store: EntryStore, scope: ReadScope, req: HitsRe
   const groups = new Map<string, number[]>();
   let nullGroup: number[] | undefined;
   const read = groupBy ? groupReader(groupBy, scope.env) : undefined;
-  await tally(store, scope, req.query, window, slice, (block, i, ms) => {
-    const k = bucketOf(block, i, ms);
-    totals[k]++;
-    total++;
-    if (!read) return;
-    const values = read(block, i);
-    if (values.length === 0) {
+  const add = (k: number, text: string | null, count: number) => {
+    if (text === null) {
       nullGroup ??= new Array<number>(n).fill(0);
-      nullGroup[k]++;
+      nullGroup[k] += count;
       return;
     }
-    for (const v of values) {
-      let counts = groups.get(v);
-      if (!counts) {
-        if (groups.size + (nullGroup ? 1 : 0) >= MAX_GROUPS) throw tooManyGroups(groupBy!.name);
-        groups.set(v, (counts = new Array<number>(n).fill(0)));
-      }
-      counts[k]++;
+    let counts = groups.get(text);
+    if (!counts) {
+      if (groups.size + (nullGroup ? 1 : 0) >= MAX_GROUPS) throw tooManyGroups(groupBy!.name);
+      groups.set(text, (counts = new Array<number>(n).fill(0)));
     }
-  });
+    counts[k] += count;
+  };
+  const countOnly = (n: number, ms: number) => {
+    const k = Math.floor(ms / stepMs) - first;
+    totals[k] += n;
+    total += n;
+  };
+  if (groupBy?.kind === "level" && req.query.terms.length === 0 && !client) {
+    await tallyLevels(store, scope, window, slice, (level, n, ms) => {
+      countOnly(n, ms);
+      add(Math.floor(ms / stepMs) - first, level, n);
+    });
+  } else
+    await tally(store, scope, req.query, window, slice, {
+      ...(groupBy ? {} : { count: countOnly }),
+      entry(block, i, ms) {
+        const k = bucketOf(block, i, ms);
+        totals[k]++;
+        total++;
+        if (!read) return;
+        const values = read(block, i);
+        if (values.length === 0) add(k, null, 1);
+        else for (const v of values) add(k, v, 1);
+      },
+      block(block, positions, ms) {
+        const k = Math.floor(ms / stepMs) - first; // the server axis: one block, one millisecond, one bucket
+        if (groupBy && !countBlockGroups(groupBy, scope.env, block, positions, (text, count) => add(k, text, count))) {
+          if (positions) for (const i of positions) this.entry(block, i, ms);
+          else for (let i = 0; i < block.size; i++) this.entry(block, i, ms);
+          return;
+        }
+        const count = positions ? positions.length : block.size;
+        totals[k] += count;
+        total += count;
+      },
+    });
   if (groupBy && groups.size + (nullGroup ? 1 : 0) > MAX_GROUPS) throw tooManyGroups(groupBy.name);
   const buckets = Array.from({ length: n }, (_, k) => formatMs((first + k) * stepMs));
   const head = { from: formatMs(window.fromMs), to: formatMs(window.toMs), step_ms: stepMs, axis: window.axis, buckets, total };
