@@ -34,6 +34,16 @@ export const DEFAULT_TAIL_SETTINGS: TailSettings = { heartbeatMs: 15_000, maxPer
 
 const encoder = new TextEncoder();
 const HIGH_WATER = 64 * 1024;
+/** an entry's event, encoded once however many tails of its tenant send it (the hub hands them the same rows) */
+const rendered = new WeakMap<Row, Uint8Array>();
+const eventOf = (env: Environment, row: Row, cursor: string): Uint8Array => {
+  let bytes = rendered.get(row);
+  if (bytes === undefined) {
+    bytes = encoder.encode(`id: ${cursor}\nevent: entry\ndata: ${JSON.stringify(toLogEntry(env, row.serverMs, row.entry))}\n\n`);
+    rendered.set(row, bytes);
+  }
+  return bytes;
+};
 
 interface Open {
   keyId: string;
@@ -129,9 +139,9 @@ export class TailStreams {
     let heartbeat: Timer | undefined;
     let wake: (() => void) | undefined;
     let ended = false;
-    const write = (text: string): boolean => {
+    const write = (text: string | Uint8Array): boolean => {
       if (ended) return false;
-      controller.enqueue(encoder.encode(text));
+      controller.enqueue(typeof text === "string" ? encoder.encode(text) : text);
       return (controller.desiredSize ?? 0) > -this.settings.bufferBytes;
     };
     const end = () => {
@@ -156,7 +166,7 @@ export class TailStreams {
     };
     const open: Open = { keyId, headers, end };
     const sink: Sink = {
-      send: (row: Row, cursor: string) => write(`id: ${cursor}\nevent: entry\ndata: ${JSON.stringify(toLogEntry(env, row.serverMs, row.entry))}\n\n`),
+      send: (row: Row, cursor: string) => write(eventOf(env, row, cursor)),
       room: () => (ended || (controller.desiredSize ?? 0) > 0 ? Promise.resolve() : new Promise<void>((r) => (wake = r))),
       mark: (cursor: string) => void write(`id: ${cursor}\n\n`), // EventSource keeps it as its last event id, and dispatches nothing
       overflow: (cursor: string) => {

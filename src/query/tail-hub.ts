@@ -6,14 +6,63 @@
 import type { EntryStore, Row } from "../storage/entries.ts";
 import { compareKeys, type Key } from "../storage/inflight.ts";
 import type { Tenant } from "../storage/keys.ts";
+import type { BlockTerms, PostingKind } from "../storage/postings.ts";
 
 /** Subscriber takes each tenant's released entries, oldest first, in batches. */
-export type Subscriber = (rows: readonly Row[]) => void;
+export type Subscriber = (batch: Batch) => void;
+
+/** HeldBlock is what a batch keeps of a committed block: its size and postings, and each position's row in the batch. */
+interface HeldBlock {
+  size: number;
+  terms: BlockTerms;
+  rowAt?: Int32Array;
+}
+
+/** LiveRow is a committed entry with where it sits in its block. */
+interface LiveRow extends Row {
+  block: HeldBlock;
+  i: number;
+}
 
 interface Pending {
   tenant: Tenant;
-  refs: { ms: number; firstId: string }[];
-  rows: Row[];
+  refs: { ms: number; firstId: string; terms: BlockTerms }[];
+  rows: LiveRow[];
+}
+
+/**
+ * Batch is one release of a tenant's entries, oldest first. `candidates` gives the rows that carry a level, tag or
+ * action term, from the blocks' postings, worked out once per batch however many tails ask: a tail of `tag=x` looks
+ * at those rows only.
+ */
+export class Batch {
+  private readonly found = new Map<string, number[]>();
+  constructor(readonly rows: readonly Row[]) {}
+
+  /** candidates lists, ascending, the indexes of the rows whose entry carries the term (kind l, t or a, exactly). */
+  candidates(kind: PostingKind, term: string): readonly number[] {
+    const name = `${kind}\u0000${term}`;
+    let out = this.found.get(name);
+    if (out) return out;
+    out = [];
+    const blocks = new Set<HeldBlock>();
+    for (const r of this.rows as LiveRow[]) blocks.add(r.block);
+    for (const b of blocks) {
+      const hit = b.terms.find(([k, t]) => k === kind && t === term);
+      if (!hit) continue;
+      const positions = hit[2];
+      const rowAt = b.rowAt!;
+      if (positions.byteLength === 0) {
+        for (let i = 0; i < b.size; i++) if (rowAt[i] >= 0) out.push(rowAt[i]);
+      } else {
+        const at = new Uint16Array(positions.buffer.slice(positions.byteOffset, positions.byteOffset + positions.byteLength));
+        for (const p of at) if (rowAt[p] >= 0) out.push(rowAt[p]); // a position outside this batch was released before or is held back
+      }
+    }
+    if (blocks.size > 1) out.sort((a, b) => a - b);
+    this.found.set(name, out);
+    return out;
+  }
 }
 
 const nameOf = (t: Tenant) => `${t.ws}\u0000${t.env}`;
@@ -30,7 +79,7 @@ export class TailHub {
       const name = nameOf(b);
       let p = this.pending.get(name);
       if (!p) this.pending.set(name, (p = { tenant: { ws: b.ws, env: b.env }, refs: [], rows: [] }));
-      p.refs.push({ ms: b.ms, firstId: b.firstId });
+      p.refs.push({ ms: b.ms, firstId: b.firstId, terms: b.terms });
       this.schedule();
     });
     store.inFlight.onSettled(() => {
@@ -91,10 +140,12 @@ export class TailHub {
       }
       for (const ref of p.refs) {
         const block = this.store.readBlock(p.tenant, ref.ms, ref.firstId);
-        if (block) for (let i = 0; i < block.size; i++) p.rows.push({ serverMs: ref.ms, entry: block.entry(i) });
+        if (!block) continue;
+        const held: HeldBlock = { size: block.size, terms: ref.terms };
+        for (let i = 0; i < block.size; i++) p.rows.push({ serverMs: ref.ms, entry: block.entry(i), block: held, i });
       }
       p.refs = [];
-      p.rows.sort((a, b) => compareKeys(keyOf(a), keyOf(b)));
+      p.rows.sort((a, b) => a.serverMs - b.serverMs || (a.entry.id < b.entry.id ? -1 : a.entry.id > b.entry.id ? 1 : 0));
       let n = p.rows.length;
       if (safe) {
         n = 0;
@@ -103,7 +154,12 @@ export class TailHub {
       const out = p.rows.slice(0, n);
       p.rows = p.rows.slice(n);
       if (p.rows.length === 0) this.pending.delete(name);
-      if (out.length > 0) for (const s of subscribers) s(out);
+      if (out.length === 0) continue;
+      const blocks = new Set(out.map((r) => r.block));
+      for (const b of blocks) b.rowAt = new Int32Array(b.size).fill(-1);
+      for (let k = 0; k < out.length; k++) out[k].block.rowAt![out[k].i] = k;
+      const batch = new Batch(out);
+      for (const subscriber of subscribers) subscriber(batch);
     }
   }
 }

@@ -10,7 +10,8 @@ import { ascendingRows } from "./ascending.ts";
 import { compileQuery } from "./compile.ts";
 import { PAUSE } from "./execute.ts";
 import { planFor, runSliced, type ReadScope } from "./page.ts";
-import type { TailHub } from "./tail-hub.ts";
+import type { Batch, TailHub } from "./tail-hub.ts";
+import type { PostingKind } from "../storage/postings.ts";
 import { TimeSlicer } from "./slice.ts";
 
 /** BOTTOM is a cursor below every entry: resuming from it sends everything. */
@@ -52,6 +53,8 @@ export class Tail {
   private cursor: Key = BOTTOM;
   private live = false;
   private held: Row[] = [];
+  /** a level= or tag= term of the query: only the rows its postings name can match */
+  private readonly narrow: { kind: PostingKind; terms: string[] } | undefined;
   private closed = false;
   private readonly accept: (row: Row) => boolean;
   private leave: () => void = () => {};
@@ -65,11 +68,17 @@ export class Tail {
     private readonly sink: Sink,
   ) {
     this.accept = compileQuery(query, scope.env);
+    for (const t of query.terms) {
+      if (t.kind === "enum" && t.facet === "level" && t.op === "=") this.narrow = { kind: "l", terms: t.values.map((v) => v.text) };
+      else if (t.kind === "tag" && t.op === "=" && t.values.every((v) => v.kind === "string"))
+        this.narrow = { kind: "t", terms: t.values.map((v) => (v.kind === "string" ? v.text : "")) };
+      if (this.narrow) break;
+    }
   }
 
   /** start joins the hub, sends the backfill or what follows the cursor, then goes live. */
   async start(): Promise<void> {
-    this.leave = this.hub.subscribe(this.scope, (rows) => this.onLive(rows));
+    this.leave = this.hub.subscribe(this.scope, (batch) => this.onLive(this.candidates(batch)));
     const frontier = this.hub.frontier(this.scope) ?? BOTTOM;
     const slice = new TimeSlicer(Number.POSITIVE_INFINITY);
     if (this.options.after) {
@@ -111,6 +120,14 @@ export class Tail {
     if (!this.sink.send(row, formatCursor(keyOf(row)))) await this.sink.room();
     if (compareKeys(keyOf(row), this.cursor) > 0) this.cursor = keyOf(row);
     return !this.closed;
+  }
+
+  /** candidates are the rows of a batch that may match: those its postings name for the query's level or tag term, or all */
+  private candidates(batch: Batch): readonly Row[] {
+    if (!this.narrow) return batch.rows;
+    const { kind, terms } = this.narrow;
+    const at = terms.length === 1 ? batch.candidates(kind, terms[0]) : [...new Set(terms.flatMap((t) => batch.candidates(kind, t)))].sort((a, b) => a - b);
+    return at.map((k) => batch.rows[k]);
   }
 
   private onLive(rows: readonly Row[]): void {

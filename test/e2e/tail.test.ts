@@ -102,6 +102,33 @@ describe("GET /logs/tail", () => {
     await sse.close();
   });
 
+  test("each tail sends exactly the entries its query matches, as paging POST /logs/query lists them, from mixed concurrent writes", async () => {
+    const s = sluice();
+    const { key } = await tenant(s);
+    const queries = ["tag=a", "tag=a,b", "level=error", "level=error,warn tag=b", "tag!=a", "", "tag=a message~x"];
+    const tails = await Promise.all(queries.map((q) => open(s, key, `query=${encodeURIComponent(q)}`)));
+    let seed = 7;
+    const rand = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    const body = () => ({
+      level: ["info", "error", "warn"][rand(3)],
+      tags: [[], ["a"], ["b"], ["a", "b"], ["c"]][rand(5)],
+      message: ["x", "y", null][rand(3)],
+    });
+    for (let round = 0; round < 10; round++) {
+      await Promise.all([bulk(s, key, Array.from({ length: 1 + rand(40) }, body)), one(s, key, body()), one(s, key, body()), bulk(s, key, [body(), body()])]);
+    }
+    for (const [k, q] of queries.entries()) {
+      const want = await listed(s, key, q);
+      const got = await tails[k].take(want.length);
+      expect({ q, ids: got.map((e) => e.id) }).toEqual({ q, ids: want.map(cursorOf) });
+      expect(await tails[k].next(100)).toBeUndefined();
+      await tails[k].close();
+    }
+  });
+
   test("backfill first sends that many of the newest matching entries, oldest first, then goes on live", async () => {
     const s = sluice();
     const { key } = await tenant(s);

@@ -38,7 +38,11 @@ test("entries above the lowest write in flight wait until it settles, then come 
   const tenant = { ws: crypto.randomUUID(), env: "development" as const };
   const hub = new TailHub(store);
   const got: string[] = [];
-  hub.subscribe(tenant, (rows) => got.push(...rows.map((r) => r.entry.id)));
+  const named: number[][] = [];
+  hub.subscribe(tenant, (batch) => {
+    got.push(...batch.rows.map((r) => r.entry.id));
+    named.push([...batch.candidates("l", "info")], [...batch.candidates("l", "error")]);
+  });
   const ids = new IdGenerator();
   const early = ids.next(2, Date.now()); // drawn first (say, a bulk write still being prepared)...
   const late = ids.next(1, early.ms); // ...drawn after, committed first
@@ -55,5 +59,6 @@ test("entries above the lowest write in flight wait until it settles, then come 
   await turn();
   await turn();
   expect(got).toEqual([...early.ids, ...late.ids]);
+  expect(named).toEqual([[0, 1, 2], []]); // the rows a level term names, from the blocks' postings
   expect(hub.frontier(tenant)).toEqual({ ms: late.ms, id: late.ids[0] });
 });
