@@ -138,14 +138,19 @@ export class TailHub {
         if (!safe) this.pending.delete(name); // nobody listens and nothing is held back: a tail opening now starts past these
         continue;
       }
-      for (const ref of p.refs) {
+      // a block's ids ascend, so the rows are in order once the blocks are, unless blocks of one millisecond interleave
+      let sorted = p.rows.length === 0;
+      p.refs.sort((a, b) => a.ms - b.ms || (a.firstId < b.firstId ? -1 : 1));
+      for (let r = 0; r < p.refs.length; r++) {
+        const ref = p.refs[r];
+        if (r > 0 && p.refs[r - 1].ms === ref.ms) sorted = false;
         const block = this.store.readBlock(p.tenant, ref.ms, ref.firstId);
         if (!block) continue;
         const held: HeldBlock = { size: block.size, terms: ref.terms };
         for (let i = 0; i < block.size; i++) p.rows.push({ serverMs: ref.ms, entry: block.entry(i), block: held, i });
       }
       p.refs = [];
-      p.rows.sort((a, b) => a.serverMs - b.serverMs || (a.entry.id < b.entry.id ? -1 : a.entry.id > b.entry.id ? 1 : 0));
+      if (!sorted) p.rows.sort((a, b) => a.serverMs - b.serverMs || (a.entry.id < b.entry.id ? -1 : a.entry.id > b.entry.id ? 1 : 0));
       let n = p.rows.length;
       if (safe) {
         n = 0;
