@@ -109,17 +109,13 @@ export async function tallyLevels(
 ) {
   const range = serverRange(scope, window);
   for (const level of LEVELS) {
-    let seenMs = Number.NaN;
     const seen = new Set<string>(); // a block being stored is named twice (held and stored) for a moment: count it once
-    for (const ref of store.postingBlocks(scope, "l", level, range)) {
+    for (const ref of store.postingSizes(scope, "l", level, range)) {
       if (slice.due()) await slice.pause();
-      if (ref.ms !== seenMs) {
-        seenMs = ref.ms;
-        seen.clear();
-      }
-      if (seen.has(ref.firstId)) continue;
-      seen.add(ref.firstId);
-      const n = ref.positions ? ref.positions.length : store.blockSize(scope, ref.ms, ref.firstId);
+      const name = `${ref.ms}\u0000${ref.firstId}`;
+      if (seen.has(name)) continue;
+      seen.add(name);
+      const n = ref.n ?? store.blockSize(scope, ref.ms, ref.firstId);
       if (n) add(level, n, ref.ms);
     }
   }

@@ -155,6 +155,12 @@ export class EntryStore {
     return this.postings.blocks(ws, env, kind, term, range);
   }
 
+  /** postingSizes yields the blocks holding a level, tag or exact action within a range with how many entries carry it (null: all), in no set order. */
+  postingSizes(tenant: Tenant, kind: PostingKind, term: string, range: ScanRange): Iterable<{ ms: number; firstId: string; n: number | null }> {
+    const { ws, env } = tenant;
+    return this.postings.sizes(ws, env, kind, term, range);
+  }
+
   /** countPostingBlocks counts postingBlocks, stopping at cap (planner estimates). */
   countPostingBlocks(tenant: Tenant, kind: PostingKind, term: string, range: ScanRange, cap: number): number {
     const { ws, env } = tenant;
