@@ -16,6 +16,8 @@ export const MAX_GROUPS = 10_000;
 const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 const DEFAULT_STEPS = ["1s", "5s", "10s", "30s", "1m", "5m", "10m", "30m", "1h", "3h", "6h", "12h", "1d", "7d"];
 const DEFAULT_BUCKETS = 120;
+const MIN_INSTANT_MS = -62_167_219_200_000; // 0000-01-01T00:00:00Z: bucket starts must print as RFC 3339
+const MAX_INSTANT_MS = 253_402_300_799_999; // 9999-12-31T23:59:59.999Z
 
 /** HitsRequest is a validated hits request. */
 export interface HitsRequest {
@@ -41,6 +43,10 @@ export function parseStep(value: unknown, fromMs: number, toMs: number): number 
     if (!(stepMs > 0)) throw fieldError("step", `step must be a whole number above 0 and a unit (ms, s, m, h or d), e.g. "5m" (got ${JSON.stringify(value)})`);
   }
   const n = bucketCount(fromMs, toMs, stepMs);
+  const firstStart = Math.floor(fromMs / stepMs) * stepMs;
+  if (firstStart < MIN_INSTANT_MS || firstStart + (n - 1) * stepMs > MAX_INSTANT_MS) {
+    throw fieldError("step", `step ${JSON.stringify(value)} puts a bucket's start outside the years 0000–9999; use a smaller step`);
+  }
   if (n > MAX_BUCKETS) {
     throw badRequest(
       "VALIDATION_QUERY_CONSTRAINT",

@@ -80,6 +80,8 @@ describe("POST /logs/hits", () => {
     expect((await post(key, "hits", { from: iso(T0), to: iso(T0 + 1000), step: "1ms" })).status).toBe(200); // 1,000 buckets
     const over = await post(key, "hits", { from: iso(T0), to: iso(T0 + 1001), step: "1ms" });
     expect([over.status, over.body.error_code]).toEqual([400, "VALIDATION_QUERY_CONSTRAINT"]);
+    const huge = await post(key, "hits", { from: "0000-01-01T00:00:00.5Z", to: iso(T0), step: "999999999999999d" }); // a start before year 0000
+    expect([huge.status, huge.body.error_code, field(huge.body)]).toEqual([400, "VALIDATION_FAILED", "step"]);
     const unaligned = await post(key, "hits", { from: iso(T0 + 500), to: iso(T0 + 1_000_600), step: "1s" }); // touches 1,001 aligned buckets
     expect([unaligned.status, unaligned.body.error_code]).toEqual([400, "VALIDATION_QUERY_CONSTRAINT"]);
   });
