@@ -100,11 +100,11 @@ export async function countHits(store: EntryStore, scope: ReadScope, req: HitsRe
     totals[k] += n;
     total += n;
   };
-  // without a query, on the server axis, the level posting lists count every entry once: no block is read
-  if ((!groupBy || groupBy.kind === "level") && req.query.terms.length === 0 && !client) {
+  // by level without a query, on the server axis, the level posting lists count every entry once: no block is read
+  if (groupBy?.kind === "level" && req.query.terms.length === 0 && !client) {
     await tallyLevels(store, scope, window, slice, (level, n, ms) => {
       countOnly(n, ms);
-      if (groupBy) add(Math.floor(ms / stepMs) - first, level, n);
+      add(Math.floor(ms / stepMs) - first, level, n);
     });
   } else
     await tally(store, scope, req.query, window, slice, {

@@ -38,6 +38,9 @@ export interface Row {
 
 export { BLOCK_MAX } from "./block.ts";
 
+/** Block sizes kept in memory at most (about 100 bytes each). */
+const SIZES_KEPT = 500_000;
+
 export interface EntryDatabases {
   entries: Database;
   postings: Database;
@@ -53,6 +56,8 @@ export class EntryStore {
   readonly fulltext: FullText;
   private readonly db: Database;
   private readonly turns: TurnCommitter;
+  /** block sizes by key, as blockSize read them (a deleted block's stays, harmless: it is never asked for again) */
+  private readonly sizes = new Map<string, number>();
   /** writes whose ids are drawn but not yet committed: live tails send nothing above the lowest (query/tail-hub.ts) */
   readonly inFlight = new InFlight();
 
@@ -235,11 +240,20 @@ export class EntryStore {
     return value === undefined ? undefined : Block.decode(ms, value);
   }
 
-  /** blockSize is the number of entries of a block, read without decoding it; undefined once it is deleted. */
+  /**
+   * blockSize is the number of entries of a block, read without decoding it; undefined once it is deleted. Blocks
+   * never change, so sizes are kept (up to SIZES_KEPT blocks): lmdb-js copies a whole value even to read its first bytes.
+   */
   blockSize(tenant: Tenant, ms: number, firstId: string): number | undefined {
     const { ws, env } = tenant;
+    const name = `${ws}\u0000${env}\u0000${ms}\u0000${firstId}`;
+    const kept = this.sizes.get(name);
+    if (kept !== undefined) return kept;
     const value = this.db.getBinaryFast([ws, env, ms, firstId]);
-    return value === undefined ? undefined : Block.sizeOf(value);
+    if (value === undefined) return undefined;
+    const n = Block.sizeOf(value);
+    if (this.sizes.size < SIZES_KEPT) this.sizes.set(name, n);
+    return n;
   }
 
   private *blockTextsAfter(ws: string, env: Environment, after: [number, string] | undefined): Generator<BlockText> {
