@@ -71,7 +71,7 @@ export async function tally(store: EntryStore, scope: ReadScope, query: Query, w
         if (n) counter.count(n, groupMs);
         continue;
       }
-      // read at once and let go before the next read: the block's bytes are LMDB's own
+      // read at once and let go before the next read: the block's bytes sit in a buffer lmdb-js reuses
       const block = store.readBlockTransient(scope, groupMs, firstId);
       if (!block || (mayHold && !mayHold(block))) continue;
       probe.serverMs = groupMs;

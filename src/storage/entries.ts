@@ -231,8 +231,8 @@ export class EntryStore {
   }
 
   /**
-   * readBlockTransient is readBlock without copying the stored bytes: the block is valid only until the next read of
-   * this store, so a caller reads what it needs of it at once (counting reads thousands of blocks).
+   * readBlockTransient is readBlock into lmdb-js's reused buffer instead of a new copy: the block is valid only until
+   * the next read of this store, so a caller reads what it needs of it at once (counting reads thousands of blocks).
    */
   readBlockTransient(tenant: Tenant, ms: number, firstId: string): Block | undefined {
     const { ws, env } = tenant;
