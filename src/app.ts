@@ -12,12 +12,15 @@ import { healthRoutes } from "./http/health.ts";
 import { ingestRoutes } from "./http/ingest.ts";
 import { Metrics, observe } from "./http/observe.ts";
 import { openapiConfig } from "./http/openapi.ts";
+import { exploreRoutes } from "./http/explore.ts";
 import { readRoutes } from "./http/read.ts";
 import { rejectionRoutes } from "./http/rejections.ts";
 import { esRoutes } from "./http/es.ts";
 import { lokiRoutes } from "./http/loki.ts";
 import { otlpRoutes } from "./http/otlp.ts";
 import { RejectionLog } from "./ingest/rejections.ts";
+import { DEFAULT_TAIL_SETTINGS, TailStreams, type TailSettings } from "./http/tail.ts";
+import { TailHub } from "./query/tail-hub.ts";
 import { errorReply, requestUrl } from "./http/respond.ts";
 import { IngestService } from "./ingest/ingest.ts";
 import type { PlanTable } from "./limits/plans.ts";
@@ -47,6 +50,8 @@ export interface AppDeps {
   bodyTimeoutMs?: number;
   /** how long a read may run before it answers 400 (default 30 s) */
   queryTimeoutMs?: number;
+  /** bounds of live tails (SLUICE_TAIL_*); tests shorten them */
+  tail?: Partial<TailSettings>;
 }
 
 /** Services are the parts the routes share; built once per data directory. */
@@ -57,6 +62,7 @@ export function services(deps: AppDeps) {
   const entries = new EntryStore(deps.dbs, usage, deps.segmentEntries);
   const limiter = new RateLimiter(deps.ipRatePerMinute ?? 6000);
   const auth = new Authenticator(meta, deps.plans);
+  const gate = new Gate(auth, limiter, clock, deps.trustProxyHops ?? 0, deps.bodyTimeoutMs);
   return {
     meta,
     usage,
@@ -65,7 +71,8 @@ export function services(deps: AppDeps) {
     metrics: new Metrics(deps.dbs.dataFile, entries.fulltext),
     auth,
     clock,
-    gate: new Gate(auth, limiter, clock, deps.trustProxyHops ?? 0, deps.bodyTimeoutMs),
+    gate,
+    tails: new TailStreams(gate, entries, new TailHub(entries), { ...DEFAULT_TAIL_SETTINGS, ...deps.tail }),
     ingest: new IngestService(entries, clock),
     admin: new AdminService(meta, deps.plans),
     /** the last entries each workspace environment's shippers had rejected */
@@ -126,6 +133,9 @@ export function buildApp(deps: AppDeps, s = services(deps)) {
         .use(accountRoutes(s.gate, s.meta, s.usage))
         .use(ingestRoutes(s.gate, s.ingest, s.metrics))
         .use(readRoutes(s.gate, s.entries, deps.queryTimeoutMs))
-        .use(rejectionRoutes(s.gate, s.rejections)),
+        .use(rejectionRoutes(s.gate, s.rejections))
+
+        .use(exploreRoutes(s.gate, s.entries, deps.queryTimeoutMs ?? 30_000))
+        .use(s.tails.routes()),
     );
 }

@@ -24,6 +24,7 @@ export function compose(options: SluiceOptions) {
     app: buildApp(deps, parts),
     /** close ends what a clean stop waits for (full-text segments, held postings), closes storage and ends the worker threads */
     async close() {
+      parts.tails.closeAll(); // open tails would hold a clean stop forever
       await parts.entries.settled();
       await dbs.root.flushed;
       await dbs.root.close();

@@ -23,6 +23,10 @@ export interface Config {
   queryTimeoutSeconds: number;
   /** the syslog listeners (contract §11): host:port each, undefined when off, and the key and zone they use */
   syslog: { tcp: string | undefined; udp: string | undefined; key: string; timeZone: string } | undefined;
+  /** a live tail sends `: ping` this often */
+  tailHeartbeatSeconds: number;
+  /** open live tails per key at most */
+  tailMaxPerKey: number;
 }
 
 /** loadConfig reads the SLUICE_* variables, failing with a message that names the bad one. */
@@ -41,6 +45,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     bodyTimeoutSeconds: integer(env, "SLUICE_BODY_TIMEOUT_SECONDS", 30, 1, 3600),
     queryTimeoutSeconds: integer(env, "SLUICE_QUERY_TIMEOUT_SECONDS", 30, 1, 3600),
     syslog: syslogConfig(env),
+    tailHeartbeatSeconds: integer(env, "SLUICE_TAIL_HEARTBEAT_SECONDS", 15, 1, 3600),
+    tailMaxPerKey: integer(env, "SLUICE_TAIL_MAX_PER_KEY", 10, 1, 10_000),
   };
 }
 

@@ -20,6 +20,7 @@ export async function startServer(config: Config, print: (text: string) => void 
     accessLog: config.accessLog ? lineLog() : undefined,
     bodyTimeoutMs: config.bodyTimeoutSeconds * 1000,
     queryTimeoutMs: config.queryTimeoutSeconds * 1000,
+    tail: { heartbeatMs: config.tailHeartbeatSeconds * 1000, maxPerKey: config.tailMaxPerKey },
   });
   const orphans = s.meta.workspaces().filter((w) => !plans.has(w.plan));
   if (orphans.length) {
@@ -52,6 +53,7 @@ export async function startServer(config: Config, print: (text: string) => void 
   const stop = () =>
     (stopping ??= (async () => {
       clearInterval(sweepTimer);
+      s.tails.closeAll(); // a tail is a request that never finishes by itself
       await server.stop(false); // stop accepting; let in-flight requests finish
       await syslog?.stop(); // and store what the syslog listeners received
       await sweeper.idle(); // a sweep under way finishes its batches before storage closes

@@ -7,6 +7,7 @@ import { planTable } from "../limits/plans-file.ts";
 import { startServer } from "../server.ts";
 import { ADMIN_COMMANDS, UsageError, runAdminCommand, type CommandSpec } from "./admin.ts";
 import { ApiClient } from "./client.ts";
+import { tailCommand } from "./tail.ts";
 import { exportEntries, importFile, progressBar } from "./transfer.ts";
 
 const CONNECTION = {
@@ -29,6 +30,16 @@ const TRANSFER: Record<string, Pick<CommandSpec, "usage" | "summary" | "options"
       query: { type: "string", description: "a query-language expression, e.g. 'level=error tag=checkout'" },
       from: { type: "string", description: "RFC 3339, inclusive" },
       to: { type: "string", description: "RFC 3339, exclusive" },
+      ...CONNECTION,
+    },
+    positionals: [],
+  },
+  tail: {
+    usage: "sluice tail [--query Q] [--backfill N] [--url U] [--key K]",
+    summary: "print matching entries as NDJSON as they arrive (a live tail); reconnects without gaps; Ctrl-C ends it",
+    options: {
+      query: { type: "string", description: "a query-language expression, e.g. 'level=error tag=checkout'" },
+      backfill: { type: "string", description: "first print this many of the newest matching entries (0–1000)" },
       ...CONNECTION,
     },
     positionals: [],
@@ -109,6 +120,22 @@ async function main(argv: string[]): Promise<number> {
     const key = (values.key as string | undefined) ?? env.SLUICE_API_KEY;
     if (!key) throw new UsageError(`give an API key with --key or SLUICE_API_KEY; usage: ${spec.usage}`);
     const client = new ApiClient({ url: (values.url as string | undefined) ?? `http://localhost:${env.SLUICE_PORT || env.PORT || 8080}`, key });
+    if (first === "tail") {
+      const backfill = values.backfill === undefined ? 0 : Number(values.backfill);
+      if (!Number.isInteger(backfill) || backfill < 0 || backfill > 1000)
+        throw new UsageError(`--backfill must be a whole number from 0 to 1000; usage: ${spec.usage}`);
+      const stop = new AbortController();
+      process.once("SIGINT", () => stop.abort());
+      process.once("SIGTERM", () => stop.abort());
+      const url = (values.url as string | undefined) ?? `http://localhost:${env.SLUICE_PORT || env.PORT || 8080}`;
+      await tailCommand(
+        { url, key, query: values.query as string | undefined, backfill },
+        (line) => process.stdout.write(`${line}\n`),
+        (text) => console.error(`sluice tail: ${text}`),
+        stop.signal,
+      );
+      return 0;
+    }
     if (first === "import") {
       const onTerminal = process.stderr.isTTY;
       const summary = await importFile(client, positionals[0], onTerminal ? (d, t, s) => process.stderr.write(progressBar(d, t, s)) : undefined);

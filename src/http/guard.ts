@@ -14,13 +14,21 @@ export interface Call<P> {
   now: number;
   /** where the answer's status and headers go (respond.ts json) */
   set: Reply;
+  /** the Bun server when listening (null under app.handle): a stream lifts the idle timeout of its request through it */
+  server: Server | null;
+}
+
+/** Server is the part of Bun's server a handler uses. */
+export interface Server {
+  requestIP(r: Request): { address: string } | null;
+  timeout?(r: Request, seconds: number): void;
 }
 
 interface ElysiaContext<P> {
   request: Request;
   params: P;
   set: Reply;
-  server: { requestIP(r: Request): { address: string } | null } | null;
+  server: Server | null;
 }
 
 /** Gate admits workspace calls: who is calling, whether their buckets allow it, whether they may. */
@@ -35,7 +43,7 @@ export class Gate {
   ) {}
 
   /** guarded wraps a handler so that it only runs for an admitted caller holding `permission`. */
-  guarded<P>(permission: Permission, handler: (call: Call<P>) => string | Promise<string>, kind: CallKind = "other") {
+  guarded<P, R extends string | Response = string>(permission: Permission, handler: (call: Call<P>) => R | Promise<R>, kind: CallKind = "other") {
     return ({ request, params, set, server }: ElysiaContext<P>) => {
       const now = this.clock();
       const caller = this.auth.authenticate(request.headers, now);
@@ -43,7 +51,17 @@ export class Gate {
       // headers set here reach every later answer, errors included
       Object.assign(set.headers, this.limiter.admit({ keyId: caller.key.id, plan: caller.plan }, ip, kind, now));
       requirePermission(caller, permission);
-      return handler({ request, caller, params, now, set });
+      return handler({ request, caller, params, now, set, server });
     };
+  }
+
+  /** stillValid tells whether the key of an admitted call is still valid now (not revoked, not expired): open streams recheck it. */
+  stillValid(headers: Headers): boolean {
+    try {
+      this.auth.authenticate(headers, this.clock());
+      return true;
+    } catch {
+      return false;
+    }
   }
 }

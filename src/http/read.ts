@@ -157,6 +157,6 @@ function listParam(q: URLSearchParams, name: string): string[] {
 }
 
 /** scopeOf is what a caller may read: its key's environment of its workspace, back to its plan's retention. */
-function scopeOf(caller: Caller, nowMs: number): ReadScope {
+export function scopeOf(caller: Caller, nowMs: number): ReadScope {
   return { ws: caller.workspace.id, env: caller.key.environment, floorMs: retentionFloorMs(caller.plan, nowMs) };
 }

@@ -4,6 +4,8 @@
 // one JSON text per entry, parsed only for the entries a read needs.
 import type { Level } from "../schema.ts";
 import {
+  dictColumn,
+  dictListColumn,
   dictListReader,
   dictReader,
   encodeDict,
@@ -14,6 +16,8 @@ import {
   packr,
   textEntriesWith,
   textReader,
+  type DictColumn,
+  type DictListColumn,
   type Reader,
 } from "./columns.ts";
 
@@ -108,15 +112,35 @@ export function blockWords(entries: readonly Pick<Entry, "action" | "message">[]
   return parts.join("\n"); // "\n" is no letter or digit, so words never run across two parts
 }
 
+/** RECORD_HEAD is how every stored block value starts: a record structure 0x40 of keys v, n, c (see Block.sizeOf). */
+const RECORD_HEAD = [0xd4, 0x72, 0x40, 0x93, 0xa1, 0x76, 0xa1, 0x6e, 0xa1, 0x63];
+
 /** Block is a decoded block; a column is opened the first time any entry's field of it is read. */
 export class Block {
   private readonly readers: Reader<unknown>[] = [];
-  private readonly objects = new Map<number, Objects | null>();
+  private readonly objects: (Objects | null | undefined)[] = []; // parsed as first asked for: a scan asks for each
   private constructor(
     readonly serverMs: number,
     readonly size: number,
     private readonly stored: Stored,
   ) {}
+
+  /**
+   * sizeOf is the entry count of a stored block value, read off its first bytes without decoding it: the msgpack record
+   * {v, n, c} as this Packr writes it starts with its structure (keys v, n, c), then v as a fixint and n as a
+   * fixint, uint8 or uint16. Any other start is decoded in full, so the answer is always the block's size.
+   */
+  static sizeOf(value: Uint8Array): number {
+    let fixed = value.length > 13;
+    for (let k = 0; fixed && k < RECORD_HEAD.length; k++) fixed = value[k] === RECORD_HEAD[k];
+    if (fixed && value[10] >= 3 && value[10] <= 5) {
+      const b = value[11];
+      if (b < 0x80) return b;
+      if (b === 0xcc) return value[12];
+      if (b === 0xcd) return (value[12] << 8) | value[13];
+    }
+    return (packr.unpack(value) as Stored).n;
+  }
 
   /** decode reads a block value. */
   static decode(serverMs: number, value: Uint8Array): Block {
@@ -163,10 +187,10 @@ export class Block {
   }
   objectsOf(i: number): Objects | null {
     if (this.stored.c[Col.Objects] === null) return null;
-    let o = this.objects.get(i);
+    let o = this.objects[i];
     if (o === undefined) {
       const text = this.read<string | null>(Col.Objects, i);
-      this.objects.set(i, (o = text === null ? null : (JSON.parse(text) as Objects)));
+      this.objects[i] = o = text === null ? null : (JSON.parse(text) as Objects);
     }
     return o;
   }
@@ -188,6 +212,14 @@ export class Block {
     if (this.stored.v < 5) return undefined;
     if (this.stored.c[Col.Objects] === null) return null;
     return this.read<string | null>(Col.Objects, i);
+  }
+  /** codes opens the level or action column for counting: undefined for blocks of earlier formats (read them entry by entry). */
+  codes(column: "level" | "action"): DictColumn | undefined {
+    return this.stored.v < 5 ? undefined : dictColumn(this.stored.c[column === "level" ? Col.Level : Col.Action], this.size);
+  }
+  /** tagCodes opens the tags column for counting: undefined for blocks of earlier formats. */
+  tagCodes(): DictListColumn | undefined {
+    return this.stored.v < 5 ? undefined : dictListColumn(this.stored.c[Col.Tags], this.size);
   }
   /** entries gives a view of each entry, in position order. */
   entries(): Entry[] {

@@ -126,11 +126,22 @@ export function encodeDict(values: readonly string[]): Uint8Array {
   return packr.pack([dict.values(), packCodes(codes, dict.size)]);
 }
 
+/** DictColumn is a column of encodeDict as it is stored: the distinct values and each entry's code. */
+export interface DictColumn {
+  values: string[];
+  codes: Uint16Array | Uint32Array;
+}
+
+/** dictColumn opens a column of encodeDict (counting reads the codes without making a string per entry). */
+export function dictColumn(bytes: Uint8Array, n: number): DictColumn {
+  const [values, packed] = packr.unpack(bytes) as [string[], Uint8Array];
+  return { values, codes: unpackCodes(packed, n, values.length) };
+}
+
 /** dictReader reads a column of encodeDict. */
 export function dictReader(bytes: Uint8Array, n: number): Reader<string> {
-  const [distinct, packed] = packr.unpack(bytes) as [string[], Uint8Array];
-  const codes = unpackCodes(packed, n, distinct.length);
-  return (i) => distinct[codes[i]];
+  const { values, codes } = dictColumn(bytes, n);
+  return (i) => values[codes[i]];
 }
 
 /** encodeDictList packs a list of strings per entry (tags) as the distinct values, where each entry's codes start, and the codes. */
@@ -145,11 +156,21 @@ export function encodeDictList(lists: readonly (readonly string[])[]): Uint8Arra
   return packr.pack([dict.values(), new Uint8Array(starts.buffer), packCodes(codes, dict.size)]);
 }
 
+/** DictListColumn is a column of encodeDictList as it is stored: the distinct values, where each entry's codes start, the codes. */
+export interface DictListColumn extends DictColumn {
+  starts: Uint32Array;
+}
+
+/** dictListColumn opens a column of encodeDictList. */
+export function dictListColumn(bytes: Uint8Array, n: number): DictListColumn {
+  const [values, packedStarts, packed] = packr.unpack(bytes) as [string[], Uint8Array, Uint8Array];
+  const starts = new Uint32Array(copyOf(packedStarts));
+  return { values, starts, codes: unpackCodes(packed, starts[n], values.length) };
+}
+
 /** dictListReader reads a column of encodeDictList; each call gives a new array. */
 export function dictListReader(bytes: Uint8Array, n: number): Reader<string[]> {
-  const [distinct, packedStarts, packed] = packr.unpack(bytes) as [string[], Uint8Array, Uint8Array];
-  const starts = new Uint32Array(copyOf(packedStarts));
-  const codes = unpackCodes(packed, starts[n], distinct.length);
+  const { values: distinct, starts, codes } = dictListColumn(bytes, n);
   return (i) => {
     const out = new Array<string>(starts[i + 1] - starts[i]);
     for (let k = 0; k < out.length; k++) out[k] = distinct[codes[starts[i] + k]];

@@ -25,6 +25,7 @@ import type { EncodedBlock } from "./encode.ts";
 import { FullText, type BlockText } from "./fulltext.ts";
 import { NeedleIndex } from "./needle-index.ts";
 import type { Needle } from "./needles.ts";
+import { InFlight } from "./inflight.ts";
 import { rangeKeys, type BlockRef, type ScanRange, type Tenant } from "./keys.ts";
 import { Postings, blockTerms, termsOf, type PostingKind } from "./postings.ts";
 import { resumingKeys } from "./resume.ts";
@@ -39,6 +40,9 @@ export interface Row {
 }
 
 export { BLOCK_MAX } from "./block.ts";
+
+/** Block sizes kept in memory at most (about 100 bytes each). */
+const SIZES_KEPT = 500_000;
 
 export interface EntryDatabases {
   entries: Database;
@@ -58,6 +62,10 @@ export class EntryStore {
   private readonly needles: NeedleIndex;
   private readonly db: Database;
   private readonly turns: TurnCommitter;
+  /** block sizes by key, as blockSize read them (a deleted block's stays, harmless: it is never asked for again) */
+  private readonly sizes = new Map<string, number>();
+  /** writes whose ids are drawn but not yet committed: live tails send nothing above the lowest (query/tail-hub.ts) */
+  readonly inFlight = new InFlight();
 
   /** segmentEntries: entries per full-text and filter segment (tests make them tiny) */
   constructor(dbs: EntryDatabases, usage: UsageStore, segmentEntries?: number) {
@@ -112,7 +120,8 @@ export class EntryStore {
 
   private enqueue(write: Write): Promise<Verdict> {
     const behind = this.fulltext.caughtUp();
-    return behind ? behind.then(() => this.turns.commit(write)) : this.turns.commit(write);
+    const first = { ms: write.serverMs, id: write.entries ? write.entries[0].id : write.prepared!.ids[0] };
+    return this.inFlight.track(write, first, behind ? behind.then(() => this.turns.commit(write)) : this.turns.commit(write));
   }
 
   /** get finds one entry by id within a workspace environment. */
@@ -146,10 +155,25 @@ export class EntryStore {
     }
   }
 
+  /** blocksAscending yields every block of [fromMs, toMs) as a reference, oldest first (live tails and context read forward). */
+  *blocksAscending(tenant: Tenant, fromMs: number, toMs: number): Generator<BlockRef> {
+    const { ws, env } = tenant;
+    for (const key of resumingKeys(this.db, { start: [ws, env, Math.max(0, fromMs)], end: [ws, env, Math.min(toMs, 8.64e15)] })) {
+      const k = key as unknown[];
+      yield { ms: k[2] as number, firstId: k[3] as string, positions: null };
+    }
+  }
+
   /** postingBlocks yields the blocks holding a level, tag or exact action within a range, newest first. */
   postingBlocks(tenant: Tenant, kind: PostingKind, term: string, range: ScanRange): Iterable<BlockRef> {
     const { ws, env } = tenant;
     return this.postings.blocks(ws, env, kind, term, range);
+  }
+
+  /** postingSizes yields the blocks holding a level, tag or exact action within a range with how many entries carry it (null: all), in no set order. */
+  postingSizes(tenant: Tenant, kind: PostingKind, term: string, range: ScanRange): Iterable<{ ms: number; firstId: string; n: number | null }> {
+    const { ws, env } = tenant;
+    return this.postings.sizes(ws, env, kind, term, range);
   }
 
   /** countPostingBlocks counts postingBlocks, stopping at cap (planner estimates). */
@@ -226,6 +250,32 @@ export class EntryStore {
     const { ws, env } = tenant;
     const value = this.db.get([ws, env, ms, firstId]) as Uint8Array | undefined;
     return value === undefined ? undefined : Block.decode(ms, value);
+  }
+
+  /**
+   * readBlockTransient is readBlock into lmdb-js's reused buffer instead of a new copy: the block is valid only until
+   * the next read of this store, so a caller reads what it needs of it at once (counting reads thousands of blocks).
+   */
+  readBlockTransient(tenant: Tenant, ms: number, firstId: string): Block | undefined {
+    const { ws, env } = tenant;
+    const value = this.db.getBinaryFast([ws, env, ms, firstId]);
+    return value === undefined ? undefined : Block.decode(ms, value);
+  }
+
+  /**
+   * blockSize is the number of entries of a block, read without decoding it; undefined once it is deleted. Blocks
+   * never change, so sizes are kept (up to SIZES_KEPT blocks): lmdb-js copies a whole value even to read its first bytes.
+   */
+  blockSize(tenant: Tenant, ms: number, firstId: string): number | undefined {
+    const { ws, env } = tenant;
+    const name = `${ws}\u0000${env}\u0000${ms}\u0000${firstId}`;
+    const kept = this.sizes.get(name);
+    if (kept !== undefined) return kept;
+    const value = this.db.getBinaryFast([ws, env, ms, firstId]);
+    if (value === undefined) return undefined;
+    const n = Block.sizeOf(value);
+    if (this.sizes.size < SIZES_KEPT) this.sizes.set(name, n);
+    return n;
   }
 
   private *blockTextsAfter(ws: string, env: Environment, after: [number, string] | undefined): Generator<BlockText> {

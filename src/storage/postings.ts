@@ -207,6 +207,29 @@ export class Postings {
     while (h < held.length) yield held[h++];
   }
 
+  /**
+   * sizes yields the blocks holding a term within a range, newest first, each with how many of its entries carry the
+   * term (null: all of them) and without decoding positions; a block being stored may come twice (held and stored).
+   */
+  *sizes(ws: string, env: Environment, kind: PostingKind, rawTerm: string, range: ScanRange): Generator<{ ms: number; firstId: string; n: number | null }> {
+    const size = (positions: Uint8Array) => (positions.byteLength === 0 ? null : positions.byteLength / 2);
+    const held: { ms: number; firstId: string; n: number | null }[] = [];
+    this.eachHeld(ws, env, kind, rawTerm, range, (r) => held.push({ ms: r.ms, firstId: r.firstId, n: size(r.positions) }));
+    yield* held;
+    const { start, fromMs } = rangeKeys(range);
+    if (!start) return;
+    const term = textKey(rawTerm);
+    for (const { key, value } of this.db.getRange({
+      start: [ws, env, kind, term, ...start],
+      end: [ws, env, kind, term, fromMs],
+      reverse: true,
+      snapshot: false,
+    })) {
+      const k = key as unknown[];
+      yield { ms: k[4] as number, firstId: k[5] as string, n: size(value as Uint8Array) };
+    }
+  }
+
   /** count counts the blocks holding a term within a range, stopping at `cap`. */
   count(ws: string, env: Environment, kind: PostingKind, rawTerm: string, range: ScanRange, cap: number): number {
     const { start, fromMs } = rangeKeys(range);

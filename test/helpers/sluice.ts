@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { compose } from "../../src/compose.ts";
+import type { TailSettings } from "../../src/http/tail.ts";
 import { PlanTable, type Plan } from "../../src/limits/plans.ts";
 import type { Environment, KeyType } from "../../src/schema.ts";
 
@@ -45,6 +46,8 @@ export interface TestOptions {
   bodyTimeoutMs?: number;
   /** how long a read may run before it answers 400 */
   queryTimeoutMs?: number;
+  /** bounds of live tails (heartbeat, per key, buffers, key recheck) */
+  tail?: Partial<TailSettings>;
 }
 
 /** startTestSluice opens a fresh data directory; pass an existing dir to reopen it (restart). */

@@ -16,7 +16,7 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ SLUICE_SYSLOG_UDP: "127.0.0.1:5514", SLUICE_SYSLOG_KEY: "k", SLUICE_SYSLOG_TZ: "Mars/Olympus" })).toThrow("SLUICE_SYSLOG_TZ");
   });
 
-  test("defaults: port 8080, host 0.0.0.0, data in ./data, no admin token or plans file, no trusted proxy, 6,000 requests/min per IP, sweep every 600 s, reads stopped after 30 s", () => {
+  test("defaults: port 8080, host 0.0.0.0, data in ./data, no admin token or plans file, no trusted proxy, 6,000 requests/min per IP, sweep every 600 s, reads stopped after 30 s, no syslog, tails: a ping every 15 s and 10 per key", () => {
     expect(loadConfig({})).toEqual({
       port: 8080,
       host: "0.0.0.0",
@@ -31,6 +31,8 @@ describe("loadConfig", () => {
       bodyTimeoutSeconds: 30,
       queryTimeoutSeconds: 30,
       syslog: undefined,
+      tailHeartbeatSeconds: 15,
+      tailMaxPerKey: 10,
     });
   });
   test("PORT is the listen port when SLUICE_PORT is absent; SLUICE_PORT wins when both are set", () => {
@@ -50,6 +52,8 @@ describe("loadConfig", () => {
       SLUICE_IDLE_TIMEOUT_SECONDS: "3",
       SLUICE_BODY_TIMEOUT_SECONDS: "4",
       SLUICE_QUERY_TIMEOUT_SECONDS: "6",
+      SLUICE_TAIL_HEARTBEAT_SECONDS: "7",
+      SLUICE_TAIL_MAX_PER_KEY: "2",
     });
     expect(c).toMatchObject({
       host: "127.0.0.1",
@@ -63,6 +67,8 @@ describe("loadConfig", () => {
       idleTimeoutSeconds: 3,
       bodyTimeoutSeconds: 4,
       queryTimeoutSeconds: 6,
+      tailHeartbeatSeconds: 7,
+      tailMaxPerKey: 2,
     });
   });
   test.each([

@@ -1,0 +1,112 @@
+// group-field: the fields that hits group by and facets count (contract §10): level, action, tag, environment or an
+// object path, and the groups one entry falls in (a value's text form as `=` sees it; none is the null group).
+import type { Environment } from "../schema.ts";
+import type { Block } from "../storage/block.ts";
+import { EntryView } from "../storage/block.ts";
+import { OBJECT_FACETS, type ObjectFacet } from "./ast.ts";
+import { fieldError } from "./explore-request.ts";
+import { textForm, walk } from "./match.ts";
+
+/** GroupField is a field to group by, with its canonical name. */
+export type GroupField = { name: string } & ({ kind: "level" | "action" | "tag" | "environment" } | { kind: "path"; facet: ObjectFacet; path: string[] });
+
+/** parseGroupField reads a field name (`level`, `metadata.http.status`, …) or throws the 400 naming `param`. */
+export function parseGroupField(value: unknown, param: string): GroupField {
+  if (typeof value !== "string") throw fieldError(param, `${param} must be a field name such as "level" or "metadata.status"`);
+  if (value === "level" || value === "action" || value === "tag" || value === "environment") return { name: value, kind: value };
+  const [root, ...path] = value.split(".");
+  if ((OBJECT_FACETS as readonly string[]).includes(root) && path.length > 0 && !path.includes("")) {
+    return { name: value, kind: "path", facet: root as ObjectFacet, path };
+  }
+  throw fieldError(
+    param,
+    `${JSON.stringify(value)} is not a field to group by: use level, action, tag, environment or an object path such as metadata.status (one key between each pair of dots)`,
+  );
+}
+
+/**
+ * groupReader returns a function giving the groups entry i of `block` falls in: one text form, or none (the null group: missing, null, an
+ * object or an array); with `tag`, each distinct tag. The array it returns is reused by the next call.
+ */
+export function groupReader(field: GroupField, env: Environment): (block: Block, i: number) => readonly string[] {
+  const one: string[] = [""];
+  const none: string[] = [];
+  const only = (text: string) => {
+    one[0] = text;
+    return one;
+  };
+  switch (field.kind) {
+    case "level":
+      return (b, i) => only(b.level(i));
+    case "action":
+      return (b, i) => only(b.action(i));
+    case "environment":
+      return () => only(env);
+    case "tag":
+      return (b, i) => {
+        const tags = b.tags(i);
+        return tags.length < 2 ? tags : [...new Set(tags)]; // a tag twice in one entry counts once
+      };
+    case "path": {
+      const view = new EntryView(undefined as unknown as Block, 0);
+      return (b, i) => {
+        view.b = b;
+        view.i = i;
+        const text = textForm(walk(view, field.facet, field.path));
+        if (text === undefined) return none;
+        one[0] = text;
+        return one;
+      };
+    }
+  }
+}
+
+/**
+ * countBlockGroups counts the groups of a block's entries at `positions` (null: all) column-wise, without a string
+ * per entry: `add` gets each group's text (null: the null group) and count. False when the field or the block's
+ * format has no such column (then count entry by entry).
+ */
+export function countBlockGroups(
+  field: GroupField,
+  env: Environment,
+  block: Block,
+  positions: readonly number[] | null,
+  add: (text: string | null, count: number) => void,
+): boolean {
+  const n = positions ? positions.length : block.size;
+  if (field.kind === "environment") {
+    add(env, n);
+    return true;
+  }
+  if (field.kind === "level" || field.kind === "action") {
+    const col = block.codes(field.kind);
+    if (!col) return false;
+    const counts = new Uint32Array(col.values.length);
+    if (positions) for (const i of positions) counts[col.codes[i]]++;
+    else for (let i = 0; i < block.size; i++) counts[col.codes[i]]++;
+    for (let c = 0; c < counts.length; c++) if (counts[c] > 0) add(col.values[c], counts[c]);
+    return true;
+  }
+  if (field.kind === "tag") {
+    const col = block.tagCodes();
+    if (!col) return false;
+    const counts = new Uint32Array(col.values.length);
+    let untagged = 0;
+    const one = (i: number) => {
+      const start = col.starts[i];
+      const end = col.starts[i + 1];
+      if (start === end) untagged++;
+      for (let k = start; k < end; k++) {
+        let repeated = false; // a tag twice in one entry counts once
+        for (let j = start; j < k && !repeated; j++) repeated = col.codes[j] === col.codes[k];
+        if (!repeated) counts[col.codes[k]]++;
+      }
+    };
+    if (positions) for (const i of positions) one(i);
+    else for (let i = 0; i < block.size; i++) one(i);
+    for (let c = 0; c < counts.length; c++) if (counts[c] > 0) add(col.values[c], counts[c]);
+    if (untagged > 0) add(null, untagged);
+    return true;
+  }
+  return false;
+}

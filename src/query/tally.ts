@@ -1,0 +1,122 @@
+// tally: visits every entry a query matches within a time window, in no particular order, for counting (hits, facets).
+// It reads the blocks the planner's chosen index proposes, each once however many references name it, and checks
+// the whole query on each candidate entry, so counts equal what paging through POST /logs/query returns. Where no
+// check is left to make on the server axis (no query, or one term its posting list answers exactly), whole blocks
+// are handed over at once, to be counted from their columns and positions without reading entry by entry.
+import { LEVELS } from "../schema.ts";
+import type { Block } from "../storage/block.ts";
+import { EntryView } from "../storage/block.ts";
+import type { EntryStore } from "../storage/entries.ts";
+import type { ScanRange } from "../storage/keys.ts";
+import type { Query } from "./ast.ts";
+import { compileBlockTest, compileQuery } from "./compile.ts";
+import type { Window } from "./explore-request.ts";
+import type { ReadScope } from "./page.ts";
+import { planQuery, type Candidate } from "./plan.ts";
+import type { Slice } from "./slice.ts";
+
+/** Counter takes the matching entries: one at a time, or (when it can) a block's at once. */
+export interface Counter {
+  /** position i of `block`, stored at server millisecond `serverMs`, matches */
+  entry(block: Block, i: number, serverMs: number): void;
+  /** every entry of `block` at `positions` (null: all) matches; a counter without it gets them one at a time */
+  block?(block: Block, positions: readonly number[] | null, serverMs: number): void;
+  /** `n` entries stored at `serverMs` match: for a counter that needs no more of them (then no block is read) */
+  count?(n: number, serverMs: number): void;
+}
+
+/** serverRange is the server-time range a window reads: itself on the server axis, everything within retention on the client axis. */
+export function serverRange(scope: ReadScope, window: Window): ScanRange {
+  return window.axis === "server" ? { fromMs: Math.max(window.fromMs, scope.floorMs), toMs: window.toMs } : { fromMs: scope.floorMs, toMs: 8.64e15 };
+}
+
+/** answersExactly tells whether the chosen candidate's positions are exactly the query's matches (nothing to check). */
+function answersExactly(query: Query, chosen: Candidate): boolean {
+  if (query.terms.length === 0) return true;
+  if (query.terms.length !== 1) return false;
+  const t = query.terms[0];
+  if (t.kind === "enum" && t.facet === "level" && t.op === "=") return chosen.index === "level";
+  if (t.kind === "tag" && t.op === "=" && t.values.every((v) => v.kind === "string")) return chosen.index === "tag";
+  return false;
+}
+
+/** tally hands `counter` each entry of the scope that matches `query` inside `window`, once, pausing whenever `slice` is used up. */
+export async function tally(store: EntryStore, scope: ReadScope, query: Query, window: Window, slice: Slice, counter: Counter): Promise<void> {
+  const plan = planQuery(store, scope, query, serverRange(scope, window));
+  const { fromMs, toMs } = plan.range;
+  const client = window.axis === "client";
+  const exact = answersExactly(query, plan.chosen);
+  const accept = exact ? undefined : compileQuery(query, scope.env);
+  const mayHold = exact ? undefined : compileBlockTest(query);
+  const wholeBlocks = !client && !accept && (counter.block !== undefined || counter.count !== undefined);
+  const probe = { serverMs: 0, entry: new EntryView(undefined as unknown as Block, 0) };
+  const take = (block: Block, i: number, ms: number) => {
+    if (client) {
+      const c = block.clientMs(i);
+      if (!(c >= window.fromMs && c < window.toMs)) return;
+    }
+    if (accept) {
+      probe.entry.b = block;
+      probe.entry.i = i;
+      if (!accept(probe)) return;
+    }
+    counter.entry(block, i, ms);
+  };
+  let groupMs = Number.NaN;
+  let group = new Map<string, readonly number[] | null>(); // one millisecond's blocks: a block named twice is read once
+  const flush = () => {
+    for (const [firstId, positions] of group) {
+      if (wholeBlocks && counter.count) {
+        const n = positions ? positions.length : store.blockSize(scope, groupMs, firstId);
+        if (n) counter.count(n, groupMs);
+        continue;
+      }
+      // read at once and let go before the next read: the block's bytes sit in a buffer lmdb-js reuses
+      const block = store.readBlockTransient(scope, groupMs, firstId);
+      if (!block || (mayHold && !mayHold(block))) continue;
+      probe.serverMs = groupMs;
+      if (wholeBlocks) counter.block!(block, positions, groupMs);
+      else if (positions === null) for (let i = 0; i < block.size; i++) take(block, i, groupMs);
+      else for (const i of positions) take(block, i, groupMs);
+    }
+  };
+  for (const ref of plan.chosen.open()) {
+    if (slice.due()) await slice.pause();
+    if (ref.ms < fromMs || ref.ms >= toMs) continue;
+    if (ref.ms !== groupMs) {
+      flush();
+      groupMs = ref.ms;
+      group = new Map();
+    }
+    const had = group.get(ref.firstId);
+    if (had === null) continue;
+    if (ref.positions === null) group.set(ref.firstId, null);
+    else group.set(ref.firstId, had ? [...new Set([...had, ...ref.positions])] : ref.positions);
+  }
+  flush();
+}
+
+/**
+ * tallyLevels counts every entry of the scope within a server-time window by level, from the level posting lists
+ * alone (each entry has one level): `add` gets a level, a count and the server millisecond of the block they are in.
+ */
+export async function tallyLevels(
+  store: EntryStore,
+  scope: ReadScope,
+  window: Window,
+  slice: Slice,
+  add: (level: string, n: number, serverMs: number) => void,
+) {
+  const range = serverRange(scope, window);
+  for (const level of LEVELS) {
+    const seen = new Set<string>(); // a block being stored is named twice (held and stored) for a moment: count it once
+    for (const ref of store.postingSizes(scope, "l", level, range)) {
+      if (slice.due()) await slice.pause();
+      const name = `${ref.ms}\u0000${ref.firstId}`;
+      if (seen.has(name)) continue;
+      seen.add(name);
+      const n = ref.n ?? store.blockSize(scope, ref.ms, ref.firstId);
+      if (n) add(level, n, ref.ms);
+    }
+  }
+}
