@@ -174,13 +174,9 @@ export class NeedleIndex {
       }
       return partitions.get(p);
     };
-    const top = Math.min(range.toMs - 1, range.after ? range.after.ms : Number.POSITIVE_INFINITY);
-    for (let j = 0; j < s.ms.length; j++) {
-      const ms = s.ms[j];
-      if (ms > top) continue;
-      if (ms < range.fromMs) return;
+    const holds = (j: number) => {
       const logR = s.logR[j];
-      const holds = needle.some((terms) =>
+      return needle.some((terms) =>
         terms.every((t) => {
           const words = partition(t.h & mask);
           if (!words) return false; // the segment went meanwhile (retention): so did its blocks
@@ -188,7 +184,22 @@ export class NeedleIndex {
           return mayHold(words, (s.offsets[j] + region) * REGION_WORDS, t);
         }),
       );
-      if (holds) yield { ms, firstId: s.ids[j], positions: stripePositions(s.s[j], s.n[j]) };
+    };
+    const top = Math.min(range.toMs - 1, range.after ? range.after.ms : Number.POSITIVE_INFINITY);
+    // a block's stripes lie next to each other: one reference a block, all of it when every stripe may hold the needle
+    for (let j = 0; j < s.ms.length; ) {
+      const ms = s.ms[j];
+      let end = j + 1;
+      while (end < s.ms.length && s.ms[end] === ms && s.ids[end] === s.ids[j]) end++;
+      if (ms < range.fromMs) return;
+      if (ms <= top) {
+        const held: number[] = [];
+        for (let u = j; u < end; u++) if (holds(u)) held.push(u);
+        if (held.length === end - j) yield { ms, firstId: s.ids[j], positions: null };
+        else if (held.length === 1) yield { ms, firstId: s.ids[j], positions: stripePositions(s.s[held[0]], s.n[held[0]]) };
+        else if (held.length > 0) yield { ms, firstId: s.ids[j], positions: held.flatMap((u) => stripePositions(s.s[u], s.n[u])) };
+      }
+      j = end;
     }
   }
 
@@ -251,10 +262,12 @@ export function sealedParts(blocks: readonly FilteredBlock[]): { key: [number, s
   return { key: [sorted[0].ms, sorted[0].firstId], directory, partitions };
 }
 
-/** stripePositions lists the positions of stripe s of a block, which holds n entries. */
+/** stripePositions lists the positions of stripe s of a block, which holds n entries; a full stripe's list is shared (readers never change one). */
 function stripePositions(s: number, n: number): number[] {
+  if (n === STRIPE) return (FULL_STRIPES[s] ??= Array.from({ length: n }, (_, i) => s * STRIPE + i));
   return Array.from({ length: n }, (_, i) => s * STRIPE + i);
 }
+const FULL_STRIPES: number[][] = [];
 
 function offsetsOf(logR: number[], logP: number): { offsets: number[]; total: number } {
   const offsets: number[] = [];
@@ -277,9 +290,12 @@ function* heldCandidates(held: FilteredBlock[], needle: Needle, range: ScanRange
     if (b.ms > top) continue;
     if (b.ms < range.fromMs) return;
     const positions: number[] = [];
-    for (const [s, words] of b.stripes.entries())
+    let all = true;
+    for (const [s, words] of b.stripes.entries()) {
       if (filterMayHold(words, needle)) positions.push(...stripePositions(s, Math.min(STRIPE, b.size - s * STRIPE)));
-    if (positions.length > 0) yield { ms: b.ms, firstId: b.firstId, positions };
+      else all = false;
+    }
+    if (positions.length > 0) yield { ms: b.ms, firstId: b.firstId, positions: all ? null : positions };
   }
 }
 

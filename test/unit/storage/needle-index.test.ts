@@ -165,6 +165,8 @@ test("a rare value names the stripe of 128 entries it is in, held or sealed, and
   await settle();
   expect(dbs.filtersHeld.getKeysCount()).toBe(0);
   expect([...store.needleBlocks(tenant, needle, ALL)].map((r) => r.positions)).toEqual([stripeOf700]);
+  // a value every stripe may hold names the whole block
+  expect([...store.needleBlocks(tenant, [trigramTerms("line", "message")], ALL)].map((r) => r.positions)).toEqual([null]);
   // the last stripe is as long as the block's entries: 1,000 = 7 × 128 + 104
   const last = [...store.needleBlocks(tenant, [trigramTerms("line 999", "message")], ALL)];
   expect(last.map((r) => r.positions?.length)).toEqual([104]);
