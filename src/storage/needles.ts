@@ -26,7 +26,7 @@ const PATH = 0x703a;
 const FACETS = ["actor", "target", "context", "metadata"] as const;
 
 /** Entries per stripe: one filter each. */
-export const STRIPE = 128;
+export const STRIPE = 512;
 
 /** FilterTerm is a term as a filter holds it: its hash and how many bits it sets. */
 export interface FilterTerm {

@@ -10,7 +10,7 @@ import { openDatabases, type Databases } from "../../../src/storage/db.ts";
 import { EntryStore, type Entry } from "../../../src/storage/entries.ts";
 import type { BlockRef, ScanRange } from "../../../src/storage/keys.ts";
 import { INDEX_LAYOUT } from "../../../src/storage/layout.ts";
-import { pathTerm, trigramTerms, type Needle } from "../../../src/storage/needles.ts";
+import { STRIPE, pathTerm, trigramTerms, type Needle } from "../../../src/storage/needles.ts";
 import { UsageStore } from "../../../src/storage/usage.ts";
 
 const dirs: string[] = [];
@@ -140,7 +140,7 @@ test("a data directory of index layout 2, which has no filters, gets them built 
   await again.dbs.root.close();
 });
 
-test("a rare value names the stripe of 128 entries it is in, held or sealed, and nothing else of its block", async () => {
+test("a rare value names the stripe of STRIPE entries it is in, held or sealed, and nothing else of its block", async () => {
   const { dbs, store } = fresh();
   const { ms, ids: fresh1000 } = ids.next(1000, T0);
   const entries = fresh1000.map(
@@ -148,7 +148,7 @@ test("a rare value names the stripe of 128 entries it is in, held or sealed, and
       id,
       level: "info",
       action: "needle.test",
-      message: i === 700 ? "the one with 8812-a in it" : `line ${i}`,
+      message: i === 100 ? "the one with 8812-a in it" : `line ${i}`,
       tags: [],
       clientMs: ms,
       actor: null,
@@ -158,18 +158,18 @@ test("a rare value names the stripe of 128 entries it is in, held or sealed, and
     }),
   );
   await store.append(tenant, ms, entries, -1);
-  const stripeOf700 = Array.from({ length: 128 }, (_, i) => 640 + i);
+  const firstStripe = Array.from({ length: STRIPE }, (_, i) => i);
   const needle = [trigramTerms("8812-a", "message")];
-  expect([...store.needleBlocks(tenant, needle, ALL)].map((r) => r.positions)).toEqual([stripeOf700]);
+  expect([...store.needleBlocks(tenant, needle, ALL)].map((r) => r.positions)).toEqual([firstStripe]);
   await writeBlocks(store, 4, 1); // seals the 1,000 entries with the next blocks
   await settle();
   expect(dbs.filtersHeld.getKeysCount()).toBe(0);
-  expect([...store.needleBlocks(tenant, needle, ALL)].map((r) => r.positions)).toEqual([stripeOf700]);
+  expect([...store.needleBlocks(tenant, needle, ALL)].map((r) => r.positions)).toEqual([firstStripe]);
   // a value every stripe may hold names the whole block
   expect([...store.needleBlocks(tenant, [trigramTerms("line", "message")], ALL)].map((r) => r.positions)).toEqual([null]);
-  // the last stripe is as long as the block's entries: 1,000 = 7 × 128 + 104
+  // the last stripe is as long as the block's entries leave it
   const last = [...store.needleBlocks(tenant, [trigramTerms("line 999", "message")], ALL)];
-  expect(last.map((r) => r.positions?.length)).toEqual([104]);
+  expect(last.map((r) => r.positions?.length)).toEqual([1000 - Math.floor(999 / STRIPE) * STRIPE]);
   await store.settled();
   await dbs.root.close();
 });
