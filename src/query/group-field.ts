@@ -128,7 +128,7 @@ function countPathGroups(
   const one = (i: number) => {
     const text = block.objectsText(i);
     let group: string | undefined;
-    if (text?.includes(key)) {
+    if (text && text.includes(key)) {
       let at: unknown = (JSON.parse(text) as unknown[])[facet];
       for (const k of field.path) {
         if (at === null || typeof at !== "object" || Array.isArray(at) || !Object.hasOwn(at, k)) {
