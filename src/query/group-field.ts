@@ -108,42 +108,5 @@ export function countBlockGroups(
     if (untagged > 0) add(null, untagged);
     return true;
   }
-  return field.kind === "path" && countPathGroups(field, block, positions, add);
-}
-
-/**
- * countPathGroups counts an object path's groups off each entry's stored JSON text, parsed without keeping it (an
- * entry's objects are read once here); an entry whose text lacks the last key is in the null group unparsed.
- */
-function countPathGroups(
-  field: GroupField & { kind: "path" },
-  block: Block,
-  positions: readonly number[] | null,
-  add: (text: string | null, count: number) => void,
-): boolean {
-  if (block.objectsText(0) === undefined) return false; // an earlier format: entry by entry
-  const facet = OBJECT_FACETS.indexOf(field.facet);
-  const key = JSON.stringify(field.path[field.path.length - 1]);
-  const counts = new Map<string | null, number>();
-  const one = (i: number) => {
-    const text = block.objectsText(i);
-    let group: string | undefined;
-    if (text && text.includes(key)) {
-      let at: unknown = (JSON.parse(text) as unknown[])[facet];
-      for (const k of field.path) {
-        if (at === null || typeof at !== "object" || Array.isArray(at) || !Object.hasOwn(at, k)) {
-          at = undefined;
-          break;
-        }
-        at = (at as Record<string, unknown>)[k];
-      }
-      group = textForm(at);
-    }
-    const g = group ?? null;
-    counts.set(g, (counts.get(g) ?? 0) + 1);
-  };
-  if (positions) for (const i of positions) one(i);
-  else for (let i = 0; i < block.size; i++) one(i);
-  for (const [g, n] of counts) add(g, n);
-  return true;
+  return false;
 }
