@@ -19,7 +19,12 @@ const draft = (over: Partial<Draft>): Draft => ({
   ...over,
 });
 
-const scalar = fc.oneof(fc.string({ maxLength: 12 }), fc.integer(), fc.double({ noNaN: true }), fc.boolean());
+const scalar = fc.oneof(
+  fc.string({ maxLength: 12 }),
+  fc.integer(),
+  fc.double({ noNaN: true, noDefaultInfinity: true }) /* JSON holds no infinities */,
+  fc.boolean(),
+);
 const objectArb = fc.option(
   fc.dictionary(fc.string({ maxLength: 4 }), fc.oneof(scalar, fc.dictionary(fc.string({ maxLength: 3 }), scalar, { maxKeys: 2 })), { maxKeys: 3 }),
   {
