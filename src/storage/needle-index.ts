@@ -16,43 +16,24 @@ import type { Environment } from "../schema.ts";
 import { packr } from "./columns.ts";
 import { newer, type BlockRef, type ScanRange, type Tenant } from "./keys.ts";
 import { Block } from "./block.ts";
-import { REGION_WORDS, STRIPE, blockFilters, filterMayHold, mayHold, regionsOf, type Needle } from "./needles.ts";
+import { REGION_WORDS, STRIPE, blockFilters, filterMayHold, mayHold, type Needle } from "./needles.ts";
+import {
+  bytesOf,
+  packHeld,
+  sealedParts,
+  segmentOf,
+  stripePositions,
+  unpackHeld,
+  wordsOf,
+  type Directory,
+  type FilteredBlock,
+  type Segment,
+} from "./needle-segment.ts";
+
+export type { FilteredBlock } from "./needle-segment.ts";
 
 const SEAL_ENTRIES = 65_536;
 const SEAL_BLOCKS = 1024;
-const MAX_PARTITIONS = 256;
-
-/** FilteredBlock is one block's filters (one per stripe of STRIPE entries) with its key and entry count. */
-export interface FilteredBlock {
-  ms: number;
-  firstId: string;
-  size: number;
-  stripes: Uint32Array[];
-}
-
-interface Segment {
-  topMs: number;
-  topId: string;
-  bottomMs: number;
-  logP: number;
-  /** the stripes, newest block first: its key, the stripe's place in it and entry count, its filter's regions (log 2) */
-  ms: number[];
-  ids: string[];
-  s: number[];
-  n: number[];
-  logR: number[];
-  /** where each stripe's regions start in every partition, in regions */
-  offsets: number[];
-}
-
-interface Directory {
-  p: number;
-  ms: number[];
-  ids: string[];
-  s: number[];
-  n: number[];
-  r: number[];
-}
 
 interface TenantFilters {
   held: FilteredBlock[];
@@ -223,67 +204,6 @@ export class NeedleIndex {
   }
 }
 
-/** sealedParts lays out blocks' filters as one segment: its key (its newest block), directory and partitions. */
-export function sealedParts(blocks: readonly FilteredBlock[]): { key: [number, string]; directory: Directory; partitions: Uint32Array[] } {
-  const sorted = blocks.slice().sort((a, b) => (newer(a, b) ? -1 : newer(b, a) ? 1 : 0));
-  const directory: Directory = { p: 0, ms: [], ids: [], s: [], n: [], r: [] };
-  const filters: Uint32Array[] = [];
-  for (const b of sorted) {
-    for (const [s, words] of b.stripes.entries()) {
-      directory.ms.push(b.ms);
-      directory.ids.push(b.firstId);
-      directory.s.push(s);
-      directory.n.push(Math.min(STRIPE, b.size - s * STRIPE));
-      directory.r.push(Math.log2(regionsOf(words)));
-      filters.push(words);
-    }
-  }
-  const logR = directory.r;
-  const logP = Math.min(Math.log2(MAX_PARTITIONS), logR.slice().sort((a, b) => a - b)[logR.length >> 1]); // the median stripe's
-  directory.p = logP;
-  const { offsets, total } = offsetsOf(logR, logP);
-  const P = 1 << logP;
-  const partitions = Array.from({ length: P }, () => new Uint32Array(total * REGION_WORDS));
-  for (const [j, words] of filters.entries()) {
-    const R = 1 << logR[j];
-    for (let p = 0; p < P; p++) {
-      const into = partitions[p];
-      if (R >= P) {
-        for (let i = 0; i < R / P; i++) {
-          const r = p + i * P;
-          into.set(words.subarray(r * REGION_WORDS, (r + 1) * REGION_WORDS), (offsets[j] + i) * REGION_WORDS);
-        }
-      } else {
-        const r = p & (R - 1);
-        into.set(words.subarray(r * REGION_WORDS, (r + 1) * REGION_WORDS), offsets[j] * REGION_WORDS);
-      }
-    }
-  }
-  return { key: [sorted[0].ms, sorted[0].firstId], directory, partitions };
-}
-
-/** stripePositions lists the positions of stripe s of a block, which holds n entries; a full stripe's list is shared (readers never change one). */
-function stripePositions(s: number, n: number): number[] {
-  if (n === STRIPE) return (FULL_STRIPES[s] ??= Array.from({ length: n }, (_, i) => s * STRIPE + i));
-  return Array.from({ length: n }, (_, i) => s * STRIPE + i);
-}
-const FULL_STRIPES: number[][] = [];
-
-function offsetsOf(logR: number[], logP: number): { offsets: number[]; total: number } {
-  const offsets: number[] = [];
-  let total = 0;
-  for (const r of logR) {
-    offsets.push(total);
-    total += r >= logP ? 1 << (r - logP) : 1;
-  }
-  return { offsets, total };
-}
-
-function segmentOf([topMs, topId]: [number, string], d: Directory): Segment {
-  const { ms, ids, s, n, r } = d;
-  return { topMs, topId, bottomMs: ms[ms.length - 1], logP: d.p, ms, ids, s, n, logR: r, offsets: offsetsOf(r, d.p).offsets };
-}
-
 function* heldCandidates(held: FilteredBlock[], needle: Needle, range: ScanRange): Generator<BlockRef> {
   const top = Math.min(range.toMs - 1, range.after ? range.after.ms : Number.POSITIVE_INFINITY);
   for (const b of held) {
@@ -297,31 +217,6 @@ function* heldCandidates(held: FilteredBlock[], needle: Needle, range: ScanRange
     }
     if (positions.length > 0) yield { ms: b.ms, firstId: b.firstId, positions: all ? null : positions };
   }
-}
-
-/** packHeld stores a held block as words: its entry count, its stripe count, each stripe's length, then the stripes. */
-function packHeld(b: FilteredBlock): Uint32Array {
-  const head = 2 + b.stripes.length;
-  const out = new Uint32Array(head + b.stripes.reduce((n, w) => n + w.length, 0));
-  out[0] = b.size;
-  out[1] = b.stripes.length;
-  let at = head;
-  for (const [s, words] of b.stripes.entries()) {
-    out[2 + s] = words.length;
-    out.set(words, at);
-    at += words.length;
-  }
-  return out;
-}
-
-function unpackHeld(ms: number, firstId: string, stored: Uint32Array): FilteredBlock {
-  const stripes: Uint32Array[] = [];
-  let at = 2 + stored[1];
-  for (let s = 0; s < stored[1]; s++) {
-    stripes.push(stored.subarray(at, at + stored[2 + s]));
-    at += stored[2 + s];
-  }
-  return { ms, firstId, size: stored[0], stripes };
 }
 
 interface Source {
@@ -380,15 +275,6 @@ function* lazyMerge(sources: Source[]): Generator<BlockRef> {
 
 const newestTop = (a: Segment, b: Segment) => (a.topMs !== b.topMs ? b.topMs - a.topMs : a.topId < b.topId ? 1 : a.topId > b.topId ? -1 : 0);
 const tenantKey = (ws: string, env: Environment) => `${ws}\u0000${env}`;
-
-function bytesOf(words: Uint32Array): Uint8Array {
-  return new Uint8Array(words.buffer, words.byteOffset, words.byteLength);
-}
-
-function wordsOf(value: Uint8Array): Uint32Array {
-  const aligned = value.byteOffset % 4 === 0 ? value : value.slice();
-  return new Uint32Array(aligned.buffer, aligned.byteOffset, aligned.byteLength / 4);
-}
 
 /** rebuildFilters drops every filter and builds them anew from the blocks, sealed a segment at a time (a layout upgrade). */
 export function rebuildFilters(dbs: { entries: Database; filters: Database; filtersHeld: Database }): number {
