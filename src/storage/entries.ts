@@ -205,11 +205,6 @@ export class EntryStore {
     return this.needles.blocks(tenant, needle, range);
   }
 
-  /** countNeedleBlocks counts needleBlocks, stopping at cap (planner estimates). */
-  countNeedleBlocks(tenant: Tenant, needle: Needle, range: ScanRange, cap: number): number {
-    return this.needles.count(tenant, needle, range, cap);
-  }
-
   /** countBlocks counts a range's blocks, stopping at cap (planner estimates). */
   countBlocks(tenant: Tenant, range: ScanRange, cap: number): number {
     let n = 0;

@@ -117,13 +117,6 @@ export class NeedleIndex {
     return lazyMerge(sources);
   }
 
-  /** count counts blocks() up to `cap`. */
-  count(tenant: Tenant, needle: Needle, range: ScanRange, cap: number): number {
-    let n = 0;
-    for (const _ of this.blocks(tenant, needle, range)) if (++n >= cap) break;
-    return n;
-  }
-
   /** removeHeld drops a deleted block's held filter, inside the deletion's transaction. */
   removeHeld(ws: string, env: Environment, ms: number, firstId: string): void {
     this.heldDb.removeSync([ws, env, ms, firstId]);
