@@ -3,7 +3,7 @@
 // so the result never depends on the plan chosen.
 import type { EntryStore } from "../storage/entries.ts";
 import type { BlockRef, ScanRange, Tenant } from "../storage/keys.ts";
-import { pathTerm, trigramTerms, type Needle } from "../storage/needles.ts";
+import { pathTerm, substringTerms, type Needle } from "../storage/needles.ts";
 import type { PostingKind } from "../storage/postings.ts";
 import { lowerBoundMs, upperBoundMs } from "../time.ts";
 import type { Query, Term, TextTerm } from "./ast.ts";
@@ -132,7 +132,7 @@ export function needleOf(term: Term): { index: "value" | "substring"; needle: Ne
     values.every((v) => v.kind === "string") ? values.map((v) => v.text as string) : undefined;
   const substrings = (domain: "message" | "action", alternatives: string[][]) => {
     // every part is a substring of the lowercased text; a part shorter than 3 units adds nothing
-    const needle = alternatives.map((parts) => parts.flatMap((part) => trigramTerms(part.toLowerCase(), domain)));
+    const needle = alternatives.map((parts) => parts.flatMap((part) => substringTerms(part.toLowerCase(), domain)));
     return needle.every((terms) => terms.length > 0) ? { index: "substring" as const, needle } : undefined;
   };
   // a word is a substring of the lowercased text unless it has a sigma, which lowercases by context

@@ -5,6 +5,8 @@
 // A filter is a blocked Bloom filter (one 512-bit region per term, some bits set in it) of the block's terms:
 //   - every lowercased message trigram (3 UTF-16 units), for `message~`, a message literal and message `=`;
 //   - every lowercased trigram of its distinct actions, for `action~`;
+//   - in both, every 5 characters of a run of hex digits ([0-9a-f], so digits too): hex has only 4,096 trigrams,
+//     which a stripe of ids and hashes holds most of, and a rare id would otherwise name most stripes;
 //   - every scalar leaf of actor, target, context and metadata as (facet, path, text form), for `path=`.
 // A term's region is the low bits of its hash, so halving a filter ORs region r + R/2 into r and keeps every
 // term findable: a filter is built for all the block's terms counted with repeats, then folded while its
@@ -16,6 +18,9 @@ import type { Entry } from "./block.ts";
 const FILTER_BITS = 16;
 const PATH_K = 10;
 const TRIGRAM_K = 4;
+const HEX_GRAM_K = 4;
+/** Hex digits of a hex gram: 20 bits, so a gram is its own exact value before hashing. */
+const HEX_GRAM = 5;
 /** A region is 512 bits: sixteen 32-bit words. */
 export const REGION_WORDS = 16;
 const REGION_BITS = 512;
@@ -68,12 +73,28 @@ export function pathTerm(facet: (typeof FACETS)[number], path: readonly string[]
   return { h: valueTerm(path.reduce(keyHash, facetHash(facet)), text), k: PATH_K };
 }
 
-/** trigramTerms lists a lowercased text's trigrams (none when it is shorter than 3 units). */
-export function trigramTerms(lowered: string, domain: "message" | "action"): FilterTerm[] {
+// the value of a lowercased hex digit, or -1
+const hexValue = (c: number): number => (c >= 0x30 && c <= 0x39 ? c - 0x30 : c >= 0x61 && c <= 0x66 ? c - 0x57 : -1);
+// a hex gram's 20-bit value, apart from any trigram's hash by the seed
+const hexGramHash = (gram: number, seed: number): number => fmix(gram ^ Math.imul(seed, 0x9e3779b1));
+
+/**
+ * substringTerms lists what a filter holds of any text that has `lowered` (a lowercased text) as a substring:
+ * its trigrams (none when it is shorter than 3 units) and the hex grams of its runs of hex digits.
+ */
+export function substringTerms(lowered: string, domain: "message" | "action"): FilterTerm[] {
   const seed = domain === "message" ? MESSAGE : ACTION;
   const out: FilterTerm[] = [];
   for (let i = 0; i + 2 < lowered.length; i++)
     out.push({ h: trigramHash(lowered.charCodeAt(i), lowered.charCodeAt(i + 1), lowered.charCodeAt(i + 2), seed), k: TRIGRAM_K });
+  let run = 0;
+  let gram = 0;
+  for (let i = 0; i < lowered.length; i++) {
+    const v = hexValue(lowered.charCodeAt(i));
+    run = v < 0 ? 0 : run + 1;
+    gram = ((gram << 4) | (v & 15)) & 0xfffff;
+    if (run >= HEX_GRAM) out.push({ h: hexGramHash(gram, seed), k: HEX_GRAM_K });
+  }
   return out;
 }
 
@@ -96,24 +117,28 @@ class FilterBuilder {
     this.termsAdded++;
   }
 
-  /** addTrigrams adds the trigrams of a text lowercased; ASCII lowercases by character, so it is read as it is, uncopied. */
-  addTrigrams(text: string, seed: number): void {
+  /** addSubstrings adds substringTerms of a text lowercased; ASCII lowercases by character, so it is read as it is, uncopied. */
+  addSubstrings(text: string, seed: number): void {
     const n = text.length;
     for (let i = 0; i < n; i++) if (text.charCodeAt(i) > 0x7f) return this.addLowered(text.toLowerCase(), seed);
-    if (n < 3) return;
-    let a = lowerAscii(text.charCodeAt(0));
-    let b = lowerAscii(text.charCodeAt(1));
-    for (let i = 2; i < n; i++) {
+    let a = 0;
+    let b = 0;
+    let run = 0;
+    let gram = 0;
+    for (let i = 0; i < n; i++) {
       const c = lowerAscii(text.charCodeAt(i));
-      this.add(trigramHash(a, b, c, seed), TRIGRAM_K);
+      if (i >= 2) this.add(trigramHash(a, b, c, seed), TRIGRAM_K);
       a = b;
       b = c;
+      const v = hexValue(c);
+      run = v < 0 ? 0 : run + 1;
+      gram = ((gram << 4) | (v & 15)) & 0xfffff;
+      if (run >= HEX_GRAM) this.add(hexGramHash(gram, seed), HEX_GRAM_K);
     }
   }
 
   private addLowered(lowered: string, seed: number): void {
-    for (let i = 0; i + 2 < lowered.length; i++)
-      this.add(trigramHash(lowered.charCodeAt(i), lowered.charCodeAt(i + 1), lowered.charCodeAt(i + 2), seed), TRIGRAM_K);
+    for (const t of substringTerms(lowered, seed === MESSAGE ? "message" : "action")) this.add(t.h, t.k);
   }
 
   /** addLeaves adds every scalar under `value`, whose path so far hashes to `h` (pathTerm's terms). */
@@ -153,15 +178,15 @@ export function blockFilter(entries: readonly Omit<Entry, "id">[]): Uint32Array 
   let most = 0;
   const actions = new Set<string>();
   for (const e of entries) {
-    most += (e.message?.length ?? 0) + 16; // trigrams, and room for a few leaves
+    most += 2 * (e.message?.length ?? 0) + 16; // trigrams and hex grams, and room for a few leaves
     actions.add(e.action);
   }
-  for (const a of actions) most += a.length;
+  for (const a of actions) most += 2 * a.length;
   const b = new FilterBuilder(most);
-  for (const a of actions) b.addTrigrams(a, ACTION);
+  for (const a of actions) b.addSubstrings(a, ACTION);
   const [actor, target, context, metadata] = FACETS.map(facetHash);
   for (const e of entries) {
-    if (e.message !== null) b.addTrigrams(e.message, MESSAGE);
+    if (e.message !== null) b.addSubstrings(e.message, MESSAGE);
     if (e.actor !== null) b.addLeaves(actor, e.actor);
     if (e.target !== null) b.addLeaves(target, e.target);
     if (e.context !== null) b.addLeaves(context, e.context);

@@ -10,7 +10,7 @@ import { openDatabases, type Databases } from "../../../src/storage/db.ts";
 import { EntryStore, type Entry } from "../../../src/storage/entries.ts";
 import type { BlockRef, ScanRange } from "../../../src/storage/keys.ts";
 import { INDEX_LAYOUT } from "../../../src/storage/layout.ts";
-import { STRIPE, pathTerm, trigramTerms, type Needle } from "../../../src/storage/needles.ts";
+import { STRIPE, pathTerm, substringTerms, type Needle } from "../../../src/storage/needles.ts";
 import { UsageStore } from "../../../src/storage/usage.ts";
 
 const dirs: string[] = [];
@@ -72,7 +72,7 @@ test("a value is found in its block whether its filter is held or sealed, and a 
   for (const b of [0, 5, 11, 12, 13]) expect(found(store, order(b, 3))).toContain(b);
   // one entry's value is in one block, and no other block's filter reports it here
   expect(found(store, order(5, 3))).toEqual([5]);
-  expect(found(store, [trigramTerms("ref 13x9", "message")])).toEqual([13]);
+  expect(found(store, [substringTerms("ref 13x9", "message")])).toEqual([13]);
   // an alternative holds in either block, newest first
   expect(found(store, [...order(2, 1), ...order(13, 0)])).toEqual([13, 2]);
   await store.settled();
@@ -83,7 +83,7 @@ test("the blocks come newest first, within the range and at or below a cursor's 
   const { dbs, store } = fresh();
   const refs = await writeBlocks(store, 10);
   await settle();
-  const everyBlock = [trigramTerms("ref ", "message")];
+  const everyBlock = [substringTerms("ref ", "message")];
   expect(found(store, everyBlock)).toEqual([9, 8, 7, 6, 5, 4, 3, 2, 1, 0]);
   expect(found(store, everyBlock, { fromMs: T0 + 3, toMs: T0 + 7 })).toEqual([6, 5, 4, 3]);
   expect(found(store, everyBlock, { ...ALL, after: { ms: refs[4].ms, id: refs[4].firstId } })).toEqual([4, 3, 2, 1, 0]);
@@ -120,7 +120,7 @@ test("retention drops the segments whose every block went, and a held filter wit
   while ((await store.deleteBefore(tenant, T0 + 9, 100)) > 0);
   expect(sealedSegments(dbs)).toBe(0);
   expect(dbs.filtersHeld.getKeysCount()).toBe(0);
-  expect(found(store, [trigramTerms("ref ", "message")])).toEqual([]);
+  expect(found(store, [substringTerms("ref ", "message")])).toEqual([]);
   await store.settled();
   await dbs.root.close();
 });
@@ -136,6 +136,21 @@ test("a data directory of index layout 2, which has no filters, gets them built 
   const again = open(dir);
   expect(again.dbs.layout.get("indexes")).toBe(INDEX_LAYOUT);
   for (const b of [0, 3, 5]) expect(found(again.store, order(b, 9))).toEqual([b]);
+  await again.store.settled();
+  await again.dbs.root.close();
+});
+
+test("a data directory of index layout 3, whose filters hold no hex grams, gets its filters built anew at open", async () => {
+  const { dir, dbs, store } = fresh();
+  await writeBlocks(store, 6);
+  await store.settled();
+  dbs.filters.clearSync(); // what layout 3 left stands for nothing here: without a rebuild, no block is found
+  dbs.filtersHeld.clearSync();
+  dbs.layout.putSync("indexes", 3);
+  await dbs.root.close();
+  const again = open(dir);
+  expect(again.dbs.layout.get("indexes")).toBe(INDEX_LAYOUT);
+  expect(found(again.store, [substringTerms("ref 4x7", "message")])).toEqual([4]);
   await again.store.settled();
   await again.dbs.root.close();
 });
@@ -159,16 +174,16 @@ test("a rare value names the stripe of STRIPE entries it is in, held or sealed, 
   );
   await store.append(tenant, ms, entries, -1);
   const firstStripe = Array.from({ length: STRIPE }, (_, i) => i);
-  const needle = [trigramTerms("8812-a", "message")];
+  const needle = [substringTerms("8812-a", "message")];
   expect([...store.needleBlocks(tenant, needle, ALL)].map((r) => r.positions)).toEqual([firstStripe]);
   await writeBlocks(store, 4, 1); // seals the 1,000 entries with the next blocks
   await settle();
   expect(dbs.filtersHeld.getKeysCount()).toBe(0);
   expect([...store.needleBlocks(tenant, needle, ALL)].map((r) => r.positions)).toEqual([firstStripe]);
   // a value every stripe may hold names the whole block
-  expect([...store.needleBlocks(tenant, [trigramTerms("line", "message")], ALL)].map((r) => r.positions)).toEqual([null]);
+  expect([...store.needleBlocks(tenant, [substringTerms("line", "message")], ALL)].map((r) => r.positions)).toEqual([null]);
   // the last stripe is as long as the block's entries leave it
-  const last = [...store.needleBlocks(tenant, [trigramTerms("line 999", "message")], ALL)];
+  const last = [...store.needleBlocks(tenant, [substringTerms("line 999", "message")], ALL)];
   expect(last.map((r) => r.positions?.length)).toEqual([1000 - Math.floor(999 / STRIPE) * STRIPE]);
   await store.settled();
   await dbs.root.close();

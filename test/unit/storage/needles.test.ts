@@ -3,7 +3,7 @@
 import { expect, test } from "bun:test";
 import fc from "fast-check";
 import type { Entry } from "../../../src/storage/block.ts";
-import { blockFilter, filterMayHold, pathTerm, regionsOf, trigramTerms } from "../../../src/storage/needles.ts";
+import { blockFilter, filterMayHold, pathTerm, regionsOf, substringTerms } from "../../../src/storage/needles.ts";
 
 type Draft = Omit<Entry, "id">;
 const draft = (over: Partial<Draft>): Draft => ({
@@ -46,8 +46,8 @@ test("a filter holds every message and action trigram and every path's text form
         const entries = drafts.map((d) => draft(d));
         const filter = blockFilter(entries);
         for (const e of entries) {
-          for (const h of trigramTerms((e.message ?? "").toLowerCase(), "message")) expect(filterMayHold(filter, [[h]])).toBe(true);
-          for (const h of trigramTerms(e.action.toLowerCase(), "action")) expect(filterMayHold(filter, [[h]])).toBe(true);
+          for (const h of substringTerms((e.message ?? "").toLowerCase(), "message")) expect(filterMayHold(filter, [[h]])).toBe(true);
+          for (const h of substringTerms(e.action.toLowerCase(), "action")) expect(filterMayHold(filter, [[h]])).toBe(true);
           for (const [key, value] of Object.entries(e.metadata ?? {})) {
             if (typeof value === "string") expect(filterMayHold(filter, [[pathTerm("metadata", [key], value)]])).toBe(true);
             if (typeof value === "number") expect(filterMayHold(filter, [[pathTerm("metadata", [key], JSON.stringify(value))]])).toBe(true);
@@ -60,6 +60,37 @@ test("a filter holds every message and action trigram and every path's text form
     ),
     { numRuns: 300 },
   );
+});
+
+test("a filter holds every trigram and hex gram of messages of hex runs, in either case and beside any letter", () => {
+  const hexish = fc.string({ unit: fc.constantFrom(..."0123456789abcdefABCDEF-x İé"), maxLength: 40 });
+  fc.assert(
+    fc.property(fc.array(fc.record({ message: hexish, action: hexish.filter((a) => a.length > 0) }), { minLength: 1, maxLength: 30 }), (drafts) => {
+      const filter = blockFilter(drafts.map((d) => draft(d)));
+      for (const { message, action } of drafts) {
+        const lowered = message.toLowerCase();
+        for (let from = 0; from + 5 <= lowered.length; from++)
+          expect(filterMayHold(filter, [substringTerms(lowered.slice(from, from + 8), "message")])).toBe(true);
+        expect(filterMayHold(filter, [substringTerms(action.toLowerCase(), "action")])).toBe(true);
+      }
+    }),
+    { numRuns: 300 },
+  );
+});
+
+test("a hex substring a stripe of hex ids does not hold is rarely reported, though the stripe holds most hex trigrams", () => {
+  const hex = (i: number) => (Math.imul(i + 1, 2654435761) >>> 0).toString(16).padStart(8, "0");
+  const filter = blockFilter(Array.from({ length: 512 }, (_, i) => draft({ message: `span ${hex(i)} done` })));
+  let reported = 0;
+  let trigramsOnly = 0;
+  for (let i = 10_000; i < 12_000; i++) {
+    const six = hex(i).slice(1, 7);
+    const terms = substringTerms(six, "message");
+    if (filterMayHold(filter, [terms])) reported++;
+    if (filterMayHold(filter, [terms.slice(0, 4)])) trigramsOnly++; // the first four terms are its trigrams
+  }
+  expect(trigramsOnly / 2000).toBeGreaterThan(0.02); // what trigrams alone would name
+  expect(reported / 2000).toBeLessThan(0.002);
 });
 
 test("a filter is folded to its distinct terms: a thousand repeats of one message cost what one does", () => {
@@ -83,9 +114,9 @@ test("a filter reports a value it was not built with about once in a thousand, o
 
 test("a needle holds when all terms of one of its alternatives do", () => {
   const filter = blockFilter([draft({ message: "alpha" }), draft({ message: "omega" })]);
-  const alpha = trigramTerms("alpha", "message");
-  const omega = trigramTerms("omega", "message");
-  const absent = trigramTerms("zzqx", "message");
+  const alpha = substringTerms("alpha", "message");
+  const omega = substringTerms("omega", "message");
+  const absent = substringTerms("zzqx", "message");
   expect(filterMayHold(filter, [alpha])).toBe(true);
   expect(filterMayHold(filter, [absent, omega])).toBe(true);
   expect(filterMayHold(filter, [absent])).toBe(false);
