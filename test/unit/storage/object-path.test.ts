@@ -33,17 +33,24 @@ const objects = fc.option(fc.dictionary(key, value.v, { maxKeys: 5 }), { nil: nu
 
 test("a path read off the stored objects text is what parsing the text and walking the path gives", () => {
   fc.assert(
-    fc.property(fc.tuple(objects, objects, objects, objects), fc.integer({ min: 0, max: 3 }), fc.array(key, { minLength: 1, maxLength: 3 }), (objs, element, keys) => {
-      const text = JSON.stringify(objs);
-      expect(pathText(text, objectPath(element, keys))).toBe(parsed(text, element, keys));
-      // and a path that is there: the first key of the element, then the first key below it
-      const first = objs[element] && Object.keys(objs[element])[0];
-      if (first !== undefined) {
-        const below = objs[element]?.[first];
-        const path = below !== null && typeof below === "object" && !Array.isArray(below) && Object.keys(below).length > 0 ? [first, Object.keys(below)[0]] : [first];
-        expect(pathText(text, objectPath(element, path))).toBe(parsed(text, element, path));
-      }
-    }),
+    fc.property(
+      fc.tuple(objects, objects, objects, objects),
+      fc.integer({ min: 0, max: 3 }),
+      fc.array(key, { minLength: 1, maxLength: 3 }),
+      (objs, element, keys) => {
+        const text = JSON.stringify(objs);
+        expect(pathText(text, objectPath(element, keys))).toBe(parsed(text, element, keys));
+        // and a path that is there: the first key of the element, then the first key below it
+        const holder = objs[element];
+        const first = holder ? Object.keys(holder)[0] : undefined;
+        if (holder && first !== undefined) {
+          const below = holder[first];
+          const path =
+            below !== null && typeof below === "object" && !Array.isArray(below) && Object.keys(below).length > 0 ? [first, Object.keys(below)[0]] : [first];
+          expect(pathText(text, objectPath(element, path))).toBe(parsed(text, element, path));
+        }
+      },
+    ),
     { numRuns: 3000 },
   );
 });
