@@ -5,7 +5,7 @@ import { Elysia } from "elysia";
 import { ApiError } from "../errors.ts";
 import { fieldError } from "../query/explore-request.ts";
 import { parseQuery } from "../query/parser.ts";
-import { Tail, parseCursor, type Sink } from "../query/tail.ts";
+import { Tail, formatCursor, parseCursor, type Sink } from "../query/tail.ts";
 import type { TailHub } from "../query/tail-hub.ts";
 import type { EntryStore, Row } from "../storage/entries.ts";
 import type { Environment } from "../schema.ts";
@@ -36,9 +36,10 @@ const encoder = new TextEncoder();
 const HIGH_WATER = 64 * 1024;
 /** an entry's event, encoded once however many tails of its tenant send it (the hub hands them the same rows) */
 const rendered = new WeakMap<Row, Uint8Array>();
-const eventOf = (env: Environment, row: Row, cursor: string): Uint8Array => {
+const eventOf = (env: Environment, row: Row): Uint8Array => {
   let bytes = rendered.get(row);
   if (bytes === undefined) {
+    const cursor = formatCursor({ ms: row.serverMs, id: row.entry.id });
     bytes = encoder.encode(`id: ${cursor}\nevent: entry\ndata: ${JSON.stringify(toLogEntry(env, row.serverMs, row.entry))}\n\n`);
     rendered.set(row, bytes);
   }
@@ -166,7 +167,8 @@ export class TailStreams {
     };
     const open: Open = { keyId, headers, end };
     const sink: Sink = {
-      send: (row: Row, cursor: string) => write(eventOf(env, row, cursor)),
+      send: (row: Row) => write(eventOf(env, row)),
+      sendAll: (rows: readonly Row[]) => write(rows.length === 1 ? eventOf(env, rows[0]) : Buffer.concat(rows.map((r) => eventOf(env, r)))),
       room: () => (ended || (controller.desiredSize ?? 0) > 0 ? Promise.resolve() : new Promise<void>((r) => (wake = r))),
       mark: (cursor: string) => void write(`id: ${cursor}\n\n`), // EventSource keeps it as its last event id, and dispatches nothing
       overflow: (cursor: string) => {

@@ -32,7 +32,9 @@ export function parseCursor(text: string): Key | undefined {
 
 /** Sink is where a tail's events go; `send` returns false when the consumer is too far behind (then the tail overflows). */
 export interface Sink {
-  send(row: Row, cursor: string): boolean;
+  send(row: Row): boolean;
+  /** sends live rows, oldest first, as one write: a batch reaches a hundred tails as a hundred writes, not one per entry */
+  sendAll(rows: readonly Row[]): boolean;
   /** waits until the consumer has room (catching up from storage waits instead of overflowing) */
   room(): Promise<void>;
   overflow(cursor: string): void;
@@ -117,7 +119,7 @@ export class Tail {
 
   /** deliver sends one row from storage, waiting for room; false when the tail has closed meanwhile. */
   private async deliver(row: Row): Promise<boolean> {
-    if (!this.sink.send(row, formatCursor(keyOf(row)))) await this.sink.room();
+    if (!this.sink.send(row)) await this.sink.room();
     if (compareKeys(keyOf(row), this.cursor) > 0) this.cursor = keyOf(row);
     return !this.closed;
   }
@@ -132,16 +134,21 @@ export class Tail {
 
   private onLive(rows: readonly Row[]): void {
     if (this.closed) return;
+    const out: Row[] = [];
+    let { ms, id } = this.cursor;
     for (const row of rows) {
-      if (compareKeys(keyOf(row), this.cursor) <= 0 || !this.accept(row)) continue;
+      if (!(row.serverMs > ms || (row.serverMs === ms && row.entry.id > id)) || !this.accept(row)) continue;
       if (!this.live) {
         if (this.held.push(row) > this.options.bufferMax) return this.overflow();
         continue;
       }
-      const ok = this.sink.send(row, formatCursor(keyOf(row)));
-      this.cursor = keyOf(row);
-      if (!ok) return this.overflow();
+      out.push(row);
+      ms = row.serverMs;
+      id = row.entry.id;
     }
+    if (out.length === 0) return;
+    this.cursor = { ms, id };
+    if (!this.sink.sendAll(out)) this.overflow();
   }
 
   private overflow(): void {
