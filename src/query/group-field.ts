@@ -3,6 +3,7 @@
 import type { Environment } from "../schema.ts";
 import type { Block } from "../storage/block.ts";
 import { EntryView } from "../storage/block.ts";
+import { objectPath, pathText } from "../storage/object-path.ts";
 import { OBJECT_FACETS, type ObjectFacet } from "./ast.ts";
 import { fieldError } from "./explore-request.ts";
 import { textForm, walk } from "./match.ts";
@@ -49,10 +50,16 @@ export function groupReader(field: GroupField, env: Environment): (block: Block,
       };
     case "path": {
       const view = new EntryView(undefined as unknown as Block, 0);
+      const compiled = objectPath(OBJECT_FACETS.indexOf(field.facet), field.path);
       return (b, i) => {
-        view.b = b;
-        view.i = i;
-        const text = textForm(walk(view, field.facet, field.path));
+        const stored = b.objectsText(i);
+        let text: string | undefined;
+        if (stored !== undefined) text = stored === null ? undefined : pathText(stored, compiled); // read off the text, unparsed
+        else {
+          view.b = b; // a block of an earlier format: its objects come parsed
+          view.i = i;
+          text = textForm(walk(view, field.facet, field.path));
+        }
         if (text === undefined) return none;
         one[0] = text;
         return one;
