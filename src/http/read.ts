@@ -15,8 +15,8 @@ import type { EntryStore } from "../storage/entries.ts";
 import { readJson } from "./body.ts";
 import type { Call, Gate } from "./guard.ts";
 import { operation } from "./openapi.ts";
-import { json, requestUrl, type Reply } from "./respond.ts";
-import { pageHeaders, toLogEntry } from "./wire.ts";
+import { json, jsonText, requestUrl, type Reply } from "./respond.ts";
+import { logEntryText, pageHeaders, toLogEntry } from "./wire.ts";
 
 const QUERY_BODY_LIMIT = 64 * 1024; // a query is at most 2,000 characters; the rest of the body is small
 const DEFAULT_QUERY_TIMEOUT_MS = 30_000; // SLUICE_QUERY_TIMEOUT_SECONDS' default (config.ts)
@@ -139,12 +139,7 @@ export function readRoutes(gate: Gate, store: EntryStore, queryTimeoutMs = DEFAU
 async function respondPage(set: Reply, store: EntryStore, caller: Caller, req: PageRequest, now: number, budgetMs: number): Promise<string> {
   const env = caller.key.environment;
   const { rows, more } = await readPage(store, scopeOf(caller, now), req, new TimeSlicer(budgetMs));
-  return json(
-    set,
-    rows.map((r) => toLogEntry(env, r.serverMs, r.entry)),
-    200,
-    pageHeaders(rows, more),
-  );
+  return jsonText(set, `[${rows.map((r) => logEntryText(env, r.serverMs, r.entry)).join(",")}]`, 200, pageHeaders(rows, more));
 }
 
 /** listParam reads a comma-separated parameter (repeats joined); empty members are dropped. */

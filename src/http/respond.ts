@@ -12,10 +12,15 @@ export interface Reply {
  * instead is built twice, since Elysia rebuilds it to add set's headers and streams its body.
  */
 export function json(set: Reply, body: unknown, status = 200, headers?: Record<string, string>): string {
+  return jsonText(set, JSON.stringify(body), status, headers);
+}
+
+/** jsonText is json for a body already written as JSON text. */
+export function jsonText(set: Reply, text: string, status = 200, headers?: Record<string, string>): string {
   set.status = status;
   set.headers["content-type"] = "application/json";
   if (headers) Object.assign(set.headers, headers);
-  return JSON.stringify(body);
+  return text;
 }
 
 /** errorReply renders an ApiError as {error_code, message, request_id, details?}. */

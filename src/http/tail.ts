@@ -14,7 +14,7 @@ import type { Gate } from "./guard.ts";
 import { operation } from "./openapi.ts";
 import { scopeOf } from "./read.ts";
 import { requestUrl } from "./respond.ts";
-import { toLogEntry } from "./wire.ts";
+import { logEntryText } from "./wire.ts";
 
 /** TailSettings bound the open tails. */
 export interface TailSettings {
@@ -40,9 +40,18 @@ const eventOf = (env: Environment, row: Row): Uint8Array => {
   let bytes = rendered.get(row);
   if (bytes === undefined) {
     const cursor = formatCursor({ ms: row.serverMs, id: row.entry.id });
-    bytes = encoder.encode(`id: ${cursor}\nevent: entry\ndata: ${JSON.stringify(toLogEntry(env, row.serverMs, row.entry))}\n\n`);
+    bytes = encoder.encode(`id: ${cursor}\nevent: entry\ndata: ${logEntryText(env, row.serverMs, row.entry)}\n\n`);
     rendered.set(row, bytes);
   }
+  return bytes;
+};
+
+/** the events of rows sent together, joined once however many tails of one query send them (Batch.matching shares the array) */
+const chunks = new WeakMap<readonly Row[], Uint8Array>();
+const chunkOf = (env: Environment, rows: readonly Row[]): Uint8Array => {
+  if (rows.length === 1) return eventOf(env, rows[0]);
+  let bytes = chunks.get(rows);
+  if (bytes === undefined) chunks.set(rows, (bytes = Buffer.concat(rows.map((r) => eventOf(env, r)))));
   return bytes;
 };
 
@@ -168,7 +177,7 @@ export class TailStreams {
     const open: Open = { keyId, headers, end };
     const sink: Sink = {
       send: (row: Row) => write(eventOf(env, row)),
-      sendAll: (rows: readonly Row[]) => write(rows.length === 1 ? eventOf(env, rows[0]) : Buffer.concat(rows.map((r) => eventOf(env, r)))),
+      sendAll: (rows: readonly Row[]) => write(chunkOf(env, rows)),
       room: () => (ended || (controller.desiredSize ?? 0) > 0 ? Promise.resolve() : new Promise<void>((r) => (wake = r))),
       mark: (cursor: string) => void write(`id: ${cursor}\n\n`), // EventSource keeps it as its last event id, and dispatches nothing
       overflow: (cursor: string) => {

@@ -54,7 +54,8 @@ export function groupReader(field: GroupField, env: Environment): (block: Block,
       return (b, i) => {
         const stored = b.objectsText(i);
         let text: string | undefined;
-        if (stored !== undefined) text = stored === null ? undefined : pathText(stored, compiled); // read off the text, unparsed
+        if (stored !== undefined)
+          text = stored === null ? undefined : pathText(stored, compiled); // read off the text, unparsed
         else {
           view.b = b; // a block of an earlier format: its objects come parsed
           view.i = i;

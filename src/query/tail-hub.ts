@@ -33,11 +33,20 @@ interface Pending {
 /**
  * Batch is one release of a tenant's entries, oldest first. `candidates` gives the rows that carry a level, tag or
  * action term, from the blocks' postings, worked out once per batch however many tails ask: a tail of `tag=x` looks
- * at those rows only.
+ * at those rows only. `matching` keeps what each query accepts, so that tails of one query share the rows (and the
+ * sink the bytes it wrote for them).
  */
 export class Batch {
   private readonly found = new Map<string, number[]>();
+  private readonly matched = new Map<string, readonly Row[]>();
   constructor(readonly rows: readonly Row[]) {}
+
+  /** matching gives the rows a query (named by `key`) accepts, worked out by the first tail of that query that asks */
+  matching(key: string, work: () => readonly Row[]): readonly Row[] {
+    let rows = this.matched.get(key);
+    if (!rows) this.matched.set(key, (rows = work()));
+    return rows;
+  }
 
   /** candidates lists, ascending, the indexes of the rows whose entry carries the term (kind l, t or a, exactly). */
   candidates(kind: PostingKind, term: string): readonly number[] {

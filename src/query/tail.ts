@@ -59,6 +59,10 @@ export class Tail {
   private readonly narrow: { kind: PostingKind; terms: string[] } | undefined;
   private closed = false;
   private readonly accept: (row: Row) => boolean;
+  /** the query alone names the rows a live batch sends: tails of one query share them */
+  private readonly shareKey: string;
+  /** the narrowing term is the whole query: its candidates are exactly its matches */
+  private readonly exact: boolean;
   private leave: () => void = () => {};
 
   constructor(
@@ -70,17 +74,19 @@ export class Tail {
     private readonly sink: Sink,
   ) {
     this.accept = compileQuery(query, scope.env);
+    this.shareKey = JSON.stringify(query);
     for (const t of query.terms) {
       if (t.kind === "enum" && t.facet === "level" && t.op === "=") this.narrow = { kind: "l", terms: t.values.map((v) => v.text) };
       else if (t.kind === "tag" && t.op === "=" && t.values.every((v) => v.kind === "string"))
         this.narrow = { kind: "t", terms: t.values.map((v) => (v.kind === "string" ? v.text : "")) };
       if (this.narrow) break;
     }
+    this.exact = this.narrow !== undefined && query.terms.length === 1;
   }
 
   /** start joins the hub, sends the backfill or what follows the cursor, then goes live. */
   async start(): Promise<void> {
-    this.leave = this.hub.subscribe(this.scope, (batch) => this.onLive(this.candidates(batch)));
+    this.leave = this.hub.subscribe(this.scope, (batch) => this.onBatch(batch));
     const frontier = this.hub.frontier(this.scope) ?? BOTTOM;
     const slice = new TimeSlicer(Number.POSITIVE_INFINITY);
     if (this.options.after) {
@@ -130,6 +136,19 @@ export class Tail {
     const { kind, terms } = this.narrow;
     const at = terms.length === 1 ? batch.candidates(kind, terms[0]) : [...new Set(terms.flatMap((t) => batch.candidates(kind, t)))].sort((a, b) => a - b);
     return at.map((k) => batch.rows[k]);
+  }
+
+  /** onBatch takes a live batch: once live and past the cursor, every row the query accepts is sent, as for any tail of the query */
+  private onBatch(batch: Batch): void {
+    if (this.closed) return;
+    const first = batch.rows[0];
+    if (!this.live || !first || !(first.serverMs > this.cursor.ms || (first.serverMs === this.cursor.ms && first.entry.id > this.cursor.id)))
+      return this.onLive(this.candidates(batch));
+    const out = batch.matching(this.shareKey, () => (this.exact ? this.candidates(batch) : this.candidates(batch).filter(this.accept)));
+    if (out.length === 0) return;
+    const last = out[out.length - 1];
+    this.cursor = { ms: last.serverMs, id: last.entry.id };
+    if (!this.sink.sendAll(out)) this.overflow();
   }
 
   private onLive(rows: readonly Row[]): void {

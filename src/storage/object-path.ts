@@ -65,6 +65,18 @@ function skipValue(s: string, at: number): number {
   return i;
 }
 
+/** splitObjects cuts an entry's stored objects text into the JSON texts of actor, target, context and metadata. */
+export function splitObjects(text: string): [string, string, string, string] {
+  const out: string[] = [];
+  let i = 1; // past the array's "["
+  for (let e = 0; e < 4; e++) {
+    const end = skipValue(text, i);
+    out.push(text.slice(i, end));
+    i = end + 1;
+  }
+  return out as [string, string, string, string];
+}
+
 // the index of the value of `key` (its JSON text) in the object starting at `at`, or -1
 function findKey(s: string, at: number, key: string): number {
   if (s.charCodeAt(at) !== OPEN_BRACE) return -1;
