@@ -21,49 +21,105 @@ export function compileQuery(q: Query, env: Environment): Test {
 }
 
 /**
- * compileBlockTest returns what narrows a block to the entries that may match (ascending positions; undefined:
- * all of them), read off the stored bytes without decoding an entry, or undefined when the query has nothing to narrow by: for a message `~` or contains-filter, one of its values' longest run of ASCII digits, spaces and
- * punctuation (a request id, an address, a code) must be in the block's message bytes. Such a run matches
- * exactly itself under any case: lowercasing turns no other character into one of these. For a `path=`,
- * one of its values, as JSON writes it inside a string, must be in the objects' JSON text: a string field
- * equal to it is stored that way between quotes, and a number or boolean whose text form it is, as itself.
+ * compileBlockTest returns what narrows a block to the entries that may match (ascending positions; undefined: all
+ * of them), read off the stored bytes without decoding an entry, or undefined when the query has nothing to narrow by.
+ * Each term that can narrows on its own, and an entry must pass them all:
+ *   - a message `~`, `=`, literal, `@` or free words: the message, lowercased, must hold some value's needles: each
+ *     of its lowercase ASCII pieces of 3 or more (a `~` part, a word), found with ASCII letters folded, every entry
+ *     with a character beyond ASCII kept; else its longest run of ASCII digits, spaces and punctuation, found as it
+ *     is (lowercasing turns no other character into one of these). Free words may instead all be in the action.
+ *   - a `path=`: one of its values, as JSON writes it inside a string, must be in the objects' JSON text: a string
+ *     field equal to it is stored that way between quotes, and a number or boolean whose text form it is, as itself.
  */
 export function compileBlockTest(q: Query): BlockTest | undefined {
-  const groups: Uint8Array[][] = []; // a block must hold some needle of every group
-  const objectGroups: Uint8Array[][] = [];
-  for (const t of q.terms) {
-    if (t.kind === "path" && t.op === "=" && t.values.every((v) => v.kind === "string")) {
-      objectGroups.push(t.values.map((v) => Buffer.from(JSON.stringify(v.kind === "string" ? v.text : "").slice(1, -1))));
-      continue;
-    }
-    // the parts each value's match holds whole: a literal is one part; a `~` glob's parts between `*`s all appear
-    const values =
-      t.kind === "literal" && t.facet === "message"
-        ? [[t.text]]
-        : t.kind === "text" && t.facet === "message" && t.op === "~"
-          ? t.values.flatMap((v) => (v.kind === "string" ? [v.text.split("*")] : []))
-          : [];
-    if (values.length === 0) continue;
-    const needles = values.map((parts) => longest(parts.flatMap((part) => part.match(ASCII_NOT_LETTERS) ?? [])));
-    if (needles.every((n) => n.length >= MIN_RUN)) groups.push(needles.map((n) => Buffer.from(n)));
-  }
-  if (groups.length === 0 && objectGroups.length === 0) return undefined;
+  const narrows = q.terms.map(narrowing).filter((n): n is BlockTest => n !== undefined);
+  if (narrows.length === 0) return undefined;
   return (block) => {
-    let at: number[] | undefined; // an entry must be found by some needle of every group
-    const narrow = (found: (needle: Uint8Array) => number[] | undefined, needles: Uint8Array[]) => {
-      const lists = needles.map(found);
-      if (lists.some((l) => l === undefined)) return; // an older block: any entry may
-      const union = lists.length === 1 ? lists[0]! : [...new Set(lists.flat() as number[])].sort((a, b) => a - b);
-      at = at === undefined ? union : intersect(at, union);
-    };
-    for (const needles of groups) narrow((n) => block.messagesWith(n), needles);
-    for (const needles of objectGroups) narrow((n) => block.objectsWith(n), needles);
+    let at: readonly number[] | undefined; // an entry must be named by every term that narrows
+    for (const narrow of narrows) {
+      const found = narrow(block);
+      if (found === undefined) continue; // an older block: any entry may
+      at = at === undefined ? found : intersect(at, found);
+    }
     return at;
   };
 }
 
 /** BlockTest narrows a block to the ascending positions of the entries that may match; undefined: every entry may. */
 export type BlockTest = (block: Block) => readonly number[] | undefined;
+
+/** Needle is what one value of a term needs in a block's bytes: found as it is, or with ASCII letters folded. */
+interface Needle {
+  bytes: Uint8Array;
+  folded: boolean;
+}
+
+// what a term narrows a block to, or undefined when it cannot narrow
+function narrowing(t: Term): BlockTest | undefined {
+  if (t.kind === "path" && t.op === "=" && t.values.every((v) => v.kind === "string")) {
+    const needles = t.values.map((v) => Buffer.from(JSON.stringify(v.kind === "string" ? v.text : "").slice(1, -1)));
+    return (block) => union(needles.map((n) => block.objectsWith(n)));
+  }
+  if (t.kind === "free") {
+    const inMessage = messageNeedle([t.words]);
+    if (!inMessage) return undefined;
+    const actionHolds = new Map<string, boolean>(); // blocks share their actions: each is split into words once
+    const holdsAll = (action: string) => {
+      let holds = actionHolds.get(action);
+      if (holds === undefined) actionHolds.set(action, (holds = hasAllWords(t.words, action)));
+      return holds;
+    };
+    return (block) => {
+      const found = inMessage(block);
+      const actions = block.codes("action");
+      if (found === undefined || actions === undefined) return undefined;
+      const holds = actions.values.map(holdsAll); // or all in the action
+      if (!holds.includes(true)) return found;
+      const also: number[] = [];
+      for (let i = 0; i < block.size; i++) if (holds[actions.codes[i]]) also.push(i);
+      return union([found, also]);
+    };
+  }
+  if (t.kind === "literal" && t.facet === "message") return messageNeedle([[t.text]]);
+  if (t.kind !== "text" || t.facet !== "message" || !t.values.every((v) => v.kind === "string")) return undefined;
+  const strings = t.values.map((v) => (v.kind === "string" ? v.text : ""));
+  if (t.op === "~") return messageNeedle(strings.map((s) => s.split("*")));
+  if (t.op === "=") return messageNeedle(strings.map((s) => [s]));
+  if (t.op === "@") return messageNeedle(strings.map(words));
+  return undefined;
+}
+
+// narrows by messages: a matching message (lowercased) holds every part of some alternative, so all its needles
+function messageNeedle(alternatives: string[][]): BlockTest | undefined {
+  const needles = alternatives.map(needlesOf);
+  if (!needles.every((n) => n.length > 0)) return undefined;
+  const found = (block: Block, n: Needle) => (n.folded ? block.messagesFolding(n.bytes) : block.messagesWith(n.bytes));
+  return (block) =>
+    union(
+      needles.map((all) => {
+        let at = found(block, all[0]);
+        for (let k = 1; k < all.length && at !== undefined && at.length > 0; k++) {
+          const next = found(block, all[k]);
+          at = next === undefined ? undefined : intersect(at, next);
+        }
+        return at;
+      }),
+    );
+}
+
+// the needles of parts that all appear in a matching text lowercased: each lowercase ASCII part, else the longest non-letter run
+function needlesOf(parts: string[]): Needle[] {
+  const ascii = parts.map(lower).filter((p) => p.length >= MIN_RUN && ASCII_ONLY.test(p));
+  if (ascii.length > 0) return [...new Set(ascii)].sort((a, b) => b.length - a.length).map((p) => ({ bytes: Buffer.from(p), folded: true }));
+  const run = longest(parts.flatMap((part) => part.match(ASCII_NOT_LETTERS) ?? []));
+  return run.length >= MIN_RUN ? [{ bytes: Buffer.from(run), folded: false }] : [];
+}
+
+// the union of ascending position lists; undefined when any is (an older block: any entry may)
+function union(lists: (readonly number[] | undefined)[]): readonly number[] | undefined {
+  if (lists.some((l) => l === undefined)) return undefined;
+  return lists.length === 1 ? lists[0] : [...new Set(lists.flat() as number[])].sort((a, b) => a - b);
+}
 
 function intersect(a: readonly number[], b: readonly number[]): number[] {
   const out: number[] = [];
@@ -81,6 +137,8 @@ function intersect(a: readonly number[], b: readonly number[]): number[] {
 const MIN_RUN = 3; // shorter runs (" 1", ": ") are in nearly every block: not worth the search
 // biome-ignore lint/suspicious/noControlCharactersInRegex: every ASCII character but letters, control characters included
 const ASCII_NOT_LETTERS = /[\x00-\x40\x5b-\x60\x7b-\x7f]+/g;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: all of ASCII, control characters included
+const ASCII_ONLY = /^[\x00-\x7f]*$/;
 const longest = (xs: string[]): string => xs.reduce((a, b) => (b.length > a.length ? b : a), "");
 
 function compileTerm(t: Term, env: Environment): Test {

@@ -6,7 +6,7 @@ import type { EntryStore, Row } from "../storage/entries.ts";
 import type { BlockRef, ScanRange, Tenant } from "../storage/keys.ts";
 
 /** BlockReader is what the executor reads blocks through. */
-export type BlockReader = Pick<EntryStore, "readBlock">;
+export type BlockReader = Pick<EntryStore, "readBlock" | "readBlockTransient">;
 
 /** PAUSE is what rowsSliced yields when its slice is used up: the reader lets the event loop run, then asks for more. */
 export const PAUSE = Symbol("pause");
@@ -70,6 +70,15 @@ function* walk(
   const probe = { serverMs: 0, entry: new EntryView(undefined as unknown as Block, 0) };
   let groupMs = NaN;
   let group = new Map<string, Set<number> | null>();
+  // a block narrowed to no entry is let go unread past its test: only a block with entries to check is copied out
+  const read = (firstId: string, positions: Set<number> | null): { block?: Block; at: readonly number[] | null } => {
+    if (narrow === all) return { block: store.readBlock(tenant, groupMs, firstId), at: within(positions, undefined) };
+    const peek = store.readBlockTransient(tenant, groupMs, firstId);
+    if (!peek) return { at: [] };
+    const at = within(positions, narrow(peek));
+    if (at !== null && at.length === 0) return { at };
+    return { block: store.readBlock(tenant, groupMs, firstId), at };
+  };
   const flush = function* (): Generator<Row | Pause> {
     if (group.size === 0) return;
     const cursorHere = after !== undefined && groupMs === after.ms;
@@ -82,9 +91,8 @@ function* walk(
     if (group.size === 1) {
       // one block: ids ascend with positions, so walk them backwards without building a list
       const [[firstId, positions]] = group;
-      const block = store.readBlock(tenant, groupMs, firstId);
+      const { block, at } = read(firstId, positions);
       if (!block) return;
-      const at = within(positions, narrow(block));
       for (let k = (at ? at.length : block.size) - 1; k >= 0; k--) {
         const i = at ? at[k] : k;
         if (test(block, i)) yield { serverMs: groupMs, entry: block.entry(i) };
@@ -95,9 +103,8 @@ function* walk(
     const candidates: [Block, number][] = [];
     for (const [firstId, positions] of group) {
       if (due()) yield PAUSE;
-      const block = store.readBlock(tenant, groupMs, firstId);
+      const { block, at } = read(firstId, positions);
       if (!block) continue;
-      const at = within(positions, narrow(block));
       if (at === null) for (let i = 0; i < block.size; i++) candidates.push([block, i]);
       else for (const i of at) candidates.push([block, i]);
     }

@@ -14,6 +14,9 @@ import {
   encodeText,
   float64Reader,
   packr,
+  foldText,
+  textEntriesFolding,
+  type FoldedText,
   textEntriesWith,
   textReader,
   type DictColumn,
@@ -118,6 +121,7 @@ const RECORD_HEAD = [0xd4, 0x72, 0x40, 0x93, 0xa1, 0x76, 0xa1, 0x6e, 0xa1, 0x63]
 /** Block is a decoded block; a column is opened the first time any entry's field of it is read. */
 export class Block {
   private readonly readers: Reader<unknown>[] = [];
+  private foldedMessages: FoldedText | undefined; // searched by every case-insensitive needle of a query
   private readonly objects: (Objects | null | undefined)[] = []; // parsed as first asked for: a scan asks for each
   private constructor(
     readonly serverMs: number,
@@ -200,6 +204,12 @@ export class Block {
    */
   messagesWith(utf8: Uint8Array): number[] | undefined {
     return this.stored.v < 5 ? undefined : textEntriesWith(this.stored.c[Col.Message], this.size, utf8);
+  }
+  /** messagesFolding is messagesWith for a lowercase ASCII needle of a case-insensitive search (columns.ts textEntriesFolding). */
+  messagesFolding(lowered: Uint8Array): number[] | undefined {
+    if (this.stored.v < 5) return undefined;
+    this.foldedMessages ??= foldText(this.stored.c[Col.Message], this.size);
+    return textEntriesFolding(this.foldedMessages, lowered);
   }
   /** objectsWith is messagesWith for the entries' objects, as the JSON text they are stored in. */
   objectsWith(utf8: Uint8Array): number[] | undefined {

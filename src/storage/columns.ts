@@ -93,8 +93,58 @@ export function textReader(bytes: Uint8Array, n: number): Reader<string | null> 
  * each one where an occurrence starts (one that runs on into the next entry's bytes names an entry too many).
  */
 export function textEntriesWith(bytes: Uint8Array, n: number, needle: Uint8Array): number[] {
-  const text = textPayload(bytes, n);
-  const ends = new Uint32Array(copyOf(bytes, 4, 4 * (1 + n))); // byte offsets; bit 31 marks a null
+  return entriesHolding(textPayload(bytes, n), new Uint32Array(copyOf(bytes, 4, 4 * (1 + n))), n, needle);
+}
+
+/** FoldedText is a text column's bytes with ASCII letters lowercased, for case-insensitive searches of ASCII needles. */
+export interface FoldedText {
+  folded: Buffer;
+  ends: Uint32Array;
+  /** the entries with a character beyond ASCII, ascending (a few lowercase to ASCII letters: the Kelvin sign to k) */
+  wide: number[];
+}
+
+/** foldText reads a column of encodeText for textEntriesFolding: once per block, however many needles search it. */
+export function foldText(bytes: Uint8Array, n: number): FoldedText {
+  const head = new Uint32Array(copyOf(bytes, 0, textHeadBytes(bytes, n)));
+  const ends = head.subarray(1, 1 + n);
+  const wide: number[] = [];
+  if ((head[0] & WIDE) !== 0)
+    for (let i = 0, bytesAt = 0, charsAt = 0; i < n; i++) {
+      const bytesEnd = ends[i] % NULL_BIT;
+      const charsEnd = head[1 + n + i];
+      if (bytesEnd - bytesAt !== charsEnd - charsAt) wide.push(i); // more bytes than characters: beyond ASCII
+      bytesAt = bytesEnd;
+      charsAt = charsEnd;
+    }
+  return { folded: foldAscii(textPayload(bytes, n)), ends, wide };
+}
+
+/**
+ * textEntriesFolding lists, ascending, the entries of a folded column whose text, lowercased, may include `lowered`
+ * (lowercase ASCII): those whose bytes hold it with ASCII letters lowercased, and every entry beyond ASCII.
+ */
+export function textEntriesFolding(text: FoldedText, lowered: Uint8Array): number[] {
+  const found = entriesHolding(text.folded, text.ends, text.ends.length, lowered);
+  return text.wide.length === 0 ? found : [...new Set([...found, ...text.wide])].sort((a, b) => a - b);
+}
+
+/** foldAscii copies bytes with the ASCII letters lowercased, four at a time; every other byte stays as it is. */
+export function foldAscii(bytes: Uint8Array): Buffer {
+  const out = new Uint8Array((bytes.length + 3) & ~3);
+  out.set(bytes);
+  const words = new Uint32Array(out.buffer);
+  for (let i = 0; i < words.length; i++) {
+    const x = words[i];
+    const low = x & 0x7f7f7f7f; // per byte, + 0x3f reaches bit 7 from "A" up, + 0x25 from past "Z": no carry between bytes
+    const upper = (low + 0x3f3f3f3f) & ~(low + 0x25252525) & ~x & 0x80808080;
+    words[i] = x | (upper >>> 2);
+  }
+  return Buffer.from(out.buffer, 0, bytes.length);
+}
+
+// the entries (by their byte ends) in which an occurrence of `needle` in `text` starts, ascending
+function entriesHolding(text: Buffer, ends: Uint32Array, n: number, needle: Uint8Array): number[] {
   const out: number[] = [];
   let j = 0;
   for (let at = text.indexOf(needle); at >= 0; ) {

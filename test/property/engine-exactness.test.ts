@@ -58,6 +58,7 @@ const MESSAGES = [
   "42",
   "!!!",
   "NO. 1-2-3 \u212a İ",
+  "\u212aELVIN scale", // lowercases to "kelvin scale": ASCII letters from a character beyond ASCII
   // together in one block these hold every trigram of "login ok done", which neither holds: the filter's false positive
   "login ok",
   "ok done",
@@ -105,6 +106,7 @@ const instant = (ms: number, sub: boolean) => {
 const eq = pick<"=" | "!=">(["=", "!="]);
 const textValues = [
   "user",
+  "kelvin",
   "LOGIN",
   "login*",
   "*out",
@@ -202,7 +204,7 @@ const termArb = (idCount: number): fc.Arbitrary<Term> =>
       ),
       pos: fc.constant(0),
     }),
-    pick(["login", "user login", "timeout", "ok", "straße", "!!!", "LOGIN", "σίσυφος", "42 retry", LONG]).map((text) => ({
+    pick(["login", "user login", "timeout", "ok", "straße", "!!!", "LOGIN", "σίσυφος", "42 retry", LONG, "kelvin", "Scale kelvin"]).map((text) => ({
       kind: "free" as const,
       text,
       words: words(text),
@@ -230,7 +232,7 @@ const termArb = (idCount: number): fc.Arbitrary<Term> =>
     fc.record({
       kind: fc.constant("literal" as const),
       facet: pick<"action" | "message">(["action", "message"]),
-      text: pick(["user", "LOGIN", "y*z", "*", "login* d", "1-2-3 k", "* d"]),
+      text: pick(["user", "LOGIN", "y*z", "*", "login* d", "1-2-3 k", "* d", "kelvin sc"]),
       pos: fc.constant(0),
     }),
     ...(idCount > 0

@@ -10,8 +10,9 @@ import { compileBlockTest } from "../../../src/query/compile.ts";
 import { matchQuery } from "../../../src/query/match.ts";
 import { parseQuery } from "../../../src/query/parser.ts";
 import { Block, encodeBlock, type Entry } from "../../../src/storage/block.ts";
+import { words } from "../../../src/words.ts";
 
-const blockOf = (messages: (string | null)[], metadata: (Record<string, unknown> | null)[] = []): Block =>
+const blockOf = (messages: (string | null)[], metadata: (Record<string, unknown> | null)[] = [], actions: string[] = []): Block =>
   Block.decode(
     0,
     encodeBlock(
@@ -19,7 +20,7 @@ const blockOf = (messages: (string | null)[], metadata: (Record<string, unknown>
         (id, i): Entry => ({
           id,
           level: "info",
-          action: "a",
+          action: actions[i] ?? "a",
           message: messages[i],
           tags: [],
           clientMs: 0,
@@ -42,11 +43,15 @@ const termArb: fc.Arbitrary<Term> = fc.oneof(
     .array(textArb, { minLength: 1, maxLength: 2 })
     .map((vs): Term => ({ kind: "text", facet: "message", op: "~", values: vs.map((text) => ({ kind: "string", text, pos: 0 })), pos: 0 })),
   textArb.map((text): Term => ({ kind: "literal", facet: "message", text, pos: 0 })),
+  fc
+    .tuple(fc.constantFrom<"=" | "@">("=", "@"), textArb)
+    .map(([op, text]): Term => ({ kind: "text", facet: "message", op, values: [{ kind: "string", text, pos: 0 }], pos: 0 })),
+  textArb.map((text): Term => ({ kind: "free", text, words: words(text), pos: 0 })),
 );
 
 // a message made from a term's own value, so that most cases match: each `*` filled in, letters' case flipped at random
 const matchingMessage = (t: Term, fill: string[], flips: boolean[]) => {
-  const value = t.kind === "literal" ? t.text : t.kind === "text" && t.values[0].kind === "string" ? t.values[0].text : "";
+  const value = t.kind === "literal" || t.kind === "free" ? t.text : t.kind === "text" && t.values[0].kind === "string" ? t.values[0].text : "";
   const text =
     t.kind === "literal"
       ? value
@@ -58,7 +63,7 @@ const matchingMessage = (t: Term, fill: string[], flips: boolean[]) => {
   return t.kind === "literal" ? fill[0] + flipped + fill[1 % fill.length] : flipped;
 };
 
-test("an entry that matches is always among the positions the block test leaves (message ~ and the message filter, globs, any case, any text)", () => {
+test("an entry that matches is always among the positions the block test leaves (message ~, =, @, free words and the message filter, globs, any case, any text)", () => {
   let matched = 0;
   fc.assert(
     fc.property(
@@ -82,11 +87,22 @@ test("an entry that matches is always among the positions the block test leaves 
   expect(matched).toBeGreaterThan(100); // the cases that test something (about 200 of 3,000)
 });
 
-test("the block test leaves only the entries whose message holds a value's digits and punctuation, and none of a block without them", () => {
-  const q = parseQuery('message~"request 777777 "');
-  const blockTest = compileBlockTest(q)!;
-  expect(blockTest(blockOf(["request 777776 done", "REQUEST 777777 DONE", null, "x 777777 y 777777 "]))).toEqual([1, 3]);
+test("the block test leaves only the entries whose message, lowercased, holds a value's ASCII pieces, and none of a block without them", () => {
+  const blockTest = compileBlockTest(parseQuery('message~"request 777777 "'))!;
+  expect(blockTest(blockOf(["request 777776 done", "REQUEST 777777 DONE", null, "x 777777 y 777777 "]))).toEqual([1]);
   expect(blockTest(blockOf(["request 777776 done", null, "request 7777770"]))).toEqual([]);
+});
+
+test("a case-insensitive needle keeps every entry with a character beyond ASCII, as the Kelvin sign lowercases to k", () => {
+  const blockTest = compileBlockTest(parseQuery("message~kelvin"))!;
+  expect(blockTest(blockOf(["\u212aelvin", "KELVIN", "kelvi n", "plain", "é", null]))).toEqual([0, 1, 4]);
+  expect(blockTest(blockOf(["KELVIN", "plain"]))).toEqual([0]); // a block all ASCII: only what holds it
+});
+
+test("free words narrow to the messages holding all their words, and to every entry of an action holding them all", () => {
+  const blockTest = compileBlockTest(parseQuery("connection timed"))!;
+  const block = blockOf(["Connection TIMED out", "connection reset", "timed", null, "x"], [], ["a", "a", "connection.timed", "connection.timed", "timed"]);
+  expect(blockTest(block)).toEqual([0, 2, 3]); // entry 1 lacks "timed"; entries 2 and 3 have both words in their action
 });
 
 test("for path=, the block test leaves only the entries whose stored JSON holds a value as JSON writes it in a string", () => {
@@ -100,9 +116,10 @@ test("for path=, the block test leaves only the entries whose stored JSON holds 
   expect(compileBlockTest(parseQuery("metadata.order=ab"))!(blockOf(["no objects"]))).toEqual([]);
 });
 
-test("there is no block test when a value has no run of three ASCII digits, spaces or punctuation, or for !~", () => {
-  expect(compileBlockTest(parseQuery("message~timeout"))).toBeUndefined();
-  expect(compileBlockTest(parseQuery('message~"timeout","id 12345"'))).toBeUndefined(); // one value without a run: any block may match it
+test("there is no block test when a value has no ASCII piece or run of three characters, or for !~", () => {
+  expect(compileBlockTest(parseQuery("message~ti"))).toBeUndefined();
+  expect(compileBlockTest(parseQuery('message~"timeout","ab"'))).toBeUndefined(); // one value without a needle: any block may match it
+  expect(compileBlockTest(parseQuery('message~"σίσυφος"'))).toBeUndefined();
   expect(compileBlockTest(parseQuery('message!~"id 12345"'))).toBeUndefined();
   expect(compileBlockTest(parseQuery("action~12345"))).toBeUndefined();
 });

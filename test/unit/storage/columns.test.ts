@@ -1,7 +1,17 @@
 // Column encodings (block format v5): every value reads back exactly, in any order, wherever msgpack placed the column.
 import { expect, test } from "bun:test";
 import fc from "fast-check";
-import { dictListReader, dictReader, encodeDict, encodeDictList, encodeFloat64, encodeText, float64Reader, textReader } from "../../../src/storage/columns.ts";
+import {
+  dictListReader,
+  dictReader,
+  encodeDict,
+  encodeDictList,
+  encodeFloat64,
+  encodeText,
+  float64Reader,
+  foldAscii,
+  textReader,
+} from "../../../src/storage/columns.ts";
 
 // msgpack hands a column back as a Buffer at any offset inside the block: read it from an odd one
 const misaligned = (bytes: Uint8Array) => {
@@ -74,5 +84,17 @@ test("a float64 column reads back every number", () => {
     fc.property(withOrder(fc.array(fc.integer({ min: -62135596800000, max: 253402300799999 }), { minLength: 1, maxLength: 60 })), ([values, order]) => {
       expect(readAll(float64Reader(misaligned(encodeFloat64(values))), values.length, order)).toEqual(values);
     }),
+  );
+});
+
+test("foldAscii lowercases exactly the ASCII letters of any bytes, at any length and alignment", () => {
+  fc.assert(
+    fc.property(fc.uint8Array({ maxLength: 70 }), fc.nat(3), (bytes, offset) => {
+      const shifted = new Uint8Array(bytes.length + offset).subarray(offset);
+      shifted.set(bytes);
+      const want = bytes.map((c) => (c >= 0x41 && c <= 0x5a ? c | 0x20 : c));
+      expect([...foldAscii(shifted)]).toEqual([...want]);
+    }),
+    { numRuns: 2000 },
   );
 });
