@@ -19,7 +19,7 @@
 //   number and the string); SQLite CAST(json_extract(...) AS TEXT), indexed, where true prints as 1 and 5.0 as
 //   5.0 (JSON prints true and 5): the nearest, and no such value is in this corpus.
 // - jsonb parameters are sent as text and cast ($1::text::jsonb): Bun.sql would send a JS string as a JSON string.
-// - Order is server_timestamp desc, id desc. PostgreSQL sorts by those columns; SQLite stores the entries with
+// - Order is server_timestamp desc, id desc. PostgreSQL sorts by those columns (named logs.id: `id` alone is the text output); SQLite stores the entries with
 //   rowids in that order (the load checks it) and pages by rowid, the cursor being the rowid of the cursor's id.
 import { needleCode, needleEntry } from "./needles.ts";
 
@@ -81,7 +81,7 @@ export function versusQueries(opts: { mid: number; hourFrom: number }): VersusQu
   return [
     { name: "latest page", body: {}, pg: { where: "true", params: [] }, sqlite: logs("1", []) },
     { name: "level=error", body: { query: "level=error" }, pg: { where: "level = $1", params: ["error"] }, sqlite: logs("l.level = ?", ["error"]) },
-    { name: "tag=svc-3", body: { query: "tag=svc-3" }, pg: { where: "tags @> $1::text::jsonb", params: ['["svc-3"]'] }, sqlite: tag("svc-3") },
+    { name: "tag=svc-3", body: { query: "tag=svc-3" }, pg: { where: "tags @> ARRAY[$1::text]", params: ["svc-3"] }, sqlite: tag("svc-3") },
     { name: "action~pay", body: { query: "action~pay" }, pg: { where: "action ILIKE $1", params: [like("pay")] }, sqlite: trigram("action", "pay") },
     {
       name: "action=order.paid",
@@ -116,7 +116,7 @@ export function versusQueries(opts: { mid: number; hourFrom: number }): VersusQu
     {
       name: "level=warn tag=region-2 action~order",
       body: { query: "level=warn tag=region-2 action~order" },
-      pg: { where: "level = $1 AND tags @> $2::text::jsonb AND action ILIKE $3", params: ["warn", '["region-2"]', like("order")] },
+      pg: { where: "level = $1 AND tags @> ARRAY[$2::text] AND action ILIKE $3", params: ["warn", "region-2", like("order")] },
       // the lowercased column makes instr() an exact case-insensitive substring test on the rows the level index finds
       sqlite: logs("l.level = ? AND EXISTS (SELECT 1 FROM log_tags t WHERE t.tag = ? AND t.log = l.rowid) AND instr(l.action_lc, ?) > 0", [
         "warn",
@@ -127,7 +127,7 @@ export function versusQueries(opts: { mid: number; hourFrom: number }): VersusQu
     {
       name: "tag=openssh (rare tag)",
       body: { query: "tag=openssh" },
-      pg: { where: "tags @> $1::text::jsonb", params: ['["openssh"]'] },
+      pg: { where: "tags @> ARRAY[$1::text]", params: ["openssh"] },
       sqlite: tag("openssh"),
     },
     {
