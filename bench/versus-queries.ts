@@ -19,8 +19,9 @@
 //   number and the string); SQLite CAST(json_extract(...) AS TEXT), indexed, where true prints as 1 and 5.0 as
 //   5.0 (JSON prints true and 5): the nearest, and no such value is in this corpus.
 // - jsonb parameters are sent as text and cast ($1::text::jsonb): Bun.sql would send a JS string as a JSON string.
-// - Order is server_timestamp desc, id desc. PostgreSQL sorts by those columns (named logs.id: `id` alone is the text output); SQLite stores the entries with
-//   rowids in that order (the load checks it) and pages by rowid, the cursor being the rowid of the cursor's id.
+// - Order is server_timestamp desc, id desc. PostgreSQL sorts by those columns (as logs.id: `id` is the text output
+//   column); SQLite stores the entries with rowids in that order (the load checks it) and pages by rowid, the cursor
+//   being the rowid of the cursor's id.
 import { needleCode, needleEntry } from "./needles.ts";
 
 /** PgQuery is a WHERE clause over `logs` with $1… parameters. */

@@ -4,7 +4,7 @@
 // hand-written SQL, bench/versus-queries.ts) and answers a page of 50 entries, as JSON, with a cursor. Every query's pages
 // (up to 20 through the cursor) must be identical in all three, else the run stops with the ids (BUG).
 // BENCH_VERSUS_ENTRIES sets N (default 1,000,000); BENCH_VERSUS_KEEP_GOING=1 records mismatches and goes on;
-// BENCH_VERSUS_EXPLAIN=1 prints the plans PostgreSQL and SQLite pick. All three run in this one process.
+// BENCH_VERSUS_EXPLAIN=1 prints the plans the three pick. All three run in this one process.
 import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -211,8 +211,12 @@ export async function benchVersus() {
     ]);
     rows.push(row("HTTP round trip (empty answer)", "-", ping, ping[0].p50));
     for (const q of queries) {
-      if (process.env.BENCH_VERSUS_EXPLAIN === "1")
-        console.log(`${q.name}\n  PostgreSQL: ${(await pg.explain(q.pg)).replaceAll("\n", "\n    ")}\n  SQLite: ${sqlite.explain(q.sqlite)}`);
+      if (process.env.BENCH_VERSUS_EXPLAIN === "1") {
+        const sluicePlan = await (await sluice.ask({ ...q, body: { ...q.body, explain: true } })).text();
+        console.log(
+          `${q.name}\n  Sluice: ${sluicePlan}\n  PostgreSQL: ${(await pg.explain(q.pg)).replaceAll("\n", "\n    ")}\n  SQLite: ${sqlite.explain(q.sqlite)}`,
+        );
+      }
       const walks = await Promise.all(systems.map((sys) => walk(sys, q, PAGES)));
       const wrong = differences(q, walks);
       if (wrong) {
