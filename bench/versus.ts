@@ -82,10 +82,10 @@ function serveSql(queries: VersusQuery[], page: (q: VersusQuery, cursor?: Cursor
   });
 }
 
-/** entryJson writes a row as the entry Sluice answers, splicing the stored JSON text in as it is. */
+/** entryJson writes a row in Sluice's wire shape (interface §2.1), splicing the stored JSON text in as it is. */
 function entryJson(r: Row): string {
   const text = JSON.stringify;
-  return `{"id":${text(r.id)},"serverTimestamp":${text(iso(r.ms))},"clientTimestamp":${r.clientMs === null ? "null" : text(iso(r.clientMs))},"level":${text(r.level)},"action":${text(r.action)},"message":${text(r.message)},"tags":${r.tags},"actor":${r.actor ?? "null"},"target":${r.target ?? "null"},"context":${r.context ?? "null"},"metadata":${r.metadata ?? "null"}}`;
+  return `{"id":${text(r.id)},"environment":"production","level":${text(r.level)},"action":${text(r.action)},"message":${text(r.message)},"tags":${r.tags},"actor":${r.actor ?? "null"},"target":${r.target ?? "null"},"context":${r.context ?? "null"},"metadata":${r.metadata ?? "null"},"client_timestamp":${r.clientMs === null ? "null" : text(iso(r.clientMs))},"server_timestamp":${text(iso(r.ms))}}`;
 }
 
 const csvText = (v: string) => `"${v.replaceAll('"', '""')}"`;
