@@ -28,7 +28,8 @@ const SPAN_MS = 10 * 86_400_000;
 const PAGE = 50;
 
 const mixed = (i: number) => Math.imul(i + 1, 2654435761) >>> 0;
-const code = (i: number) => `EQ-${mixed(i).toString(36).toUpperCase()}`;
+/** needleCode is the rare reference needleEntry(i) puts in its message (EQ- and base 36). */
+export const needleCode = (i: number) => `EQ-${mixed(i).toString(36).toUpperCase()}`;
 const hex = (i: number) => Math.imul(mixed(i), 40503).toString(16).padStart(8, "0").slice(-8);
 
 /** needleEntry is syntheticEntry with the rare values people look for: an email, an order id, a nested route, a customer number, a reference in the message. */
@@ -38,7 +39,7 @@ export function needleEntry(i: number): Record<string, unknown> {
   e.metadata.order_id = `ord-${i.toString(36)}`;
   e.metadata.customer = (i * 31) % 300_007;
   e.metadata.http = { route: `/api/orders/${i % 5003}`, method: i % 3 ? "GET" : "POST" };
-  e.message = `${e.message} ref ${code(i)} span ${hex(i)}`;
+  e.message = `${e.message} ref ${needleCode(i)} span ${hex(i)}`;
   if (i % 5000 === 17) e.action = `refund.${i % 97}.issued`;
   return e;
 }
@@ -76,9 +77,9 @@ export async function benchNeedles() {
       ["a nested path (metadata.http.route=)", `metadata.http.route="/api/orders/${mid % 5003}"`],
       ["a number (metadata.customer=)", `metadata.customer=${(mid * 31) % 300_007}`],
       ["a request id (context.request_id=)", `context.request_id="req-${mid}"`],
-      ["a rare message substring (message~)", `message~"${code(mid).slice(4)}"`],
+      ["a rare message substring (message~)", `message~"${needleCode(mid).slice(4)}"`],
       ["a rare hex substring, 6 of 16 letters (message~)", `message~"${hex(mid).slice(1, 7)}"`],
-      ["a rare word", code(mid).slice(3)],
+      ["a rare word", needleCode(mid).slice(3)],
       ["a rare action substring (action~)", `action~"fund.${(5000 * Math.floor(N / 10_000) + 17) % 97}.iss"`],
       ["a common JSON value (metadata.status_code=500)", "metadata.status_code=500"],
       ["a common user (actor.id=)", `actor.id="user-42"`],
