@@ -32,8 +32,8 @@ export function Facets({ facets, extra, window, q, onFilter, onFields }: Props) 
         <summary>Fields</summary>
         {!facets && <p class="muted">Counting…</p>}
         {facets?.facets.map((f) => (
-          <section key={f.field} class="facet" aria-labelledby={`facet-${f.field}`}>
-            <h2 id={`facet-${f.field}`}>
+          <section key={f.field} class="facet" aria-label={f.field}>
+            <h2>
               {f.field}
               <span class="muted"> {f.distinct === null ? "many" : `${fmt.format(f.distinct)} distinct`}</span>
               {!BASE_FACETS.includes(f.field) && (
@@ -48,12 +48,11 @@ export function Facets({ facets, extra, window, q, onFilter, onFields }: Props) 
                 <li key={v.value}>
                   <button
                     type="button"
-                    class={`value${f.field === "level" ? ` lv-text-${v.value}` : ""}`}
+                    class="value"
                     title="Click to include, Alt-click to exclude"
                     onClick={(e) => onFilter(field(f.field), e.altKey, v.value)}
                   >
-                    <span class="v">{v.value}</span>
-                    <span class="count">{fmt.format(v.count)}</span>
+                    <span class="v">{v.value}</span> <span class="count">{fmt.format(v.count)}</span>
                   </button>
                   <button
                     type="button"
@@ -69,8 +68,7 @@ export function Facets({ facets, extra, window, q, onFilter, onFields }: Props) 
               {f.missing > 0 && (
                 <li>
                   <button type="button" class="value" title="Click to include, Alt-click to exclude" onClick={(e) => onFilter(field(f.field), e.altKey, null)}>
-                    <span class="v muted">(none)</span>
-                    <span class="count">{fmt.format(f.missing)}</span>
+                    <span class="v muted">(none)</span> <span class="count">{fmt.format(f.missing)}</span>
                   </button>
                   <button
                     type="button"

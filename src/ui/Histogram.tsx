@@ -103,12 +103,15 @@ export function Histogram({ hits, onZoom }: { hits: HitsAnswer | null; onZoom: (
   }, [hits, scheme]);
 
   const totals = new Map(hits?.series.map((s) => [String(s.group?.level ?? "null"), s.total]) ?? []);
-  const label = hits
-    ? `Entries over time (UTC) by level, ${hits.buckets.length} buckets of ${hits.step_ms / 1000} s from ${hits.from} to ${hits.to}: ${fmt.format(hits.total)} in all. Drag across to zoom.`
-    : "Entries over time: counting…";
+  const summary = hits
+    ? `${fmt.format(hits.total)} entries in ${hits.buckets.length} buckets of ${hits.step_ms / 1000} s from ${hits.from} to ${hits.to} (UTC).`
+    : "Counting…";
   return (
     <section class="histogram" aria-label="Histogram">
-      <div class="chart" ref={box} role="img" aria-label={label} />
+      <div class="chart" ref={box} role="img" aria-label="Entries over time by level; drag across to zoom" aria-describedby="histogram-summary" />
+      <p id="histogram-summary" class="sr-only">
+        {summary}
+      </p>
       <ul class="legend" aria-label="Entries by level">
         <li class="utc">times in UTC</li>
         {LEVELS.map((l) => (

@@ -167,7 +167,11 @@ export function QueryBar({ inputRef, value, onInput, onRun, error, ran, window }
               }}
             >
               <span>{s.label}</span>
-              {s.detail && <span class="detail">{s.detail}</span>}
+              {s.detail && (
+                <span class="detail" aria-hidden="true">
+                  {s.detail}
+                </span>
+              )}
             </div>
           ))}
         </div>
@@ -177,7 +181,8 @@ export function QueryBar({ inputRef, value, onInput, onRun, error, ran, window }
           <span class="code">{error.code}</span> {error.message}
           {position !== null && <span class="sr-only"> (at character {position + 1})</span>}
           {position !== null && (
-            <pre class="caret">
+            // biome-ignore lint/a11y/noNoninteractiveTabindex: a long query scrolls sideways here; the keyboard must reach it too
+            <pre class="caret" tabIndex={0}>
               {ran}
               {"\n"}
               {" ".repeat(position)}^
