@@ -100,7 +100,8 @@ export async function buildExecutable(outfile: string): Promise<string[]> {
   });
   if (!result.success) throw new AggregateError(result.logs, "build: bundling failed");
   if (!embedded.some((e) => e.startsWith("lmdb:"))) throw new Error("build: BUG: lmdb's loader was never replaced; its addon is not embedded");
-  if (!embedded.some((e) => e.startsWith("web explorer:"))) throw new Error("build: BUG: src/http/ui-assets.ts was never replaced; the explorer is not embedded");
+  if (!embedded.some((e) => e.startsWith("web explorer:")))
+    throw new Error("build: BUG: src/http/ui-assets.ts was never replaced; the explorer is not embedded");
   return embedded;
 }
 

@@ -72,13 +72,17 @@ export function useResults(q: string, w: Window, fields: string[], runKey: strin
         setMore(page.next !== null);
         busy.current = false;
         setLoading(false);
-        requestAnimationFrame(() => performance.mark("sluice:rows"));
+        // after the frame that shows the rows has been painted (a task queued from its animation frame runs after the paint)
+        requestAnimationFrame(() => setTimeout(() => performance.mark("sluice:rows"), 0));
         // the counts only after the first rows: on a busy server they must not hold up what a person reads first
-        hitsOver(q, w, ac.signal).then(setHits, fail);
-        call<FacetAnswer>("POST", `${WS}/logs/facets`, { query: q, ...body, fields: [...BASE_FACETS, ...fields], limit: 10 }, ac.signal).then(
-          (r) => setFacets(r.data),
-          fail,
-        );
+        hitsOver(q, w, ac.signal).then((h) => {
+          performance.mark("sluice:hits");
+          setHits(h);
+        }, fail);
+        call<FacetAnswer>("POST", `${WS}/logs/facets`, { query: q, ...body, fields: [...BASE_FACETS, ...fields], limit: 10 }, ac.signal).then((r) => {
+          performance.mark("sluice:facets");
+          setFacets(r.data);
+        }, fail);
       })
       .catch((e) => {
         busy.current = false;

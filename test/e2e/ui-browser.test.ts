@@ -230,7 +230,7 @@ describe("the web explorer in a browser", () => {
     await waitStatus(page, /^[\d,]+ entries/);
   }, 20_000);
 
-  test("the live tail shows a new entry; pause and resume lose none and repeat none", async () => {
+  test("the live tail shows a new entry; pause and resume, and a dropped connection, lose none and repeat none", async () => {
     const page = await fresh("/ui?q=tag%3Dlive");
     await (await role(page, "button", "Live tail")).click();
     await waitStatus(page, /^Live · 0 entries/);
@@ -244,9 +244,19 @@ describe("the web explorer in a browser", () => {
     for (const m of ["while paused one", "while paused two"]) expect((await store(m)).status).toBe(201);
     await (await role(page, "button", "Resume")).click();
     await waitStatus(page, /^Live · 3 entries/);
+    // a dropped connection: the entry stored while the page cannot reach the server arrives once it can again
+    s.drop();
+    await waitStatus(page, /^Reconnecting/);
+    const stored = await s.t.call("POST", `${WS}/logs`, {
+      key: s.rw,
+      body: { action: "tail.probe", level: "info", message: "while disconnected", tags: ["live"], clientTimestamp: "2026-11-22T10:00:00Z" },
+    });
+    expect(stored.status).toBe(201);
+    s.listen();
+    await waitStatus(page, /^Live · 4 entries/, 15_000);
     const texts = await rows(page);
-    expect(texts.filter((t) => t.includes("while paused")).length).toBe(2);
-    expect(texts.filter((t) => t.includes("first live entry")).length).toBe(1);
+    for (const m of ["while disconnected", "while paused one", "while paused two", "first live entry"])
+      expect(texts.filter((t) => t.includes(m)).length).toBe(1);
     expect(page.url()).toContain("live=1");
   }, 20_000);
 

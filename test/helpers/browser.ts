@@ -13,6 +13,9 @@ export interface UiSluice {
   /** a read-write key of the same workspace and environment, to store entries */
   rw: string;
   workspaceId: string;
+  /** drop closes every connection and stops listening; listen opens the same port again (storage stays open) */
+  drop(): void;
+  listen(): void;
   stop(): Promise<void>;
 }
 
@@ -22,13 +25,19 @@ export async function startUiSluice(opts: TestOptions = {}): Promise<UiSluice> {
   const ws = await t.workspace();
   const ro = await ws.key("production", "ro");
   const rw = await ws.key("production", "rw");
-  const server = Bun.serve({ port: 0, hostname: "127.0.0.1", idleTimeout: 0, fetch: (r) => t.app.handle(r) });
+  const serve = (port: number) => Bun.serve({ port, hostname: "127.0.0.1", idleTimeout: 0, fetch: (r) => t.app.handle(r) });
+  let server = serve(0);
+  const port = server.port!;
   return {
     t,
-    base: `http://127.0.0.1:${server.port}`,
+    base: `http://127.0.0.1:${port}`,
     ro,
     rw,
     workspaceId: ws.id,
+    drop: () => server.stop(true),
+    listen: () => {
+      server = serve(port);
+    },
     async stop() {
       server.stop(true);
       await t.close();
