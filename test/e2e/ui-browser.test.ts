@@ -21,6 +21,8 @@ const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/
 let s: UiSluice;
 let browser: Browser;
 const contexts: BrowserContext[] = [];
+/** what the browser refused under the page's Content-Security-Policy, per page */
+const refused = new WeakMap<Page, string[]>();
 
 beforeAll(async () => {
   [s, browser] = await Promise.all([startUiSluice(), launchBrowser()]);
@@ -53,6 +55,9 @@ async function fresh(path = "/ui", scheme: "light" | "dark" = "light"): Promise<
   const ctx = await browser.createBrowserContext();
   contexts.push(ctx);
   const page = await ctx.newPage();
+  const seen: string[] = [];
+  refused.set(page, seen);
+  page.on("console", (m) => /Content Security Policy/i.test(m.text()) && seen.push(m.text()));
   await page.emulateMediaFeatures([{ name: "prefers-color-scheme", value: scheme }]);
   await signIn(page, s.base, s.ro, path);
   return page;
@@ -114,6 +119,18 @@ describe("the web explorer in a browser", () => {
     await role(page, "textbox", "API key");
     const r = await page.evaluate((url) => fetch(url).then((x) => x.status), `${s.base}${WS}/info`);
     expect(r).toBe(401);
+  }, 20_000);
+
+  test("a revoked key sends the page back to the sign-in", async () => {
+    const k = await s.t.svc.admin.createKey(s.workspaceId, { environment: "production", type: "ro" });
+    const ctx = await browser.createBrowserContext();
+    contexts.push(ctx);
+    const page = await ctx.newPage();
+    await signIn(page, s.base, k.key);
+    await waitStatus(page, /^[\d,]+ entries/);
+    await s.t.svc.admin.revokeKey(k.id);
+    await (await role(page, "button", "Run")).click();
+    await role(page, "textbox", "API key");
   }, 20_000);
 
   test("a query's count and its facets' counts equal the API's", async () => {
@@ -210,7 +227,8 @@ describe("the web explorer in a browser", () => {
     const options = await list.$$(aria("option"));
     await options[5].click();
     const panel = await role(page, "region", "Entry");
-    expect(await panel.$(aria("button", "Copy JSON"))).not.toBeNull();
+    await (await panel.$(aria("button", "Copy JSON")))!.click();
+    await page.waitForFunction(() => /Copied the JSON/.test((globalThis as any).document.querySelector(".entry [role=status]")?.textContent ?? ""));
     const permalink = await panel.$(aria("link", "Permalink"));
     expect(await permalink!.evaluate((a) => (a as any).href)).toMatch(/\/ui\?.*id=[0-9a-f-]{36}/);
     const around = await panel.waitForSelector(aria("list", "Entries around this one, newest first"));
@@ -417,6 +435,8 @@ describe("the web explorer in a browser", () => {
       await (await role(page, "button", "Sign out")).click();
       await role(page, "textbox", "API key");
       expect({ scheme, name: "sign-in", found: await runAxe(page) }).toEqual({ scheme, name: "sign-in", found: [] });
+      // the explorer itself (its scripts, uPlot's canvas and styles) needs nothing the policy refuses
+      expect(refused.get(page)).toEqual([]);
     }
   }, 30_000);
 });

@@ -48,6 +48,12 @@ export async function startUiSluice(opts: TestOptions = {}): Promise<UiSluice> {
 
 /** launchBrowser starts headless Chromium. */
 export async function launchBrowser(): Promise<Browser> {
+  return launch().catch((e) => {
+    throw new Error(`headless Chromium did not start (it needs the system's NSS: apt-get install libnss3): ${(e as Error).message}`, { cause: e });
+  });
+}
+
+async function launch(): Promise<Browser> {
   return puppeteer.launch({
     executablePath: await chromium.executablePath(),
     // @sparticuz/chromium's own args suit a serverless function (one process, web security off); a test wants a
