@@ -246,10 +246,19 @@ const tailLabel = (s: string) => ({ connecting: "Connecting…", live: "Live", r
 
 /** CustomRange edits an absolute window as RFC 3339 text (the API's own form, to the millisecond). */
 function CustomRange({ from, to, onApply }: { from: string; to: string; onApply: (from: string, to: string) => void }) {
+  const [error, setError] = useState("");
   const submit = (ev: Event) => {
     ev.preventDefault();
     const f = (ev.currentTarget as HTMLFormElement).elements;
-    onApply((f.namedItem("from") as HTMLInputElement).value.trim(), (f.namedItem("to") as HTMLInputElement).value.trim());
+    const a = (f.namedItem("from") as HTMLInputElement).value.trim();
+    const b = (f.namedItem("to") as HTMLInputElement).value.trim();
+    const bad = [a, b].find((v) => !RFC3339.test(v) || Number.isNaN(Date.parse(v)));
+    if (bad !== undefined) setError(`${JSON.stringify(bad)} is not an RFC 3339 date-time with a zone, such as 2026-11-22T10:00:00Z`);
+    else if (Date.parse(a) >= Date.parse(b)) setError("From must be before To");
+    else {
+      setError("");
+      onApply(a, b);
+    }
   };
   return (
     <form class="custom-range" onSubmit={submit} aria-label="Custom time range">
@@ -260,6 +269,13 @@ function CustomRange({ from, to, onApply }: { from: string; to: string; onApply:
         To <input name="to" value={to} spellcheck={false} placeholder="2026-11-23T00:00:00Z" />
       </label>
       <button type="submit">Apply</button>
+      {error && (
+        <span class="error" role="alert">
+          {error}
+        </span>
+      )}
     </form>
   );
 }
+
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i;

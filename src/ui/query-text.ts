@@ -106,6 +106,9 @@ export function termAt(q: string, cursor: number): TermAt {
     if (q[i] === " " && !inQuote) start = i + 1;
   }
   let end = cursor;
-  while (end < q.length && q[end] !== " ") end++;
+  while (end < q.length && (inQuote || q[end] !== " ")) {
+    if (q[end] === '"') inQuote = !inQuote;
+    end++;
+  }
   return { start, end, text: q.slice(start, cursor) };
 }

@@ -349,7 +349,7 @@ describe("the web explorer in a browser", () => {
     expect(await page.evaluate(() => (globalThis as any).document.activeElement?.id)).toBe("q");
   }, 20_000);
 
-  test("the histogram zooms to a dragged range", async () => {
+  test("the histogram zooms to a dragged range, and a custom range is checked", async () => {
     const page = await fresh("/ui?range=1h");
     await waitStatus(page, /^[\d,]+ entries/);
     const chart = await role(page, "image", "Entries over time by level; drag across to zoom");
@@ -365,6 +365,13 @@ describe("the web explorer in a browser", () => {
     const q = new URL(page.url()).searchParams;
     expect(Date.parse(q.get("from")!)).toBeLessThan(Date.parse(q.get("to")!));
     expect(await (await role(page, "textbox", "From")).evaluate((e) => (e as any).value)).toBe(q.get("from"));
+    // a range typed by hand is checked before it is used
+    const fromInput = await role(page, "textbox", "From");
+    await fromInput.click({ count: 3 });
+    await fromInput.type("yesterday");
+    await (await role(page, "button", "Apply")).click();
+    expect(await textOf(await role(page, "alert"))).toContain("RFC 3339");
+    expect(new URL(page.url()).searchParams.get("from")).toBe(q.get("from"));
   }, 20_000);
 
   test("export saves the current query as NDJSON, every matching entry once", async () => {

@@ -2,6 +2,7 @@
 // cookie's flags, what the cookie authenticates (reads; a POST only with X-Sluice-UI: 1; never a write), sign-out,
 // and a revoked or expired key ending its session.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import fc from "fast-check";
 import { entry, removeDir, startTestSluice, type TestSluice, WS } from "../helpers/sluice.ts";
 
 let t: TestSluice;
@@ -94,6 +95,19 @@ describe("the web explorer's routes", () => {
     expect(denied.setCookie).toBe("");
     expect((await t.call("POST", "/ui/session", { body: { nokey: 1 } })).status).toBe(400);
     expect((await t.call("POST", "/ui/session", { raw: `key=${ro.key}`, headers: { "content-type": "application/x-www-form-urlencoded" } })).status).toBe(400);
+  });
+
+  test("any other sign-in body is a 400 or 401 that sets no cookie (fuzzed)", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.oneof(fc.json(), fc.string(), fc.record({ key: fc.oneof(fc.string(), fc.jsonValue()) })), async (body) => {
+        const raw = typeof body === "string" ? body : JSON.stringify(body);
+        const r = await t.call("POST", "/ui/session", { raw, headers: { "content-type": "application/json" } });
+        expect([400, 401]).toContain(r.status);
+        expect(r.headers.get("set-cookie")).toBeNull();
+        expect(((await r.json()) as { error_code: string }).error_code).toMatch(/^(VALIDATION_|AUTH_)/);
+      }),
+      { numRuns: 300 },
+    );
   });
 
   test("the cookie authenticates GET reads as the key would, and POST reads only with X-Sluice-UI: 1", async () => {
