@@ -57,6 +57,10 @@ export function Explorer({ info, onSignOut }: { info: Info; onSignOut: () => voi
   const hl = useMemo(() => highlights(state.q), [state.q]);
   const open = state.id ? (rows.find((e) => e.id === state.id) ?? null) : null;
 
+  useEffect(() => {
+    document.title = `${state.view === "rejections" ? "Rejected entries" : state.q || "All entries"} · Sluice`;
+  }, [state.q, state.view]);
+
   const run = (q = draft) => {
     setDraft(q);
     setSelected(0);
@@ -69,7 +73,11 @@ export function Explorer({ info, onSignOut }: { info: Info; onSignOut: () => voi
 
   useKeyboard({
     focusQuery: () => queryInput.current?.focus(),
-    move: (d) => setSelected((i) => Math.max(0, Math.min(rows.length - 1, i + d))),
+    move: (d) => {
+      const next = Math.max(0, Math.min(rows.length - 1, selected + d));
+      setSelected(next);
+      if (state.id && rows[next]) openEntry(rows[next].id); // with an entry open, j and k page through the entries
+    },
     open: () => rows[selected] && openEntry(rows[selected].id),
     escape: () => (help ? setHelp(false) : explain !== null ? setExplain(null) : state.id ? close() : undefined),
     tail: () => logs && update({ live: !state.live }),

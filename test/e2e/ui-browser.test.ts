@@ -336,6 +336,10 @@ describe("the web explorer in a browser", () => {
     await page.keyboard.press("Enter");
     await role(page, "region", "Entry");
     expect(page.url()).toContain(`id=${selected.slice(4)}`);
+    // with the entry open, j opens the next one
+    const third = await page.evaluate(() => (globalThis as any).document.querySelectorAll('[role="listbox"] [role="option"]')[2]?.id);
+    await page.keyboard.press("j");
+    await page.waitForFunction((id) => (globalThis as any).location.search.includes(`id=${id}`), {}, third.slice(4));
     await page.keyboard.press("Escape");
     await page.waitForFunction(() => !(globalThis as any).location.search.includes("id="));
     await page.keyboard.press("?");
