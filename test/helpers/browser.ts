@@ -62,7 +62,6 @@ async function launch(): Promise<Browser> {
       "--no-sandbox",
       "--disable-setuid-sandbox",
       "--no-zygote",
-      "--headless='shell'",
       "--use-gl=angle",
       "--use-angle=swiftshader",
       "--enable-unsafe-swiftshader",
@@ -71,7 +70,7 @@ async function launch(): Promise<Browser> {
       "--lang=en-US",
     ],
     env: { ...process.env, LANG: "en_US.UTF-8" }, // a bare C locale gives the page a language tag Intl refuses
-    headless: true,
+    headless: "shell", // the package ships chrome-headless-shell
     defaultViewport: { width: 1280, height: 800 },
   });
 }
