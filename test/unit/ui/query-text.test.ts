@@ -6,7 +6,7 @@ import type { PathTerm, TagTerm, TextTerm } from "../../../src/query/ast.ts";
 import { parseQuery } from "../../../src/query/parser.ts";
 import { highlights, marks, quote, termAt, terms, withTerm } from "../../../src/ui/query-text.ts";
 
-const valueOf = (t: PathTerm | TagTerm | TextTerm) => t.values.map((v) => (v.kind === "null" ? null : v.text));
+const valuesOf = (t: PathTerm | TagTerm | TextTerm) => t.values.map((v) => (v.kind === "null" ? null : v.text));
 
 describe("filter for / filter out", () => {
   test("a value of any text, filtered for or out on a path, parses back as that path, operator and value", () => {
@@ -17,7 +17,7 @@ describe("filter for / filter out", () => {
         expect(term.kind).toBe("path");
         expect(term.path).toEqual(["http", "route"]);
         expect(term.op).toBe(exclude ? "!=" : "=");
-        expect(valueOf(term)).toEqual([value]);
+        expect(valuesOf(term)).toEqual([value]);
       }),
       { numRuns: 500 },
     );
@@ -26,7 +26,7 @@ describe("filter for / filter out", () => {
   test("null filters for a missing field, and the string null stays a string", () => {
     expect(withTerm("", "tag", false, null)).toBe("tag=null");
     const [t] = parseQuery(withTerm("", "tag", false, "null")).terms as TagTerm[];
-    expect(valueOf(t)).toEqual(["null"]);
+    expect(valuesOf(t)).toEqual(["null"]);
   });
 
   test("terms already in the query are kept, the opposite term is replaced, and none is added twice", () => {
