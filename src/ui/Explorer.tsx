@@ -214,7 +214,11 @@ export function Explorer({ info, onSignOut }: { info: Info; onSignOut: () => voi
                   "Searching…"
                 ) : (
                   <>
-                    {results.hits ? `${fmt.format(results.hits.total)} entries` : `${fmt.format(rows.length)}${results.more ? "+" : ""} entries`}
+                    {results.hits
+                      ? `${fmt.format(results.hits.total)} entries`
+                      : results.error
+                        ? "No entries"
+                        : `Counting… · ${fmt.format(rows.length)}${results.more ? "+" : ""} shown`}
                     {results.hits && rows.length < results.hits.total ? ` · ${fmt.format(rows.length)} loaded` : ""}
                     {notice ? ` · ${notice}` : ""}
                   </>

@@ -2,11 +2,24 @@
 // One server and one browser for the file; each test signs in in a fresh browser context of its own.
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Browser, BrowserContext, ElementHandle, Page } from "puppeteer-core";
-import { aria, launchBrowser, role, signIn, startUiSluice, type UiSluice } from "../helpers/browser.ts";
+import type { Browser, BrowserContext, Page } from "puppeteer-core";
+import {
+  aria,
+  entriesCount,
+  launchBrowser,
+  listStatus,
+  role,
+  rows,
+  runAxe,
+  runQuery,
+  signIn,
+  startUiSluice,
+  textOf,
+  type UiSluice,
+  waitStatus,
+} from "../helpers/browser.ts";
 import { storeSample } from "../helpers/ui-data.ts";
 
 const WS = "/api/v1/workspace";
@@ -16,7 +29,6 @@ const XSS = {
   img: `<img src=x onerror="window.__xss = 'img'">`,
   link: "javascript:window.__xss = 'link'",
 };
-const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 
 let s: UiSluice;
 let browser: Browser;
@@ -63,45 +75,6 @@ async function fresh(path = "/ui", scheme: "light" | "dark" = "light"): Promise<
   return page;
 }
 
-const textOf = (h: ElementHandle) => h.evaluate((e) => (e as unknown as { textContent: string }).textContent ?? "");
-
-/** listStatus is the line above the list ("640 entries · 100 loaded"). */
-async function listStatus(page: Page): Promise<string> {
-  const main = await role(page, "main", "Entries");
-  return textOf((await main.$(aria("status")))!);
-}
-
-/** waitStatus waits until the list's status line matches. */
-async function waitStatus(page: Page, re: RegExp, timeout = 10_000): Promise<string> {
-  const deadline = Date.now() + timeout;
-  let last = "";
-  while (Date.now() < deadline) {
-    last = await listStatus(page).catch(() => "");
-    if (re.test(last)) return last;
-    await Bun.sleep(50);
-  }
-  throw new Error(`status never matched ${re}: ${JSON.stringify(last)}`);
-}
-
-/** rows are the texts of the list's visible rows. */
-async function rows(page: Page): Promise<string[]> {
-  const list = await role(page, "listbox", "Log entries");
-  return Promise.all((await list.$$(aria("option"))).map(textOf));
-}
-
-/** runQuery types a query into the query bar and presses Enter. */
-async function runQuery(page: Page, q: string): Promise<void> {
-  const input = await role(page, "combobox", "Query");
-  await input.click({ count: 3 });
-  await page.keyboard.press("Backspace");
-  await input.type(q);
-  await page.keyboard.press("Escape"); // close the completion, so that Enter runs
-  await input.focus();
-  await page.keyboard.press("Enter");
-}
-
-const entriesCount = (status: string) => Number(/^([\d,]+) entries/.exec(status)?.[1].replace(/,/g, "") ?? Number.NaN);
-
 describe("the web explorer in a browser", () => {
   test("sign-in keeps the key nowhere the page can read: an HttpOnly cookie, no storage, not in the page", async () => {
     const page = await fresh();
@@ -135,44 +108,38 @@ describe("the web explorer in a browser", () => {
 
   test("a query's count and its facets' counts equal the API's", async () => {
     const page = await fresh();
-    await runQuery(page, "level=error,warn");
-    const status = await waitStatus(page, /^[\d,]+ entries/);
     const from = new Date(Date.now() - 86_400_000).toISOString();
     const facets = (await (await api("POST", "/logs/facets", { query: "level=error,warn", from, fields: ["level", "action"] })).json()) as {
       total: number;
       facets: { field: string; values: { value: string; count: number }[] }[];
     };
-    expect(entriesCount(status)).toBe(facets.total);
     expect(facets.total).toBeGreaterThan(50);
+    await runQuery(page, "level=error,warn");
+    await waitStatus(page, new RegExp(`^${facets.total} entries`));
     const sidebar = await role(page, "complementary", "Fields");
     const levels = await sidebar.waitForSelector(aria("region", "level"));
-    for (const v of facets.facets[0].values) {
-      const button = await levels!.$(aria("button", `${v.value} ${v.count}`));
-      expect(button).not.toBeNull();
-    }
+    for (const v of facets.facets[0].values) expect(await levels!.waitForSelector(aria("button", `${v.value} ${v.count}`))).not.toBeNull();
+    expect(facets.facets[0].values.map((v) => v.value).sort()).toEqual(["error", "warn"]);
   }, 20_000);
 
   test("clicking a facet value includes it and Alt-click excludes it", async () => {
     const page = await fresh();
-    await waitStatus(page, /^[\d,]+ entries/);
-    const levels = await (await role(page, "complementary", "Fields")).waitForSelector(aria("region", "level"));
-    const infoButton = (await Promise.all((await levels!.$$(aria("button"))).map(async (b) => [b, await textOf(b)] as const))).find(([, t]) =>
-      t.startsWith("info"),
-    )![0];
-    await infoButton.click();
-    await page.waitForFunction(() => (globalThis as any).document.querySelector("#q").value === "level=info");
-    const included = entriesCount(await waitStatus(page, /^[\d,]+ entries/));
-    const levels2 = await (await role(page, "complementary", "Fields")).waitForSelector(aria("region", "level"));
-    const again = (await Promise.all((await levels2!.$$(aria("button"))).map(async (b) => [b, await textOf(b)] as const))).find(([, t]) =>
-      t.startsWith("info"),
-    )![0];
+    const from = new Date(Date.now() - 86_400_000).toISOString();
+    const info = ((await (await api("POST", "/logs/facets", { query: "level=info", from })).json()) as { total: number }).total;
+    await waitStatus(page, new RegExp(`^${SAMPLE + 2} entries`));
+    const infoButton = async () => {
+      const levels = await (await role(page, "complementary", "Fields")).waitForSelector(aria("region", "level"));
+      const labelled = await Promise.all((await levels!.$$(aria("button"))).map(async (b) => [b, await textOf(b)] as const));
+      return labelled.find(([, t]) => t.startsWith("info "))![0];
+    };
+    await (await infoButton()).click();
+    await waitStatus(page, new RegExp(`^${info} entries`));
+    expect(await (await role(page, "combobox", "Query")).evaluate((e) => (e as any).value)).toBe("level=info");
     await page.keyboard.down("Alt");
-    await again.click();
+    await (await infoButton()).click();
     await page.keyboard.up("Alt");
-    await page.waitForFunction(() => (globalThis as any).document.querySelector("#q").value === "level!=info");
-    await page.waitForFunction(() => /^\d[\d,]* entries/.test((globalThis as any).document.querySelector('[role="status"]')?.textContent ?? ""));
-    const excluded = entriesCount(await waitStatus(page, /^[\d,]+ entries/));
-    expect(included + excluded).toBe(SAMPLE + 2);
+    await waitStatus(page, new RegExp(`^${SAMPLE + 2 - info} entries`));
+    expect(await (await role(page, "combobox", "Query")).evaluate((e) => (e as any).value)).toBe("level!=info");
   }, 20_000);
 
   test("the query bar completes facets, object paths and top values", async () => {
@@ -451,14 +418,3 @@ describe("the web explorer in a browser", () => {
     }
   }, 30_000);
 });
-
-/** runAxe runs axe-core in the page (through the DevTools protocol, which the page's CSP does not bind) and lists serious and critical violations. */
-async function runAxe(page: Page): Promise<string[]> {
-  await page.evaluate(axeSource);
-  const violations = (await page.evaluate(() =>
-    (globalThis as any).axe
-      .run((globalThis as any).document, { resultTypes: ["violations"] })
-      .then((r: any) => r.violations.map((v: any) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n: any) => n.target.join(" ")).slice(0, 3) }))),
-  )) as { id: string; impact: string; nodes: string[] }[];
-  return violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => `${v.impact} ${v.id}: ${v.nodes.join(", ")}`);
-}

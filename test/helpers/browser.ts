@@ -1,7 +1,9 @@
 // A real Sluice listening on 127.0.0.1 and a real headless Chromium (@sparticuz/chromium, installed by npm) for the
 // web explorer's tests (contract §12). One browser per test file: launching costs about a second.
 import chromium from "@sparticuz/chromium";
-import puppeteer, { type Browser, type Page } from "puppeteer-core";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import puppeteer, { type Browser, type ElementHandle, type Page } from "puppeteer-core";
 import { startTestSluice, type TestOptions, type TestSluice, removeDir } from "./sluice.ts";
 
 /** UiSluice is a test server reachable over HTTP, with a read key and a write key of one workspace environment. */
@@ -92,4 +94,58 @@ export async function role(page: Page, roleName: string, name?: string, timeout 
   const handle = await page.waitForSelector(aria(roleName, name), { timeout });
   if (!handle) throw new Error(`no ${roleName} named ${JSON.stringify(name)}`);
   return handle;
+}
+
+/** textOf is an element's text. */
+export const textOf = (h: ElementHandle) => h.evaluate((e) => (e as unknown as { textContent: string }).textContent ?? "");
+
+/** listStatus is the line above the list ("640 entries · 100 loaded"). */
+export async function listStatus(page: Page): Promise<string> {
+  const main = await role(page, "main", "Entries");
+  return textOf((await main.$(aria("status")))!);
+}
+
+/** waitStatus waits until the list's status line matches. */
+export async function waitStatus(page: Page, re: RegExp, timeout = 10_000): Promise<string> {
+  const deadline = Date.now() + timeout;
+  let last = "";
+  while (Date.now() < deadline) {
+    last = await listStatus(page).catch(() => "");
+    if (re.test(last)) return last;
+    await Bun.sleep(50);
+  }
+  throw new Error(`status never matched ${re}: ${JSON.stringify(last)}`);
+}
+
+/** rows are the texts of the list's visible rows. */
+export async function rows(page: Page): Promise<string[]> {
+  const list = await role(page, "listbox", "Log entries");
+  return Promise.all((await list.$$(aria("option"))).map(textOf));
+}
+
+/** runQuery types a query into the query bar and presses Enter. */
+export async function runQuery(page: Page, q: string): Promise<void> {
+  const input = await role(page, "combobox", "Query");
+  await input.click({ count: 3 });
+  await page.keyboard.press("Backspace");
+  await input.type(q);
+  await page.keyboard.press("Escape"); // close the completion, so that Enter runs
+  await input.focus();
+  await page.keyboard.press("Enter");
+}
+
+/** entriesCount reads the count of a status line. */
+export const entriesCount = (status: string) => Number(/^([\d,]+) entries/.exec(status)?.[1].replace(/,/g, "") ?? Number.NaN);
+
+const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+
+/** runAxe runs axe-core in the page (through the DevTools protocol, which the page's CSP does not bind) and lists serious and critical violations. */
+export async function runAxe(page: Page): Promise<string[]> {
+  await page.evaluate(axeSource);
+  const violations = (await page.evaluate(() =>
+    (globalThis as any).axe
+      .run((globalThis as any).document, { resultTypes: ["violations"] })
+      .then((r: any) => r.violations.map((v: any) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n: any) => n.target.join(" ")).slice(0, 3) }))),
+  )) as { id: string; impact: string; nodes: string[] }[];
+  return violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => `${v.impact} ${v.id}: ${v.nodes.join(", ")}`);
 }
