@@ -12,6 +12,7 @@ import { createRequire } from "node:module";
 import { dirname, join, resolve, sep } from "node:path";
 import { parseArgs } from "node:util";
 import type { BunPlugin } from "bun";
+import { buildUiSources } from "../src/http/ui-bundle.ts";
 
 const ROOT = join(import.meta.dir, "..");
 const LOADER = "node-gyp-build-optional-packages";
@@ -65,6 +66,27 @@ export function embedNativeAddons(embedded: string[] = []): BunPlugin {
   };
 }
 
+/**
+ * embedUi makes src/http/ui-assets.ts hand out the web explorer's files built now, instead of building them from
+ * src/ui at run time: the binary carries neither src/ui nor its packages.
+ */
+export async function embedUi(embedded: string[] = []): Promise<BunPlugin> {
+  const sources = await buildUiSources();
+  const contents = `import { bundleOf } from "./ui-bundle.ts";
+const bundle = Promise.resolve(bundleOf(${JSON.stringify(sources)}));
+export function uiBundle() { return bundle; }
+`;
+  return {
+    name: "embed-ui",
+    setup(build) {
+      build.onLoad({ filter: /[\\/]src[\\/]http[\\/]ui-assets\.ts$/ }, () => {
+        embedded.push(`web explorer: ${Object.keys(sources.assets).join(", ")}`);
+        return { contents, loader: "ts" };
+      });
+    },
+  };
+}
+
 /** buildExecutable compiles src/cli/main.ts into outfile and returns the addons it embedded. */
 export async function buildExecutable(outfile: string): Promise<string[]> {
   const embedded: string[] = [];
@@ -72,17 +94,19 @@ export async function buildExecutable(outfile: string): Promise<string[]> {
     // the full-text worker is a thread of its own: the executable carries it as a second entrypoint
     entrypoints: [join(ROOT, "src/cli/main.ts"), join(ROOT, "src/storage/fulltext-worker.ts"), join(ROOT, "src/ingest/prepare-worker.ts")],
     minify: true,
-    plugins: [embedNativeAddons(embedded)],
+    plugins: [embedNativeAddons(embedded), await embedUi(embedded)],
     // A bunfig.toml in the directory the binary runs from must not change it (it could preload code).
     compile: { outfile: resolve(outfile), autoloadBunfig: false },
   });
   if (!result.success) throw new AggregateError(result.logs, "build: bundling failed");
   if (!embedded.some((e) => e.startsWith("lmdb:"))) throw new Error("build: BUG: lmdb's loader was never replaced; its addon is not embedded");
+  if (!embedded.some((e) => e.startsWith("web explorer:")))
+    throw new Error("build: BUG: src/http/ui-assets.ts was never replaced; the explorer is not embedded");
   return embedded;
 }
 
 if (import.meta.main) {
   const { values } = parseArgs({ options: { outfile: { type: "string", default: join(ROOT, "dist/sluice") } } });
   const embedded = await buildExecutable(values.outfile!);
-  console.log(`built ${resolve(values.outfile!)}\nembedded native addons:\n${embedded.map((e) => `  ${e}`).join("\n")}`);
+  console.log(`built ${resolve(values.outfile!)}\nembedded:\n${embedded.map((e) => `  ${e}`).join("\n")}`);
 }

@@ -3,6 +3,7 @@ import { Elysia } from "elysia";
 import { openapi } from "@elysiajs/openapi";
 import { AdminService } from "./admin/service.ts";
 import { Authenticator } from "./auth/authenticate.ts";
+import { Sessions } from "./auth/sessions.ts";
 import { Gate } from "./http/guard.ts";
 import { RateLimiter } from "./limits/rate.ts";
 import { ApiError, CLIENT_CLOSED, ClientClosed } from "./errors.ts";
@@ -18,6 +19,7 @@ import { rejectionRoutes } from "./http/rejections.ts";
 import { esRoutes } from "./http/es.ts";
 import { lokiRoutes } from "./http/loki.ts";
 import { otlpRoutes } from "./http/otlp.ts";
+import { uiRoutes } from "./http/ui.ts";
 import { RejectionLog } from "./ingest/rejections.ts";
 import { DEFAULT_TAIL_SETTINGS, TailStreams, type TailSettings } from "./http/tail.ts";
 import { TailHub } from "./query/tail-hub.ts";
@@ -62,7 +64,8 @@ export function services(deps: AppDeps) {
   const entries = new EntryStore(deps.dbs, usage, deps.segmentEntries);
   const limiter = new RateLimiter(deps.ipRatePerMinute ?? 6000);
   const auth = new Authenticator(meta, deps.plans);
-  const gate = new Gate(auth, limiter, clock, deps.trustProxyHops ?? 0, deps.bodyTimeoutMs);
+  const sessions = new Sessions();
+  const gate = new Gate(auth, limiter, clock, deps.trustProxyHops ?? 0, deps.bodyTimeoutMs, sessions);
   return {
     meta,
     usage,
@@ -70,6 +73,7 @@ export function services(deps: AppDeps) {
     limiter,
     metrics: new Metrics(deps.dbs.dataFile, entries.fulltext),
     auth,
+    sessions,
     clock,
     gate,
     tails: new TailStreams(gate, entries, new TailHub(entries), { ...DEFAULT_TAIL_SETTINGS, ...deps.tail }),
@@ -128,6 +132,7 @@ export function buildApp(deps: AppDeps, s = services(deps)) {
     .use(otlpRoutes(s))
     .use(lokiRoutes(s))
     .use(esRoutes(s))
+    .use(uiRoutes(s.auth, s.sessions, s.clock))
     .group("/api/v1/workspace", (ws) =>
       ws
         .use(accountRoutes(s.gate, s.meta, s.usage))

@@ -37,7 +37,17 @@ export class Authenticator {
         "no API key: send it as the X-API-Key header, as Authorization: ApiKey <key> or Bearer <key>, or as the password of Basic authentication",
       );
     }
-    const found = looksLikeKey(secret) ? this.resolve(hashSecret(secret)) : undefined;
+    return this.authenticateHash(looksLikeKey(secret) ? hashSecret(secret) : undefined, nowMs);
+  }
+
+  /** presents tells whether a request carries a key at all (the key wins over a session cookie). */
+  presents(headers: Headers): boolean {
+    return presentedKey(headers) !== undefined;
+  }
+
+  /** authenticateHash is authenticate for a key known by its hash (a web explorer session); undefined: a malformed key. */
+  authenticateHash(hash: string | undefined, nowMs = Date.now()): Caller {
+    const found = hash === undefined ? undefined : this.resolve(hash);
     if (!found) {
       throw unauthorized("AUTH_INVALID_API_KEY", "the API key is not valid: it is malformed, unknown or revoked; check it or ask an admin for a new one");
     }

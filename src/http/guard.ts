@@ -2,6 +2,8 @@
 // route (404, by the router) → authentication (401) → rate limits (429) → permission (403) → the handler's body checks.
 import { type Authenticator, requirePermission, type Caller } from "../auth/authenticate.ts";
 import type { Permission } from "../auth/keys.ts";
+import { type Sessions, sessionToken } from "../auth/sessions.ts";
+import { unauthorized } from "../errors.ts";
 import { clientIp, type CallKind, type RateLimiter } from "../limits/rate.ts";
 import type { Reply } from "./respond.ts";
 
@@ -40,13 +42,15 @@ export class Gate {
     private readonly trustProxyHops: number,
     /** how long an admitted call's body may take to arrive */
     readonly bodyTimeoutMs?: number,
+    /** the web explorer's sign-ins (contract §12): a session cookie stands for its key on reads */
+    readonly sessions?: Sessions,
   ) {}
 
   /** guarded wraps a handler so that it only runs for an admitted caller holding `permission`. */
   guarded<P, R extends string | Response = string>(permission: Permission, handler: (call: Call<P>) => R | Promise<R>, kind: CallKind = "other") {
     return ({ request, params, set, server }: ElysiaContext<P>) => {
       const now = this.clock();
-      const caller = this.auth.authenticate(request.headers, now);
+      const caller = this.callerOf(request, permission, now);
       const ip = this.limiter.limitsIps ? clientIp(server?.requestIP(request)?.address, request.headers.get("x-forwarded-for"), this.trustProxyHops) : "";
       // headers set here reach every later answer, errors included
       Object.assign(set.headers, this.limiter.admit({ keyId: caller.key.id, plan: caller.plan }, ip, kind, now));
@@ -55,10 +59,27 @@ export class Gate {
     };
   }
 
+  /**
+   * callerOf authenticates by the key a request presents; without one, by the web explorer's session cookie, which stands
+   * for its key only on reads, and on a POST only with `X-Sluice-UI: 1` (a header no cross-site form or plain link can send).
+   */
+  private callerOf(request: Request, permission: Permission, now: number) {
+    const { headers } = request;
+    const token = this.sessions && !this.auth.presents(headers) ? sessionToken(headers) : undefined;
+    const viaSession = token !== undefined && permission === "logs:read" && (request.method === "GET" || headers.get("x-sluice-ui") === "1");
+    if (token !== undefined && !viaSession && permission === "logs:read") {
+      throw unauthorized("AUTH_MISSING_API_KEY", "a web explorer session authenticates a POST only with the header X-Sluice-UI: 1; or send an API key");
+    }
+    if (!viaSession) return this.auth.authenticate(headers, now);
+    return this.auth.authenticateHash(this.sessions!.keyHashOf(token, now), now);
+  }
+
   /** stillValid tells whether the key of an admitted call is still valid now (not revoked, not expired): open streams recheck it. */
   stillValid(headers: Headers): boolean {
     try {
-      this.auth.authenticate(headers, this.clock());
+      const token = this.sessions && !this.auth.presents(headers) ? sessionToken(headers) : undefined;
+      if (token !== undefined) this.auth.authenticateHash(this.sessions!.keyHashOf(token, this.clock()), this.clock());
+      else this.auth.authenticate(headers, this.clock());
       return true;
     } catch {
       return false;

@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { compressSync } from "snappy";
 import { ExportLogsServiceRequest, PushRequest } from "../../src/ingest/protocols/schemas.ts";
+import { launchBrowser, role, signIn } from "../helpers/browser.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
 const KEY = /API key \(shown only now\):\s+(sl_development_rw_[A-Za-z0-9]+)/;
@@ -198,6 +199,37 @@ describe("the compiled binary", () => {
       proc.kill("SIGTERM");
     }
     expect(await proc.exited).toBe(0);
+  });
+
+  test("the web explorer is embedded: GET / redirects to /ui, its page and files come with the CSP, and a browser signs in and reads", async () => {
+    const s = await serve(binary, join(runDir, "ui-data"));
+    try {
+      const root = await fetch(`${s.base}/`, { redirect: "manual" });
+      expect(root.status).toBe(302);
+      expect(root.headers.get("location")).toBe("/ui");
+      const page = await fetch(`${s.base}/ui`);
+      expect(page.status).toBe(200);
+      expect(page.headers.get("content-security-policy")).toContain("script-src 'self'");
+      const html = await page.text();
+      const files = [...html.matchAll(/(?:src|href)="(\/ui\/assets\/[^"]+)"/g)].map((m) => m[1]);
+      expect(files.length).toBe(2);
+      for (const f of files) expect((await fetch(`${s.base}${f}`)).status).toBe(200);
+      const headers = { "x-api-key": s.key, "content-type": "application/json" };
+      const body = { action: "binary.ui", level: "warn", message: "seen in the explorer", clientTimestamp: "2026-11-22T10:00:00.000Z" };
+      expect((await fetch(`${s.base}${WS}/logs`, { method: "POST", headers, body: JSON.stringify(body) })).status).toBe(201);
+      const browser = await launchBrowser();
+      try {
+        const tab = await browser.newPage();
+        await signIn(tab, s.base, s.key);
+        const list = await role(tab, "listbox", "Log entries");
+        await tab.waitForFunction((el) => (el as unknown as { textContent: string }).textContent.includes("seen in the explorer"), {}, list);
+      } finally {
+        await browser.close();
+      }
+    } finally {
+      s.proc.kill("SIGTERM");
+    }
+    expect(await s.proc.exited).toBe(0);
   });
 
   test("without msgpackr's optional native extension the binary still writes and reads", async () => {

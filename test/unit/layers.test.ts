@@ -20,10 +20,13 @@ const LAYERS: [string, (file: string) => boolean][] = [
 const layerOf = (file: string) => LAYERS.findIndex(([, has]) => has(file));
 const folderOf = (file: string) => (file.includes("/") ? file.slice(0, file.indexOf("/")) : "");
 
-const files = [...new Glob("**/*.ts").scanSync(SRC)].sort();
+/** browser code (the web explorer): bundled for the page, never imported by the server; it imports only its own folder */
+const isBrowser = (file: string) => file.startsWith("ui/");
+const allFiles = [...new Glob("**/*.{ts,tsx}").scanSync(SRC)].sort();
+const files = allFiles.filter((f) => !isBrowser(f));
 /** imports of each file, as paths relative to src/ (type-only imports too: they tie files together all the same) */
 const imports = new Map(
-  files.map((file) => {
+  allFiles.map((file) => {
     const text = readFileSync(join(SRC, file), "utf8");
     const found = [...text.matchAll(/(?:from|import)\s*\(?\s*"(\.{1,2}\/[^"]+)"/g)].map((m) => relative(SRC, join(SRC, dirname(file), m[1])));
     return [file, found] as const;
@@ -68,4 +71,13 @@ test("no file reaches itself through its imports", () => {
 test("the check sees a climbing import (a file of storage/ importing http/ is caught)", () => {
   expect(layerOf("storage/x.ts")).toBeGreaterThan(layerOf("http/x.ts"));
   expect(layerOf("words.ts")).toBe(LAYERS.length - 1);
+});
+
+test("browser code stays apart: no server file imports src/ui/, and src/ui/ imports only its own folder", () => {
+  const crossing: string[] = [];
+  for (const [file, targets] of imports) {
+    for (const target of targets) if (isBrowser(file) !== isBrowser(target)) crossing.push(`${file} → ${target}`);
+  }
+  expect(crossing).toEqual([]);
+  expect(allFiles.filter(isBrowser).length).toBeGreaterThan(5);
 });
