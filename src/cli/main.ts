@@ -144,7 +144,8 @@ async function main(argv: string[]): Promise<number> {
       return summary.rejected > 0 ? 1 : 0;
     }
     const filter = { query: values.query as string | undefined, from: values.from as string | undefined, to: values.to as string | undefined };
-    const n = await exportEntries(client, filter, (line) => process.stdout.write(line));
+    // awaited writes: process.exit drops what a pipe has not taken yet (a slow reader got the first 64 KiB)
+    const n = await exportEntries(client, filter, (lines) => Bun.write(Bun.stdout, lines));
     console.error(`exported ${n} entries`);
     return 0;
   }

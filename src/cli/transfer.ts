@@ -68,14 +68,19 @@ export async function importFile(client: ApiClient, path: string, progress?: (do
 }
 
 /** exportEntries writes every entry matching a query and time range as NDJSON, newest first. */
-export async function exportEntries(client: ApiClient, filter: { query?: string; from?: string; to?: string }, write: (line: string) => void): Promise<number> {
+export async function exportEntries(
+  client: ApiClient,
+  filter: { query?: string; from?: string; to?: string },
+  write: (lines: string) => Promise<unknown>,
+): Promise<number> {
   let cursor: { cursorID: string; cursorTS: string } | undefined;
   let n = 0;
   for (;;) {
     const r = await client.call("POST", "/logs/query", { ...filter, pageSize: 100, ...cursor });
     if (r.status !== 200) throw new Error(`${r.json?.error_code ?? r.status}: ${r.json?.message ?? "export failed"}`);
-    for (const e of r.json as unknown[]) write(`${JSON.stringify(e)}\n`);
-    n += (r.json as unknown[]).length;
+    const page = r.json as unknown[];
+    if (page.length > 0) await write(page.map((e) => `${JSON.stringify(e)}\n`).join("")); // written before the next page is asked for
+    n += page.length;
     const id = r.headers.get("x-next-cursor-id");
     const ts = r.headers.get("x-next-cursor-ts");
     if (!id || !ts) return n;

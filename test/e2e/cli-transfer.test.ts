@@ -83,6 +83,19 @@ describe("export", () => {
     expect(bad.stderr).toContain("VALIDATION_QUERY_INVALID");
   });
 
+  test("export writes every entry to a reader that takes its output late (a pipe that fills before it is read)", async () => {
+    // a shell pipe whose reader starts a second late: the 248 entries are past its 64 KiB, so a writer that exits unflushed loses the rest
+    const exporter = [process.execPath, "src/cli/main.ts", "export", "--query", "action=import.ndjson", "--url", server.base, "--key", key];
+    const proc = Bun.spawn(["sh", "-c", `"$@" | (sleep 1; cat)`, "sh", ...exporter], {
+      cwd: join(import.meta.dir, "..", ".."),
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const [stdout, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
+    expect(code).toBe(0);
+    expect(stdout.trim().split("\n")).toHaveLength(248);
+  });
+
   test("import and export have --help", async () => {
     for (const cmd of ["import", "export"]) {
       const r = await runCli([cmd, "--help"]);
