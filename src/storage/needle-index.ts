@@ -202,13 +202,12 @@ function* heldCandidates(held: FilteredBlock[], needle: Needle, range: ScanRange
   for (const b of held) {
     if (b.ms > top) continue;
     if (b.ms < range.fromMs) return;
-    const positions: number[] = [];
-    let all = true;
-    for (const [s, words] of b.stripes.entries()) {
-      if (filterMayHold(words, needle)) positions.push(...stripePositions(s, Math.min(STRIPE, b.size - s * STRIPE)));
-      else all = false;
-    }
-    if (positions.length > 0) yield { ms: b.ms, firstId: b.firstId, positions: all ? null : positions };
+    // positions are listed only for a block some of whose stripes cannot hold the needle: a common term names whole blocks
+    const held: number[] = [];
+    for (let s = 0; s < b.stripes.length; s++) if (filterMayHold(b.stripes[s], needle)) held.push(s);
+    if (held.length === 0) continue;
+    const positions = held.length === b.stripes.length ? null : held.flatMap((s) => stripePositions(s, Math.min(STRIPE, b.size - s * STRIPE)));
+    yield { ms: b.ms, firstId: b.firstId, positions };
   }
 }
 
