@@ -7,6 +7,7 @@ import { planTable } from "../limits/plans-file.ts";
 import { startServer } from "../server.ts";
 import { ADMIN_COMMANDS, UsageError, runAdminCommand, type CommandSpec } from "./admin.ts";
 import { ApiClient } from "./client.ts";
+import { CLUSTER_USAGE, clusterCommand } from "./cluster.ts";
 import { tailCommand } from "./tail.ts";
 import { exportEntries, importFile, progressBar } from "./transfer.ts";
 
@@ -47,17 +48,21 @@ const TRANSFER: Record<string, Pick<CommandSpec, "usage" | "summary" | "options"
 };
 
 const SERVE: Pick<CommandSpec, "usage" | "summary" | "options"> = {
-  usage: "sluice serve [--port N] [--host H]",
+  usage: "sluice serve [--port N] [--host H] [--cluster URLS --node-id ID [--roles front,query,storage]]",
   summary: "run the server (configuration from SLUICE_* variables; flags override them)",
   options: {
     port: { type: "string", description: "listen port (SLUICE_PORT, default 8080)" },
     host: { type: "string", description: "listen host (SLUICE_HOST, default 0.0.0.0)" },
+    cluster: { type: "string", description: "NATS URLs, comma-separated: run as a cluster node (SLUICE_CLUSTER)" },
+    "node-id": { type: "string", description: "this node's unique id in the cluster (SLUICE_NODE_ID)" },
+    roles: { type: "string", description: "any of front, query, storage (SLUICE_ROLES, default all)" },
   },
 };
 
 function help(): string {
   const rows = [
     ["serve", SERVE.summary],
+    ["cluster init|status|rebalance", "set up and watch a cluster on NATS JetStream (contract §13; --help for more)"],
     ...Object.entries(ADMIN_COMMANDS).map(([name, c]) => [name, c.summary]),
     ...Object.entries(TRANSFER).map(([name, c]) => [name, c.summary]),
   ];
@@ -108,9 +113,24 @@ async function main(argv: string[]): Promise<number> {
   const env: Record<string, string | undefined> = { ...process.env, ...(dataDir ? { SLUICE_DATA_DIR: dataDir } : {}) };
   if (first === "serve") {
     if (wantsHelp) return printed(commandHelp(SERVE));
-    const { values } = parseArgs({ args: rest.slice(1), options: { port: { type: "string" }, host: { type: "string" } }, strict: true });
-    await startServer(loadConfig({ ...env, ...(values.port ? { SLUICE_PORT: values.port } : {}), ...(values.host ? { SLUICE_HOST: values.host } : {}) }));
+    const { values } = parseArgs({
+      args: rest.slice(1),
+      options: { port: { type: "string" }, host: { type: "string" }, cluster: { type: "string" }, "node-id": { type: "string" }, roles: { type: "string" } },
+      strict: true,
+    });
+    const flags: Record<string, string | undefined> = {
+      SLUICE_PORT: values.port,
+      SLUICE_HOST: values.host,
+      SLUICE_CLUSTER: values.cluster,
+      SLUICE_NODE_ID: values["node-id"],
+      SLUICE_ROLES: values.roles,
+    };
+    await startServer(loadConfig({ ...env, ...Object.fromEntries(Object.entries(flags).filter(([, v]) => v !== undefined)) }));
     return -1; // keep running until a signal
+  }
+  if (first === "cluster") {
+    if (wantsHelp) return printed(`usage: ${CLUSTER_USAGE}`);
+    return clusterCommand(rest.slice(1), env, planTable(loadConfig(env).plansFile));
   }
   if (first in TRANSFER) {
     const spec = TRANSFER[first];

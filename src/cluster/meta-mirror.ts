@@ -1,0 +1,114 @@
+// meta-mirror: workspaces, keys and the admin token hash live in a JetStream key-value bucket; each node keeps a
+// mirror of it in its own LMDB meta database, which the unchanged MetaStore reads. A MetaStore write goes through
+// the mirror's proxy: it commits locally, then every key it put or removed is written to the bucket; every node
+// watches the bucket and applies what changed, raising its meta generation, so revocations act on every node.
+import type { Database, Key } from "lmdb";
+import type { KV } from "@nats-io/kv";
+import { pack, unpack } from "./message.ts";
+import { Watermark } from "./watermark.ts";
+
+/** keys of the meta database that stay local: the generation (each node raises its own) and the readiness probe */
+const LOCAL = new Set(["generation", "readyz"]);
+
+type Change = { key: Key[]; value?: unknown };
+
+/** bucketKey names a meta key in the bucket: base64url of its JSON (bucket keys allow only [-/_=.A-Za-z0-9]). */
+export const bucketKey = (key: unknown[]) => Buffer.from(JSON.stringify(key)).toString("base64url");
+const metaKey = (name: string) => JSON.parse(Buffer.from(name, "base64url").toString()) as Key[];
+
+/** MetaMirror keeps the node's meta database equal to the bucket, and sends the MetaStore's writes there. */
+export class MetaMirror {
+  private stopWatch: (() => void) | undefined;
+  private following: Promise<void> | undefined;
+  /** the bucket revision applied here last, and what waits for a later one */
+  private readonly revision = new Watermark();
+  constructor(
+    private readonly db: Database,
+    private readonly kv: KV,
+    private readonly log: (line: Record<string, unknown>) => void = (line) => console.error(JSON.stringify(line)),
+  ) {}
+
+  /** start applies every key of the bucket, then follows its changes; resolves once the node is in step (at most 10 s). */
+  async start(): Promise<void> {
+    const watch = await this.kv.watch({});
+    this.stopWatch = () => watch.stop();
+    const { values } = await this.kv.status();
+    let initial: () => void = () => {};
+    const inStep = values === 0 ? Promise.resolve() : new Promise<void>((resolve) => (initial = resolve));
+    this.following = (async () => {
+      for await (const e of watch) {
+        const key = metaKey(e.key);
+        const value = e.operation === "PUT" ? unpack(e.value) : undefined;
+        await this.db.transaction(() => {
+          if (value === undefined) this.db.removeSync(key);
+          else this.db.putSync(key, value);
+          this.db.putSync(["generation"], ((this.db.get(["generation"]) as number | undefined) ?? 0) + 1);
+        });
+        this.revision.advance(e.revision);
+        if (e.delta === 0) initial();
+      }
+    })().catch((e) => this.log({ level: "error", msg: "the meta bucket watch ended", error: String(e) }));
+    await Promise.race([inStep, Bun.sleep(10_000).then(() => Promise.reject(new Error("the meta bucket was not read within 10 s")))]);
+  }
+
+  /**
+   * catchUp resolves once every change the bucket held when it was called is applied here (false after timeoutMs):
+   * a key made on another node a moment ago is found here too.
+   */
+  async catchUp(timeoutMs = 2000): Promise<boolean> {
+    const last = (await this.kv.status()).streamInfo.state.last_seq;
+    return this.revision.reached(last, timeoutMs);
+  }
+
+  /** stop ends following the bucket, once the change being applied is committed. */
+  async stop(): Promise<void> {
+    this.stopWatch?.();
+    await this.following;
+  }
+
+  /**
+   * proxy is the meta database for the MetaStore: reads as the mirror, writes committed locally and then put in the
+   * bucket (awaited, so an admin call answers after every node can see it). A failure to reach the bucket fails the
+   * call, except a key's last-use stamp, which is not awaited by anyone and is simply not shared.
+   */
+  proxy(): Database {
+    const db = this.db;
+    const kv = this.kv;
+    const log = this.log;
+    let recording: Change[] | undefined;
+    return new Proxy(db, {
+      get(target, prop) {
+        if (prop === "transaction")
+          return async (fn: () => unknown) => {
+            let changes: Change[] = [];
+            const result = await target.transaction(() => {
+              recording = changes = [];
+              try {
+                return fn();
+              } finally {
+                recording = undefined;
+              }
+            });
+            try {
+              for (const c of changes) {
+                if (c.value === undefined) await kv.delete(bucketKey(c.key));
+                else await kv.put(bucketKey(c.key), pack(c.value));
+              }
+            } catch (e) {
+              const touch = changes.length === 1 && changes[0].key[0] === "key";
+              if (!touch) throw e;
+              log({ level: "warn", msg: "a key's last use was not shared with the cluster", error: String(e) });
+            }
+            return result;
+          };
+        if (prop === "put" || prop === "remove")
+          return (key: Key[], value?: unknown) => {
+            if (recording && !LOCAL.has(String(key[0]))) recording.push({ key, value: prop === "put" ? value : undefined });
+            return prop === "put" ? target.put(key, value) : target.remove(key);
+          };
+        const v = Reflect.get(target, prop, target);
+        return typeof v === "function" ? v.bind(target) : v;
+      },
+    });
+  }
+}
