@@ -130,7 +130,7 @@ async function main(argv: string[]): Promise<number> {
   }
   if (first === "cluster") {
     if (wantsHelp) return printed(`usage: ${CLUSTER_USAGE}`);
-    return clusterCommand(rest.slice(1), env, planTable(loadConfig(env).plansFile));
+    return clusterCommand(rest.slice(1), env, planTable(loadConfig({ ...env, SLUICE_CLUSTER: undefined }).plansFile)); // the command is no node
   }
   if (first in TRANSFER) {
     const spec = TRANSFER[first];

@@ -14,6 +14,8 @@ import { Watermark } from "./watermark.ts";
 /** writes applied but not yet committed, at most: the consumer waits for the oldest beyond this */
 const IN_FLIGHT = 512;
 const APPLIED = "cluster.applied";
+/** how often a copy checks that it moves while its stream is ahead; two still checks in a row make it consume again */
+const STALL_CHECK_MS = 1500;
 
 /** PartitionCopy is a partition's LMDB environment (a full Sluice data directory) fed from its stream. */
 export class PartitionCopy {
@@ -23,6 +25,7 @@ export class PartitionCopy {
   private messages: ConsumerMessages | undefined;
   private stopped = false;
   private running: Promise<void> | undefined;
+  private watchdog: ReturnType<typeof setInterval> | undefined;
 
   constructor(
     readonly partition: number,
@@ -40,8 +43,34 @@ export class PartitionCopy {
     return this.mark.value;
   }
 
-  /** start consumes for ever (until stop), starting again from the applied sequence after any failure. */
+  /**
+   * start consumes for ever (until stop), starting again from the applied sequence after any failure, and after a
+   * stall: a consumer that delivers nothing while its stream is ahead (seen after a NATS server's kill -9) is closed
+   * and made again.
+   */
   start(): void {
+    let stalled = 0;
+    let seen = this.applied;
+    this.watchdog = setInterval(() => {
+      void this.link
+        .lastSeq(this.partition)
+        .then((last) => {
+          stalled = last > this.applied && this.applied === seen ? stalled + 1 : 0;
+          seen = this.applied;
+          if (stalled >= 2) {
+            stalled = 0;
+            this.log({
+              level: "warn",
+              msg: "a partition copy stalled behind its stream; consuming again",
+              partition: this.partition,
+              applied: this.applied,
+              last,
+            });
+            void this.messages?.close();
+          }
+        })
+        .catch(() => {});
+    }, STALL_CHECK_MS);
     this.running = (async () => {
       while (!this.stopped) {
         try {
@@ -99,6 +128,7 @@ export class PartitionCopy {
   /** stop ends consuming, lets what was taken commit, and closes the environment. */
   async stop(): Promise<void> {
     this.stopped = true;
+    clearInterval(this.watchdog);
     await this.messages?.close();
     await this.running;
     await this.sluice.close();

@@ -27,7 +27,7 @@ export async function startClusterServer(config: Config, print: (text: string) =
   });
   const shown = config.host === "0.0.0.0" || config.host === "::" ? "localhost" : config.host;
   const baseUrl = `http://${shown}:${server.port}`;
-  print(`Sluice node ${cluster.nodeId} (${cluster.roles.join(", ")}) listening on ${baseUrl}, cluster ${cluster.urls.join(",")} (data in ${config.dataDir})`);
+  print(`Sluice listening on ${baseUrl} (node ${cluster.nodeId}: ${cluster.roles.join(", ")}; cluster ${cluster.urls.join(",")}; data in ${config.dataDir})`);
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
