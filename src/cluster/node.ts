@@ -89,6 +89,11 @@ export class ClusterNode {
     return Object.fromEntries([...this.copies].map(([p, c]) => [p, c.applied]));
   }
 
+  /** copyOf is this node's copy of partition p, if it holds one. */
+  copyOf(p: number): PartitionCopy | undefined {
+    return this.copies.get(p);
+  }
+
   /** handle answers one request: writes through the front, reads on a copy of the caller's partition. */
   async handle(request: Request): Promise<Response> {
     const url = new URL(request.url, "http://localhost");

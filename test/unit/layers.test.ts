@@ -7,6 +7,7 @@ import { Glob } from "bun";
 
 const SRC = join(import.meta.dir, "..", "..", "src");
 
+// cluster/ is wiring: a cluster node composes a Sluice per partition copy and routes requests between them and NATS.
 /** LAYERS from the top; a file may import files of a lower layer and of its own folder (wiring and leaves: of their own layer). */
 const LAYERS: [string, (file: string) => boolean][] = [
   [
