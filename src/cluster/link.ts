@@ -8,6 +8,9 @@ import { CLUSTER_BUCKET, META_BUCKET, NODES_BUCKET, streamOf, subjectOf, type As
 /** how long a write may wait for JetStream's acknowledgement, retries with its message id included (a leader election takes 5–7 s) */
 const PUBLISH_DEADLINE_MS = 12_000;
 
+/** how long a read may wait for its partition's last sequence (a stream leader election takes a few seconds) */
+const LAST_SEQ_DEADLINE_MS = 8000;
+
 /** unavailable is the answer to a write or read that NATS cannot take now (contract §13). */
 export const unavailable = (what: string) =>
   new ApiError(
@@ -36,7 +39,15 @@ export class Link {
 
   /** open connects (retrying for ever once connected) and opens the buckets `sluice cluster init` made. */
   static async open(urls: string[], name: string): Promise<Link> {
-    const nc = await connect({ servers: urls, name, maxReconnectAttempts: -1, reconnectTimeWait: 250, pingInterval: 2000, maxPingOut: 2 });
+    const nc = await connect({
+      servers: urls,
+      name,
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 250,
+      pingInterval: 2000,
+      maxPingOut: 2,
+      ignoreClusterUpdates: true,
+    }); // only the servers configured: a node cut off from them is unready
     try {
       const jsm = await jetstreamManager(nc, { timeout: 5000 });
       const kvm = new Kvm(nc);
@@ -58,7 +69,7 @@ export class Link {
 
   private async watchStatus(): Promise<void> {
     for await (const s of this.nc.status()) {
-      if (s.type === "disconnect" || s.type === "staleConnection") this.connected = false;
+      if (s.type === "disconnect" || s.type === "reconnecting" || s.type === "staleConnection" || s.type === "close") this.connected = false;
       else if (s.type === "reconnect") this.connected = true;
     }
   }
@@ -99,11 +110,15 @@ export class Link {
 
   /** lastSeq is the sequence of the last write of a partition's stream: a read's barrier. */
   async lastSeq(p: number): Promise<number> {
-    if (!this.reachable) throw unavailable("the read cannot be served");
-    try {
-      return (await this.jsm.streams.info(streamOf(p))).state.last_seq;
-    } catch {
-      throw unavailable("the read cannot be served");
+    const until = Date.now() + LAST_SEQ_DEADLINE_MS;
+    for (;;) {
+      if (!this.reachable) throw unavailable("the read cannot be served");
+      try {
+        return (await this.jsm.streams.info(streamOf(p))).state.last_seq;
+      } catch {
+        if (Date.now() > until) throw unavailable("the read cannot be served");
+        await Bun.sleep(250); // the stream may be electing a leader
+      }
     }
   }
 

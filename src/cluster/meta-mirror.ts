@@ -3,7 +3,7 @@
 // the mirror's proxy: it commits locally, then every key it put or removed is written to the bucket; every node
 // watches the bucket and applies what changed, raising its meta generation, so revocations act on every node.
 import type { Database, Key } from "lmdb";
-import type { KV } from "@nats-io/kv";
+import type { KV, KvWatchOptions } from "@nats-io/kv";
 import { pack, unpack } from "./message.ts";
 import { Watermark } from "./watermark.ts";
 
@@ -20,6 +20,7 @@ const metaKey = (name: string) => JSON.parse(Buffer.from(name, "base64url").toSt
 export class MetaMirror {
   private stopWatch: (() => void) | undefined;
   private following: Promise<void> | undefined;
+  private watchdog: ReturnType<typeof setInterval> | undefined;
   /** the bucket revision applied here last, and what waits for a later one */
   private readonly revision = new Watermark();
   constructor(
@@ -30,11 +31,37 @@ export class MetaMirror {
 
   /** start applies every key of the bucket, then follows its changes; resolves once the node is in step (at most 10 s). */
   async start(): Promise<void> {
-    const watch = await this.kv.watch({});
-    this.stopWatch = () => watch.stop();
     const { values } = await this.kv.status();
+    const { inStep } = await this.follow({});
+    if (values > 0) await Promise.race([inStep, Bun.sleep(10_000).then(() => Promise.reject(new Error("the meta bucket was not read within 10 s")))]);
+    // a watch that delivers nothing while the bucket is ahead (seen once under load) is made again from where it stood
+    let stalled = 0;
+    let seen = this.revision.value;
+    this.watchdog = setInterval(() => {
+      void this.kv
+        .status()
+        .then(async ({ streamInfo }) => {
+          stalled = streamInfo.state.last_seq > this.revision.value && this.revision.value === seen ? stalled + 1 : 0;
+          seen = this.revision.value;
+          if (stalled < 2) return;
+          stalled = 0;
+          this.log({ level: "warn", msg: "the meta bucket watch stalled; watching again", revision: seen });
+          this.stopWatch?.();
+          await this.following;
+          await this.follow({ resumeFromRevision: seen + 1 });
+        })
+        .catch(() => {});
+    }, 1000);
+  }
+
+  /** follow applies the bucket's entries as the watch delivers them; the promise it gives resolves once the initial ones are applied. */
+  private async follow(options: KvWatchOptions): Promise<{ inStep: Promise<void> }> {
+    const watch = await this.kv.watch(options);
+    this.stopWatch = () => watch.stop();
     let initial: () => void = () => {};
-    const inStep = values === 0 ? Promise.resolve() : new Promise<void>((resolve) => (initial = resolve));
+    const inStep = new Promise<void>((resolve) => {
+      initial = resolve;
+    });
     this.following = (async () => {
       for await (const e of watch) {
         const key = metaKey(e.key);
@@ -48,7 +75,7 @@ export class MetaMirror {
         if (e.delta === 0) initial();
       }
     })().catch((e) => this.log({ level: "error", msg: "the meta bucket watch ended", error: String(e) }));
-    await Promise.race([inStep, Bun.sleep(10_000).then(() => Promise.reject(new Error("the meta bucket was not read within 10 s")))]);
+    return { inStep };
   }
 
   /**
@@ -57,11 +84,14 @@ export class MetaMirror {
    */
   async catchUp(timeoutMs = 2000): Promise<boolean> {
     const last = (await this.kv.status()).streamInfo.state.last_seq;
-    return this.revision.reached(last, timeoutMs);
+    const reached = await this.revision.reached(last, timeoutMs);
+    this.db.resetReadTxn(); // the next read sees what was just applied, not the snapshot of a read begun before
+    return reached;
   }
 
   /** stop ends following the bucket, once the change being applied is committed. */
   async stop(): Promise<void> {
+    clearInterval(this.watchdog);
     this.stopWatch?.();
     await this.following;
   }
@@ -69,12 +99,11 @@ export class MetaMirror {
   /**
    * proxy is the meta database for the MetaStore: reads as the mirror, writes committed locally and then put in the
    * bucket (awaited, so an admin call answers after every node can see it). A failure to reach the bucket fails the
-   * call, except a key's last-use stamp, which is not awaited by anyone and is simply not shared.
+   * call.
    */
   proxy(): Database {
     const db = this.db;
     const kv = this.kv;
-    const log = this.log;
     let recording: Change[] | undefined;
     return new Proxy(db, {
       get(target, prop) {
@@ -89,15 +118,12 @@ export class MetaMirror {
                 recording = undefined;
               }
             });
-            try {
-              for (const c of changes) {
-                if (c.value === undefined) await kv.delete(bucketKey(c.key));
-                else await kv.put(bucketKey(c.key), pack(c.value));
-              }
-            } catch (e) {
-              const touch = changes.length === 1 && changes[0].key[0] === "key";
-              if (!touch) throw e;
-              log({ level: "warn", msg: "a key's last use was not shared with the cluster", error: String(e) });
+            // a key's last-use stamp (touchKey: its record alone) stays on this node: shared, a stamp read before a
+            // revocation elsewhere could put the unrevoked record back
+            if (changes.length === 1 && changes[0].key[0] === "key") return result;
+            for (const c of changes) {
+              if (c.value === undefined) await kv.delete(bucketKey(c.key));
+              else await kv.put(bucketKey(c.key), pack(c.value));
             }
             return result;
           };

@@ -18,6 +18,8 @@ export const verdictSubject = (p: number) => `sluice.v.${p}`;
 /** every partition's verdicts, as a front listens to them */
 export const VERDICTS = "sluice.v.*";
 export const readSubject = (p: number) => `sluice.r.${p}`;
+/** where copies take live tails relayed to them (relay.ts) */
+export const tailSubject = (p: number) => `sluice.t.${p}`;
 
 /** ClusterSettings are what `sluice cluster init` fixes, stored under "config" in CLUSTER_BUCKET. */
 export interface ClusterSettings {

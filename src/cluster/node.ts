@@ -13,7 +13,8 @@ import { ClusterSink } from "./front.ts";
 import { Link } from "./link.ts";
 import { pack, unpack } from "./message.ts";
 import { MetaMirror } from "./meta-mirror.ts";
-import { NODE_BEAT_MS, partitionOf, readSubject, type ClusterSettings } from "./names.ts";
+import { NODE_BEAT_MS, partitionOf, readSubject, tailSubject, type ClusterSettings } from "./names.ts";
+import { askStream, serveStream, type RelayedRequest } from "./relay.ts";
 
 /** NodeOptions are a node's settings: the cluster's, and the app's options of a single process. */
 export interface NodeOptions extends Omit<SluiceOptions, "dataDir" | "meta" | "writeTo"> {
@@ -25,13 +26,6 @@ export interface NodeOptions extends Omit<SluiceOptions, "dataDir" | "meta" | "w
   retentionSweepMs?: number;
 }
 
-interface ForwardedRead {
-  method: string;
-  url: string;
-  headers: [string, string][];
-  body: Uint8Array | null;
-  barrier: number;
-}
 interface ForwardedReply {
   status: number;
   headers: [string, string][];
@@ -47,7 +41,7 @@ const isRead = (method: string, path: string) =>
 /** ClusterNode is one running node: `handle` answers any request of the HTTP API. */
 export class ClusterNode {
   private readonly copies = new Map<number, PartitionCopy>();
-  private readonly serving = new Map<number, Subscription>();
+  private readonly serving = new Map<number, Subscription[]>();
   private readonly timers: ReturnType<typeof setInterval>[] = [];
   private assigning: Promise<void> = Promise.resolve();
   private closed = false;
@@ -140,7 +134,12 @@ export class ClusterNode {
   /** forward sends a read to a node holding a copy of partition p (NATS request, queue group: one of them answers). */
   private async forward(p: number, request: Request, barrier: number): Promise<Response> {
     const body = request.method === "GET" || request.method === "HEAD" ? null : new Uint8Array(await request.arrayBuffer());
-    const read: ForwardedRead = { method: request.method, url: request.url, headers: [...request.headers], body, barrier };
+    const read: RelayedRequest = { method: request.method, url: request.url, headers: [...request.headers], body, barrier };
+    if (new URL(request.url, "http://localhost").pathname.endsWith("/logs/tail")) {
+      const streamed = await askStream(this.link.nc, tailSubject(p), read, 10_000);
+      if (!streamed) throw noCopy(p);
+      return streamed;
+    }
     let reply: ForwardedReply;
     try {
       const m = await this.link.nc.request(readSubject(p), pack(read), { timeout: (this.options.queryTimeoutMs ?? 30_000) + 5000 });
@@ -157,17 +156,7 @@ export class ClusterNode {
     void (async () => {
       for await (const m of sub) {
         void (async () => {
-          const read = unpack<ForwardedRead>(m.data);
-          let response: Response;
-          const request = new Request(read.url, { method: read.method, headers: read.headers, body: read.body });
-          if (new URL(read.url, "http://localhost").pathname.endsWith("/logs/tail")) response = errorResponse(tailElsewhere(copy.partition));
-          else {
-            try {
-              response = await this.readOn(copy, request, read.barrier);
-            } catch (e) {
-              response = errorResponse(e instanceof ApiError ? e : notCaughtUp(copy.partition));
-            }
-          }
+          const response = await this.answer(copy, unpack<RelayedRequest>(m.data));
           m.respond(
             pack({ status: response.status, headers: [...response.headers], body: new Uint8Array(await response.arrayBuffer()) } satisfies ForwardedReply),
           );
@@ -175,6 +164,17 @@ export class ClusterNode {
       }
     })();
     return sub;
+  }
+
+  /** answer runs a request relayed from another node on this node's copy, once it has applied the request's barrier. */
+  private async answer(copy: PartitionCopy, read: RelayedRequest): Promise<Response> {
+    const request = new Request(read.url, { method: read.method, headers: read.headers, body: read.body });
+    await this.caller(request.headers); // a key the asking node knew is known here too (the mirror catches up)
+    try {
+      return await this.readOn(copy, request, read.barrier);
+    } catch (e) {
+      return errorResponse(e instanceof ApiError ? e : notCaughtUp(copy.partition));
+    }
   }
 
   /** followAssignment opens and closes copies as the stored assignment says, now and whenever it changes. */
@@ -186,7 +186,7 @@ export class ClusterNode {
         const mine = new Set(assignment.flatMap((nodes, p) => (nodes.includes(this.options.nodeId) ? [p] : [])));
         for (const [p, copy] of this.copies) {
           if (mine.has(p)) continue;
-          this.serving.get(p)?.unsubscribe();
+          for (const sub of this.serving.get(p) ?? []) sub.unsubscribe();
           this.serving.delete(p);
           this.copies.delete(p);
           await copy.stop();
@@ -196,7 +196,7 @@ export class ClusterNode {
           const copy = new PartitionCopy(p, this.options.dataDir, { ...this.options, meta: this.mirror.proxy() }, this.link, this.log);
           this.copies.set(p, copy);
           copy.start();
-          this.serving.set(p, this.serve(copy));
+          this.serving.set(p, [this.serve(copy), serveStream(this.link.nc, tailSubject(p), (read) => this.answer(copy, read))]);
           const sweeper = new RetentionSweeper(copy.sluice.entries, copy.sluice.meta, (ws, nowMs) => this.options.plans.retentionFloor(ws.plan, nowMs));
           this.timers.push(setInterval(() => void sweeper.sweep().catch(() => {}), this.options.retentionSweepMs ?? 600_000));
         }
@@ -223,7 +223,7 @@ export class ClusterNode {
     for (const t of this.timers) clearInterval(t);
     this.stopWatch?.();
     await this.assigning.catch(() => {});
-    for (const sub of this.serving.values()) sub.unsubscribe();
+    for (const subs of this.serving.values()) for (const sub of subs) sub.unsubscribe();
     await Promise.all([...this.copies.values()].map((c) => c.stop()));
     await this.mirror.stop();
     await this.front.close();
@@ -253,16 +253,6 @@ const noCopy = (p: number) =>
     503,
     "INTERNAL_LOG_SERVICE_ERROR",
     `no node holding a copy of partition ${p} answered; run \`sluice cluster rebalance\` and check \`sluice cluster status\``,
-    undefined,
-    {
-      "retry-after": "2",
-    },
-  );
-const tailElsewhere = (p: number) =>
-  new ApiError(
-    503,
-    "INTERNAL_LOG_SERVICE_ERROR",
-    `a live tail is served by a node holding a copy of partition ${p}; connect to one of them (see \`sluice cluster status\`)`,
     undefined,
     {
       "retry-after": "2",

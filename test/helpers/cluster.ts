@@ -61,9 +61,9 @@ export async function startTestCluster(opts: ClusterOptions = {}): Promise<TestC
     };
     for (let i = 0; i < (opts.nodes ?? 3); i++) await addNode();
     const { assignment } = await rebalance(nats.urls);
-    const until = Date.now() + 10_000;
+    const until = Date.now() + 20_000;
     while (!nodes.every((n) => assignment.every((copies, p) => !copies.includes(n.options.nodeId) || p in n.held()))) {
-      if (Date.now() > until) throw new Error("the nodes did not open their assigned copies within 10 s");
+      if (Date.now() > until) throw new Error("the nodes did not open their assigned copies within 20 s");
       await Bun.sleep(50);
     }
     const call: TestCluster["call"] = (i, method, path, o = {}) => {
