@@ -9,6 +9,7 @@ import { ApiError } from "../errors.ts";
 import { openDatabases } from "../storage/db.ts";
 import { RetentionSweeper } from "../storage/retention.ts";
 import { PartitionCopy } from "./copy.ts";
+import { SharedPlans } from "./plans.ts";
 import { ClusterSink } from "./front.ts";
 import { Link } from "./link.ts";
 import { pack, unpack } from "./message.ts";
@@ -57,7 +58,9 @@ export class ClusterNode {
   ) {}
 
   /** start connects to NATS, mirrors the meta bucket, and begins serving, consuming and announcing itself. */
-  static async start(options: NodeOptions): Promise<ClusterNode> {
+  static async start(given: NodeOptions): Promise<ClusterNode> {
+    const plans = new SharedPlans(given.plans);
+    const options = { ...given, plans };
     const log = options.log ?? ((line) => console.error(JSON.stringify(line)));
     const link = await Link.open(options.urls, options.nodeId);
     const settings = await link.settings();
@@ -214,6 +217,17 @@ export class ClusterNode {
   private async beat(): Promise<void> {
     if (this.closed) return;
     await this.link.nodes.put(this.options.nodeId, JSON.stringify({ roles: this.options.roles, applied: this.held(), at: Date.now() }));
+    let fronts = 0;
+    for await (const id of await this.link.nodes.keys()) {
+      const e = await this.link.nodes.get(id);
+      if (e?.operation === "PUT" && (e.json<{ roles: string[] }>().roles ?? []).includes("front")) fronts++;
+    }
+    (this.options.plans as SharedPlans).setFronts(fronts);
+  }
+
+  /** liveFronts is how many front nodes this node last counted: its share of each plan's requests per minute. */
+  get liveFronts(): number {
+    return (this.options.plans as SharedPlans).liveFronts;
   }
 
   /** stop ends serving and consuming, closes every environment and the connection. */

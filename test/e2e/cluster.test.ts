@@ -10,10 +10,11 @@ import { WS, entry } from "../helpers/sluice.ts";
 
 const unlimited = BUILT_IN_PLANS.find((p) => p.code === "unlimited")!;
 const Q50: Plan = { ...unlimited, code: "q50", logs_per_month: 50, requests_per_minute: -1, validate_requests_per_minute: -1 };
+const R30: Plan = { ...unlimited, code: "r30", requests_per_minute: 30, validate_requests_per_minute: -1 };
 
 let c: TestCluster;
 beforeAll(async () => {
-  c = await startTestCluster({ plans: [...BUILT_IN_PLANS, Q50] });
+  c = await startTestCluster({ plans: [...BUILT_IN_PLANS, Q50, R30] });
 }, 60_000);
 afterAll(async () => {
   await c?.close();
@@ -118,6 +119,18 @@ describe("cluster", () => {
       expect(got).toEqual([...sent].sort());
       await reader.close();
     }
+  }, 30_000);
+
+  test("a plan's requests per minute are shared among the live front nodes: each node allows its third", async () => {
+    const until = Date.now() + 10_000;
+    while (!c.nodes.every((n) => n.liveFronts === 3) && Date.now() < until) await Bun.sleep(100);
+    expect(c.nodes.map((n) => n.liveFronts)).toEqual([3, 3, 3]);
+    const ws = await c.workspace("r30");
+    const key = await ws.key("production", "rw");
+    const statuses: number[] = [];
+    for (let k = 0; k < 12; k++) statuses.push((await c.call(0, "POST", `${WS}/logs`, { key, body: entry() })).status);
+    expect(statuses).toEqual([...Array(10).fill(201), 429, 429]);
+    expect((await c.call(1, "POST", `${WS}/logs`, { key, body: entry() })).status).toBe(201); // another front has its own share
   }, 30_000);
 
   test("a node cut off from NATS answers writes 503 with Retry-After and is not ready; it is ready again once NATS is back", async () => {
