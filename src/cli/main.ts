@@ -5,7 +5,8 @@ import { loadConfig } from "../config.ts";
 import { ApiError } from "../errors.ts";
 import { planTable } from "../limits/plans-file.ts";
 import { startServer } from "../server.ts";
-import { ADMIN_COMMANDS, UsageError, runAdminCommand, type CommandSpec } from "./admin.ts";
+import { ADMIN_COMMANDS, UsageError, runAdminCommand, type AdminOps, type CommandSpec } from "./admin.ts";
+import { remoteAdmin } from "./admin-remote.ts";
 import { ApiClient } from "./client.ts";
 import { CLUSTER_USAGE, clusterCommand } from "./cluster.ts";
 import { tailCommand } from "./tail.ts";
@@ -73,6 +74,7 @@ function help(): string {
     ...rows.map(([n, s]) => `  ${n.padEnd(22)}${s}`),
     "",
     "--data-dir DIR   the data directory (SLUICE_DATA_DIR, default ./data); works while the server runs",
+    "--url U --admin-token T   in a cluster (SLUICE_CLUSTER), the workspaces and keys commands go to a node's admin API",
     "--help           help for any command, e.g. sluice keys create --help",
   ].join("\n");
 }
@@ -175,10 +177,32 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   if (wantsHelp) return printed(commandHelp(spec));
-  const config = loadConfig(env);
-  const out = await runAdminCommand(spec, rest.slice(2), config.dataDir, planTable(config.plansFile));
+  const config = loadConfig({ ...env, SLUICE_CLUSTER: undefined }); // a command is no cluster node
+  const { args, remote } = adminTarget(rest.slice(2), env);
+  const out = await runAdminCommand(spec, args, config.dataDir, planTable(config.plansFile), remote);
   if (out !== undefined) console.log(JSON.stringify(out, null, 2));
   return 0;
+}
+
+/**
+ * adminTarget: in a cluster (SLUICE_CLUSTER set, or --url given) the workspaces and keys commands go to a node's admin
+ * API (--url, default http://localhost:$SLUICE_PORT; --admin-token, default $SLUICE_ADMIN_TOKEN), else to the data directory.
+ */
+function adminTarget(argv: string[], env: Record<string, string | undefined>): { args: string[]; remote?: AdminOps } {
+  const args: string[] = [];
+  let url: string | undefined;
+  let token = env.SLUICE_ADMIN_TOKEN;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === "--url") url = argv[++i];
+    else if (a.startsWith("--url=")) url = a.slice("--url=".length);
+    else if (a === "--admin-token") token = argv[++i];
+    else if (a.startsWith("--admin-token=")) token = a.slice("--admin-token=".length);
+    else args.push(a);
+  }
+  if (!url && !env.SLUICE_CLUSTER) return { args };
+  if (!token) throw new UsageError("in a cluster the workspaces and keys commands use the admin API: give --admin-token or SLUICE_ADMIN_TOKEN (and --url)");
+  return { args, remote: remoteAdmin(url ?? `http://localhost:${env.SLUICE_PORT || env.PORT || 8080}`, token) };
 }
 
 try {

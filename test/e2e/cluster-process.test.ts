@@ -48,16 +48,15 @@ async function statusOk(ms: number) {
 
 test("kill -9 of a NATS server and of a Sluice storage node under bulk writes loses no acknowledged entry and stores none twice", async () => {
   expect((await statusOk(20_000)).code).toBe(0);
-  const ws = await fetch(`${nodes[0]!.base}/api/v1/admin/workspaces`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
-    body: JSON.stringify({ organization: "Acme", name: "kill", plan: "unlimited" }),
-  }).then((r) => r.json() as Promise<{ id: string }>);
-  const { key } = await fetch(`${nodes[0]!.base}/api/v1/admin/workspaces/${ws.id}/keys`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
-    body: JSON.stringify({ name: "k", environment: "production", type: "rw" }),
-  }).then((r) => r.json() as Promise<{ key: string }>);
+  // in a cluster the workspaces and keys commands go through a node's admin API; the key works on every node
+  const made = await runCli(["workspaces", "create", "--name", "kill", "--organization", "Acme", "--url", nodes[0]!.base], env);
+  expect(made.code).toBe(0);
+  const ws = JSON.parse(made.stdout) as { id: string };
+  const keyMade = await runCli(["keys", "create", "--workspace", ws.id, "--environment", "production", "--type", "rw", "--url", nodes[1]!.base], env);
+  expect(keyMade.code).toBe(0);
+  const { key } = JSON.parse(keyMade.stdout) as { key: string };
+  const listed = await runCli(["workspaces", "list", "--url", nodes[2]!.base], env);
+  expect((JSON.parse(listed.stdout) as { id: string }[]).map((w) => w.id)).toContain(ws.id);
 
   const acked: string[] = [];
   const start = Date.now();
