@@ -23,10 +23,18 @@ export interface VerdictMessage {
 
 const packr = new Packr({ moreTypes: true, useRecords: false });
 
-/** encodeWrite packs a write message (typed arrays kept as such). */
-export const encodeWrite = (m: WriteMessage): Uint8Array => packr.pack(m);
+/**
+ * encodeWrite packs a write message (typed arrays kept as such). Entries travel as JSON text: msgpackr renames a
+ * `__proto__` key when it unpacks, and an entry's objects must come back exactly as sent (JSON.parse keeps it).
+ */
+export const encodeWrite = (m: WriteMessage): Uint8Array => packr.pack(m.entries ? { ...m, entries: undefined, entriesJson: JSON.stringify(m.entries) } : m);
 /** decodeWrite unpacks what encodeWrite packed. */
-export const decodeWrite = (data: Uint8Array): WriteMessage => packr.unpack(data) as WriteMessage;
+export function decodeWrite(data: Uint8Array): WriteMessage {
+  const m = packr.unpack(data) as WriteMessage & { entriesJson?: string };
+  if (m.entriesJson !== undefined) m.entries = JSON.parse(m.entriesJson) as Entry[];
+  delete m.entriesJson;
+  return m;
+}
 /** pack and unpack carry the cluster's other messages (verdicts, forwarded reads). */
 export const pack = (value: unknown): Uint8Array => packr.pack(value);
 export const unpack = <T>(data: Uint8Array): T => packr.unpack(data) as T;

@@ -4,6 +4,7 @@
 // watches the bucket and applies what changed, raising its meta generation, so revocations act on every node.
 import type { Database, Key } from "lmdb";
 import type { KV, KvWatchOptions } from "@nats-io/kv";
+import type { NatsConnection, Subscription } from "@nats-io/transport-node";
 import { pack, unpack } from "./message.ts";
 import { Watermark } from "./watermark.ts";
 
@@ -16,21 +17,42 @@ type Change = { key: Key[]; value?: unknown };
 export const bucketKey = (key: unknown[]) => Buffer.from(JSON.stringify(key)).toString("base64url");
 const metaKey = (name: string) => JSON.parse(Buffer.from(name, "base64url").toString()) as Key[];
 
+/** where a node that wrote to the bucket asks every node to answer once its mirror has applied a revision */
+const APPLIED_SUBJECT = "sluice.meta.applied";
+/** how long a write waits for the other nodes' mirrors (the contract's bound on a revocation reaching every node) */
+const EVERY_NODE_MS = 2000;
+
+/** Peers says how many nodes are live (each answers APPLIED_SUBJECT), for a write to wait for all of them. */
+export interface Peers {
+  nc: NatsConnection;
+  count(): Promise<number>;
+}
+
 /** MetaMirror keeps the node's meta database equal to the bucket, and sends the MetaStore's writes there. */
 export class MetaMirror {
   private stopWatch: (() => void) | undefined;
   private following: Promise<void> | undefined;
   private watchdog: ReturnType<typeof setInterval> | undefined;
+  private answering: Subscription | undefined;
   /** the bucket revision applied here last, and what waits for a later one */
   private readonly revision = new Watermark();
   constructor(
     private readonly db: Database,
     private readonly kv: KV,
     private readonly log: (line: Record<string, unknown>) => void = (line) => console.error(JSON.stringify(line)),
+    /** the live nodes: with them, a write answers once every node's mirror has it (at most 2 s) */
+    private readonly peers?: Peers,
   ) {}
 
   /** start applies every key of the bucket, then follows its changes; resolves once the node is in step (at most 10 s). */
   async start(): Promise<void> {
+    if (this.peers) {
+      this.answering = this.peers.nc.subscribe(APPLIED_SUBJECT, {
+        callback: (_, m) => {
+          void this.revision.reached(unpack<number>(m.data), EVERY_NODE_MS).then((reached) => reached && m.respond());
+        },
+      });
+    }
     const { values } = await this.kv.status();
     const { inStep } = await this.follow({});
     if (values > 0) await Promise.race([inStep, Bun.sleep(10_000).then(() => Promise.reject(new Error("the meta bucket was not read within 10 s")))]);
@@ -89,9 +111,23 @@ export class MetaMirror {
     return reached;
   }
 
+  /**
+   * everyNode waits until every live node's mirror has applied `revision` (at most 2 s): an admin call answers once
+   * its change holds on every node, so a key revoked through one node is refused by all of them from then on.
+   */
+  private async everyNode(revision: number): Promise<void> {
+    if (!this.peers || revision === 0) return;
+    const expected = await this.peers.count().catch(() => 0);
+    if (expected === 0) return;
+    let answered = 0;
+    const replies = await this.peers.nc.requestMany(APPLIED_SUBJECT, pack(revision), { maxWait: EVERY_NODE_MS, maxMessages: expected }).catch(() => []);
+    for await (const _ of replies) if (++answered >= expected) break;
+  }
+
   /** stop ends following the bucket, once the change being applied is committed. */
   async stop(): Promise<void> {
     clearInterval(this.watchdog);
+    this.answering?.unsubscribe();
     this.stopWatch?.();
     await this.following;
   }
@@ -104,6 +140,7 @@ export class MetaMirror {
   proxy(): Database {
     const db = this.db;
     const kv = this.kv;
+    const everyNode = (revision: number) => this.everyNode(revision);
     let recording: Change[] | undefined;
     return new Proxy(db, {
       get(target, prop) {
@@ -121,10 +158,12 @@ export class MetaMirror {
             // a key's last-use stamp (touchKey: its record alone) stays on this node: shared, a stamp read before a
             // revocation elsewhere could put the unrevoked record back
             if (changes.length === 1 && changes[0].key[0] === "key") return result;
+            let revision = 0;
             for (const c of changes) {
               if (c.value === undefined) await kv.delete(bucketKey(c.key));
-              else await kv.put(bucketKey(c.key), pack(c.value));
+              else revision = await kv.put(bucketKey(c.key), pack(c.value));
             }
+            await everyNode(revision);
             return result;
           };
         if (prop === "put" || prop === "remove")

@@ -65,7 +65,12 @@ export class ClusterNode {
     const link = await Link.open(options.urls, options.nodeId);
     const settings = await link.settings();
     const metaEnv = openDatabases(join(options.dataDir, "meta"), options.storageLog);
-    const mirror = new MetaMirror(metaEnv.meta, link.meta, log);
+    const live = async () => {
+      let n = 0;
+      for await (const _ of await link.nodes.keys()) n++;
+      return n;
+    };
+    const mirror = new MetaMirror(metaEnv.meta, link.meta, log, { nc: link.nc, count: live });
     await mirror.start();
     const sink = new ClusterSink(link, settings.partitions, options.queryTimeoutMs ?? 30_000);
     const front = compose({ ...options, dataDir: join(options.dataDir, "front"), meta: mirror.proxy(), writeTo: sink });

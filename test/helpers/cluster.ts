@@ -9,7 +9,7 @@ import type { Role } from "../../src/config.ts";
 import { PlanTable, type Plan } from "../../src/limits/plans.ts";
 import type { Environment, KeyType } from "../../src/schema.ts";
 import { startNatsCluster, type NatsCluster } from "./nats.ts";
-import { ADMIN_TOKEN, type CallOptions } from "./sluice.ts";
+import { ADMIN_TOKEN, type CallOptions, type TestOptions } from "./sluice.ts";
 
 export interface TestCluster {
   nats: NatsCluster;
@@ -18,7 +18,7 @@ export interface TestCluster {
   call(i: number, method: string, path: string, opts?: CallOptions): Promise<Response>;
   admin(i: number, method: string, path: string, body?: unknown): Promise<Response>;
   /** workspace makes a workspace through node 0's admin API and returns a key maker */
-  workspace(plan?: string): Promise<{ id: string; key(env: Environment, type: KeyType): Promise<string> }>;
+  workspace(plan?: string): Promise<{ id: string; key(env: Environment, type: KeyType, extra?: Record<string, unknown>): Promise<string> }>;
   /** addNode starts one more node, on the given NATS URLs (default all) */
   addNode(roles?: Role[], urls?: string[]): Promise<ClusterNode>;
   close(): Promise<void>;
@@ -30,6 +30,8 @@ export interface ClusterOptions {
   copies?: number;
   plans?: Plan[];
   queryTimeoutMs?: number;
+  /** the app's settings of a single process, as startTestSluice takes them (clock, segment size, tails, …) */
+  app?: Omit<TestOptions, "plans">;
 }
 
 /** startTestCluster starts NATS, initialises the cluster, starts the nodes, assigns the copies and waits until every node holds its own. */
@@ -46,10 +48,11 @@ export async function startTestCluster(opts: ClusterOptions = {}): Promise<TestC
   try {
     await initCluster(nats.urls, { partitions: opts.partitions ?? 4, replicas: 3, copies: opts.copies ?? 2 }, plans, ADMIN_TOKEN);
     const base: Omit<NodeOptions, "nodeId" | "dataDir" | "roles" | "urls"> = {
+      ...opts.app,
       plans,
       adminToken: ADMIN_TOKEN,
-      ipRatePerMinute: -1,
-      queryTimeoutMs: opts.queryTimeoutMs ?? 15_000,
+      ipRatePerMinute: opts.app?.ipRatePerMinute ?? -1,
+      queryTimeoutMs: opts.queryTimeoutMs ?? opts.app?.queryTimeoutMs ?? 15_000,
       log: () => {},
       storageLog: () => {},
     };
@@ -89,8 +92,8 @@ export async function startTestCluster(opts: ClusterOptions = {}): Promise<TestC
         const ws = (await r.json()) as { id: string };
         return {
           id: ws.id,
-          key: async (environment, type) => {
-            const k = await admin(0, "POST", `/workspaces/${ws.id}/keys`, { name: "k", environment, type });
+          key: async (environment, type, extra = {}) => {
+            const k = await admin(0, "POST", `/workspaces/${ws.id}/keys`, { name: "k", environment, type, ...extra });
             if (k.status !== 201) throw new Error(`creating a key answered ${k.status}: ${await k.text()}`);
             return ((await k.json()) as { key: string }).key;
           },
