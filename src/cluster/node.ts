@@ -1,6 +1,7 @@
 // node: a Sluice process in cluster mode (contract §13). Its front writes to the partition streams (front.ts), its
 // storage copies apply them (copy.ts), and a read is run, after its barrier, on a copy of the workspace's partition:
 // this node's own, or another node's through a NATS request. Workspaces and keys come from the meta bucket.
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { Subscription } from "@nats-io/transport-node";
 import type { Role } from "../config.ts";
@@ -8,6 +9,7 @@ import { compose, type SluiceOptions } from "../compose.ts";
 import { ApiError } from "../errors.ts";
 import { openDatabases } from "../storage/db.ts";
 import { RetentionSweeper } from "../storage/retention.ts";
+import { fetchBackup, serveBackups } from "./backup.ts";
 import { PartitionCopy } from "./copy.ts";
 import { SharedPlans } from "./plans.ts";
 import { ClusterSink } from "./front.ts";
@@ -42,6 +44,8 @@ const isRead = (method: string, path: string) =>
 /** ClusterNode is one running node: `handle` answers any request of the HTTP API. */
 export class ClusterNode {
   private readonly copies = new Map<number, PartitionCopy>();
+  /** the partitions whose copy here started from a peer's backup */
+  readonly restored = new Set<number>();
   private readonly serving = new Map<number, Subscription[]>();
   private readonly timers: ReturnType<typeof setInterval>[] = [];
   private assigning: Promise<void> = Promise.resolve();
@@ -201,10 +205,18 @@ export class ClusterNode {
         }
         for (const p of mine) {
           if (this.copies.has(p)) continue;
+          const dir = join(this.options.dataDir, `p${p}`);
+          if (!existsSync(dir) && (await this.worthCopying(p, assignment[p])) && (await fetchBackup(this.link.nc, p, dir).catch(() => false)))
+            this.restored.add(p);
+          if (this.closed) return;
           const copy = new PartitionCopy(p, this.options.dataDir, { ...this.options, meta: this.mirror.proxy() }, this.link, this.log);
           this.copies.set(p, copy);
           copy.start();
-          this.serving.set(p, [this.serve(copy), serveStream(this.link.nc, tailSubject(p), (read) => this.answer(copy, read))]);
+          this.serving.set(p, [
+            this.serve(copy),
+            serveStream(this.link.nc, tailSubject(p), (read) => this.answer(copy, read)),
+            serveBackups(this.link.nc, copy, join(this.options.dataDir, "tmp")),
+          ]);
           const sweeper = new RetentionSweeper(copy.sluice.entries, copy.sluice.meta, (ws, nowMs) => this.options.plans.retentionFloor(ws.plan, nowMs));
           this.timers.push(setInterval(() => void sweeper.sweep().catch(() => {}), this.options.retentionSweepMs ?? 600_000));
         }
@@ -217,6 +229,12 @@ export class ClusterNode {
     this.stopWatch = () => watch.stop();
   }
   private stopWatch: (() => void) | undefined;
+
+  /** worthCopying tells whether partition p has writes and another node is assigned a copy of it: a backup to start from. */
+  private async worthCopying(p: number, nodes: string[]): Promise<boolean> {
+    if (!nodes.some((id) => id !== this.options.nodeId)) return false;
+    return (await this.link.lastSeq(p).catch(() => 0)) > 0;
+  }
 
   /** beat tells the cluster this node is alive, its roles and how far each of its copies has applied. */
   private async beat(): Promise<void> {
@@ -241,7 +259,7 @@ export class ClusterNode {
     this.closed = true;
     for (const t of this.timers) clearInterval(t);
     this.stopWatch?.();
-    await this.assigning.catch(() => {});
+    await Promise.race([this.assigning.catch(() => {}), Bun.sleep(3000)]); // a backup being fetched is left behind
     for (const subs of this.serving.values()) for (const sub of subs) sub.unsubscribe();
     await Promise.all([...this.copies.values()].map((c) => c.stop()));
     await this.mirror.stop();

@@ -7,6 +7,7 @@ import { pack, unpack } from "./message.ts";
 
 const ALIVE_EVERY_MS = 3000;
 const ALIVE_TIMEOUT_MS = 10_000;
+const CHUNK_BYTES = 512 * 1024;
 
 /** RelayedRequest is a request sent to another node: its method, URL, headers, body and the barrier it must wait for. */
 export interface RelayedRequest {
@@ -89,7 +90,8 @@ async function relay(nc: NatsConnection, inbox: string, response: Response): Pro
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
-      nc.publish(inbox, pack({ chunk: value } satisfies Frame));
+      // pieces under NATS's default max_payload (1 MB)
+      for (let at = 0; at < value.byteLength; at += CHUNK_BYTES) nc.publish(inbox, pack({ chunk: value.subarray(at, at + CHUNK_BYTES) } satisfies Frame));
     }
   } catch {
     // cancelled: the asker left

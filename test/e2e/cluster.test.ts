@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { BUILT_IN_PLANS, type Plan } from "../../src/limits/plans.ts";
 import { startTestCluster, type TestCluster } from "../helpers/cluster.ts";
 import { partitionOf } from "../../src/cluster/names.ts";
+import { rebalance } from "../../src/cluster/ops.ts";
 import { SseReader } from "../helpers/sse.ts";
 import { WS, entry } from "../helpers/sluice.ts";
 
@@ -162,5 +163,36 @@ describe("cluster", () => {
     const back = Date.now() + 15_000;
     while ((await c.call(i, "GET", "/readyz")).status !== 200 && Date.now() < back) await Bun.sleep(100);
     expect((await c.call(i, "GET", "/readyz")).status).toBe(200);
+  }, 60_000);
+
+  test("a storage node added by rebalance starts its copies from a peer's backup and consumes on from its sequence", async () => {
+    // workspaces until every partition has writes (each is then worth a backup)
+    const keys: string[] = [];
+    const written = new Set<number>();
+    const partitions = c.nodes[0].settings.partitions;
+    for (let w = 0; w < 60 && written.size < partitions; w++) {
+      const ws = await c.workspace();
+      const p = partitionOf(ws.id, partitions);
+      if (written.has(p)) continue;
+      written.add(p);
+      const key = await ws.key("production", "rw");
+      keys.push(key);
+      expect((await c.call(w % 3, "POST", `${WS}/logs/bulk`, { key, body: [entry({ message: `before ${w}` }), entry()] })).status).toBe(201);
+    }
+    expect(written.size).toBe(partitions);
+    const added = await c.addNode();
+    const { assignment } = await rebalance(c.nats.urls);
+    const mine = assignment.flatMap((nodes, p) => (nodes.includes(added.options.nodeId) ? [p] : []));
+    expect(mine.length).toBeGreaterThan(0);
+    const until = Date.now() + 20_000;
+    while (!mine.every((p) => p in added.held()) && Date.now() < until) await Bun.sleep(50);
+    expect([...added.restored].sort()).toEqual(mine.sort()); // every partition has writes, so each copy here came from a backup
+    const i = c.nodes.indexOf(added);
+    for (const key of keys) {
+      expect((await c.call(i, "POST", `${WS}/logs`, { key, body: entry({ message: "after" }) })).status).toBe(201);
+      const here = await everyId(i, key);
+      expect(here.length).toBe(3);
+      expect(here).toEqual(await everyId(0, key));
+    }
   }, 60_000);
 });
