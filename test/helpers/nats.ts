@@ -23,8 +23,22 @@ export function freePort(): number {
   return port;
 }
 
-/** startNatsCluster starts `n` JetStream servers routed to each other and resolves once every one takes clients. */
+/**
+ * startNatsCluster starts `n` JetStream servers routed to each other and resolves once every one takes clients. A
+ * server that could not bind its ports (another process took one between freePort and its start) exits: then all are
+ * stopped and started again on new ports, at most three times.
+ */
 export async function startNatsCluster(n = 3): Promise<NatsCluster> {
+  for (let attempt = 1; ; attempt++) {
+    const cluster = await startOnce(n);
+    await Bun.sleep(200);
+    if (cluster.alive()) return cluster;
+    await cluster.stop();
+    if (attempt >= 3) throw new Error("nats-server exited right after starting, three times (ports taken?)");
+  }
+}
+
+async function startOnce(n: number): Promise<NatsCluster & { alive(): boolean }> {
   const dir = mkdtempSync(join(tmpdir(), "sluice-nats-"));
   const ports = Array.from({ length: n }, () => ({ client: freePort(), route: freePort() }));
   const procs: (Subprocess | undefined)[] = [];
@@ -50,8 +64,10 @@ export async function startNatsCluster(n = 3): Promise<NatsCluster> {
     await waitListening(ports[i].client);
   };
   await Promise.all(ports.map((_, i) => start(i)));
-  await waitJetStream(ports.map((p) => `nats://127.0.0.1:${p.client}`));
+  const alive = () => procs.every((p) => p !== undefined && p.exitCode === null && p.signalCode === null);
+  if (alive()) await waitJetStream(ports.map((p) => `nats://127.0.0.1:${p.client}`));
   return {
+    alive,
     urls: ports.map((p) => `nats://127.0.0.1:${p.client}`),
     kill9(i) {
       procs[i]?.kill(9);
