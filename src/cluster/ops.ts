@@ -15,6 +15,22 @@ import { Link } from "./link.ts";
 import { MetaMirror } from "./meta-mirror.ts";
 import { CLUSTER_BUCKET, META_BUCKET, NODES_BUCKET, NODE_TTL_MS, rendezvous, streamOf, subjectOf, type Assignment, type ClusterSettings } from "./names.ts";
 
+/**
+ * retried runs fn again for up to 20 s while it fails: just after the servers start, JetStream may refuse a
+ * replicated stream ("insufficient resources") until every server has joined its cluster.
+ */
+async function retried<T>(fn: () => Promise<T>): Promise<T> {
+  const until = Date.now() + 20_000;
+  for (;;) {
+    try {
+      return await fn();
+    } catch (e) {
+      if (Date.now() > until) throw e;
+      await Bun.sleep(250);
+    }
+  }
+}
+
 /** withConnection runs fn on a fresh connection to NATS and closes it. */
 async function withConnection<T>(urls: string[], fn: (nc: NatsConnection) => Promise<T>): Promise<T> {
   const nc = await connect({ servers: urls, name: "sluice-cluster-cli", timeout: 5000 });
@@ -34,7 +50,7 @@ export async function initCluster(urls: string[], settings: ClusterSettings, pla
   await withConnection(urls, async (nc) => {
     const jsm = await jetstreamManager(nc, { timeout: 10_000 });
     const kvm = new Kvm(nc);
-    const clusterKv = await kvm.create(CLUSTER_BUCKET, { replicas: settings.replicas, history: 1 });
+    const clusterKv = await retried(() => kvm.create(CLUSTER_BUCKET, { replicas: settings.replicas, history: 1 }));
     const stored = await clusterKv.get("config");
     if (stored?.operation === "PUT") {
       const was = stored.json<ClusterSettings>();
@@ -51,12 +67,14 @@ export async function initCluster(urls: string[], settings: ClusterSettings, pla
         discard: DiscardPolicy.Old,
         duplicate_window: 120_000_000_000, // ns: a front's retries with the same message id within 2 min are stored once
       };
-      await jsm.streams.add(config).catch(async (e) => {
-        if (!String(e).includes("already in use")) throw e;
-      });
+      await retried(() =>
+        jsm.streams.add(config).catch((e) => {
+          if (!String(e).includes("already in use")) throw e;
+        }),
+      );
     }
-    await kvm.create(META_BUCKET, { replicas: settings.replicas, history: 1 });
-    await kvm.create(NODES_BUCKET, { replicas: settings.replicas, history: 1, ttl: NODE_TTL_MS });
+    await retried(() => kvm.create(META_BUCKET, { replicas: settings.replicas, history: 1 }));
+    await retried(() => kvm.create(NODES_BUCKET, { replicas: settings.replicas, history: 1, ttl: NODE_TTL_MS }));
     await clusterKv.put("config", JSON.stringify(settings));
   });
   // the first workspace and the admin token, through the mirror as any node's writes go

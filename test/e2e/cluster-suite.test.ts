@@ -21,7 +21,14 @@ async function runSuite(mode: "round-robin" | "one", files: string[]) {
   const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   clearTimeout(killer);
   const text = out + err;
-  return { code, failed: text.split("\n").filter((l) => l.startsWith("(fail)")), summary: text.split("\n").filter((l) => /^\s*\d+ (pass|fail)$/.test(l)) };
+  const lines = text.split("\n");
+  const firstError = lines.findIndex((l) => l.startsWith("error"));
+  return {
+    code,
+    // the first failure's message: a failing run says why, not only which tests
+    failed: [...new Set(lines.filter((l) => l.startsWith("(fail)")))].concat(firstError < 0 ? [] : lines.slice(Math.max(0, firstError - 4), firstError + 16)),
+    summary: lines.filter((l) => /^\s*\d+ (pass|fail)$/.test(l)),
+  };
 }
 
 test("the contract's e2e files pass on a cluster with calls round-robin through every node", async () => {
