@@ -23,7 +23,11 @@ export async function startClusterServer(config: Config, print: (text: string) =
     hostname: config.host,
     maxRequestBodySize: Number.MAX_SAFE_INTEGER, // each route enforces its own limit while the body streams in
     idleTimeout: config.idleTimeoutSeconds,
-    fetch: (request) => node.handle(request),
+    fetch: (request, server) => {
+      // a live tail is silent between heartbeats: it must outlive the idle timeout, as the single process's tail route arranges
+      if (request.url.includes("/logs/tail")) server.timeout(request, 0);
+      return node.handle(request);
+    },
   });
   const shown = config.host === "0.0.0.0" || config.host === "::" ? "localhost" : config.host;
   const baseUrl = `http://${shown}:${server.port}`;
