@@ -24,7 +24,7 @@ import { RejectionLog } from "./ingest/rejections.ts";
 import { DEFAULT_TAIL_SETTINGS, TailStreams, type TailSettings } from "./http/tail.ts";
 import { TailHub } from "./query/tail-hub.ts";
 import { errorReply, requestUrl } from "./http/respond.ts";
-import { IngestService } from "./ingest/ingest.ts";
+import { IngestService, type WriteSink } from "./ingest/ingest.ts";
 import type { PlanTable } from "./limits/plans.ts";
 import type { Databases } from "./storage/db.ts";
 import { EntryStore } from "./storage/entries.ts";
@@ -54,6 +54,8 @@ export interface AppDeps {
   queryTimeoutMs?: number;
   /** bounds of live tails (SLUICE_TAIL_*); tests shorten them */
   tail?: Partial<TailSettings>;
+  /** where writes go instead of this data directory's entry store (cluster mode: the partition logs) */
+  writeTo?: WriteSink;
 }
 
 /** Services are the parts the routes share; built once per data directory. */
@@ -77,7 +79,7 @@ export function services(deps: AppDeps) {
     clock,
     gate,
     tails: new TailStreams(gate, entries, new TailHub(entries), { ...DEFAULT_TAIL_SETTINGS, ...deps.tail }),
-    ingest: new IngestService(entries, clock),
+    ingest: new IngestService(deps.writeTo ?? entries, clock),
     admin: new AdminService(meta, deps.plans),
     /** the last entries each workspace environment's shippers had rejected */
     rejections: new RejectionLog(),

@@ -1,6 +1,7 @@
 // compose: the one composition root. A data directory and the options of a run become Sluice's parts: storage, the
 // services the routes share and the app. The server, the CLI, the test helper and the benches all build through here.
 import { AdminService } from "./admin/service.ts";
+import type { Database } from "lmdb";
 import { buildApp, services, type AppDeps } from "./app.ts";
 import type { PlanTable } from "./limits/plans.ts";
 import { openDatabases } from "./storage/db.ts";
@@ -11,11 +12,14 @@ export interface SluiceOptions extends Omit<AppDeps, "dbs"> {
   dataDir: string;
   /** where storage reports at open (an index layout upgrade); default: JSON lines on stderr */
   storageLog?: (line: Record<string, unknown>) => void;
+  /** the meta database to use instead of the data directory's own (cluster: the node's mirror of the shared bucket) */
+  meta?: Database;
 }
 
 /** compose opens the data directory and builds every part; close() stores what is held and closes storage. */
 export function compose(options: SluiceOptions) {
-  const dbs = openDatabases(options.dataDir, options.storageLog);
+  const opened = openDatabases(options.dataDir, options.storageLog);
+  const dbs = options.meta ? { ...opened, meta: options.meta } : opened;
   const deps: AppDeps = { ...options, dbs };
   const parts = services(deps);
   return {

@@ -27,6 +27,18 @@ export interface Config {
   tailHeartbeatSeconds: number;
   /** open live tails per key at most */
   tailMaxPerKey: number;
+  /** cluster mode (contract §13): NATS URLs, this node's id and roles; undefined: the single process */
+  cluster: ClusterConfig | undefined;
+}
+
+/** Role is a part a cluster node plays: front (writes), query (reads), storage (partition copies). */
+export type Role = "front" | "query" | "storage";
+export const ROLES: readonly Role[] = ["front", "query", "storage"];
+
+export interface ClusterConfig {
+  urls: string[];
+  nodeId: string;
+  roles: Role[];
 }
 
 /** loadConfig reads the SLUICE_* variables, failing with a message that names the bad one. */
@@ -47,7 +59,25 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     syslog: syslogConfig(env),
     tailHeartbeatSeconds: integer(env, "SLUICE_TAIL_HEARTBEAT_SECONDS", 15, 1, 3600),
     tailMaxPerKey: integer(env, "SLUICE_TAIL_MAX_PER_KEY", 10, 1, 10_000),
+    cluster: clusterConfig(env),
   };
+}
+
+/** clusterConfig reads SLUICE_CLUSTER, SLUICE_NODE_ID and SLUICE_ROLES; without SLUICE_CLUSTER there is no cluster. */
+export function clusterConfig(env: Record<string, string | undefined>): ClusterConfig | undefined {
+  const urls = (env.SLUICE_CLUSTER ?? "")
+    .split(",")
+    .map((u) => u.trim())
+    .filter(Boolean);
+  if (urls.length === 0) return undefined;
+  const nodeId = env.SLUICE_NODE_ID?.trim() ?? "";
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(nodeId))
+    throw new Error(`SLUICE_NODE_ID=${JSON.stringify(nodeId)} is not valid: with SLUICE_CLUSTER, give each node a unique id of letters, digits, - and _`);
+  const roles = (env.SLUICE_ROLES || ROLES.join(",")).split(",").map((r) => r.trim());
+  const bad = roles.find((r) => !ROLES.includes(r as Role));
+  if (bad !== undefined || roles.length === 0)
+    throw new Error(`SLUICE_ROLES=${JSON.stringify(env.SLUICE_ROLES)} is not valid: set it to any of front, query, storage, comma-separated`);
+  return { urls, nodeId, roles: [...new Set(roles as Role[])] };
 }
 
 function syslogConfig(env: Record<string, string | undefined>): Config["syslog"] {

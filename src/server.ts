@@ -1,6 +1,7 @@
 // server: opens a data directory, builds the app, listens, sweeps expired entries, and shuts down cleanly on SIGTERM/SIGINT.
 import { TurnQueue } from "./turn.ts";
 import { banner, bootstrap } from "./bootstrap.ts";
+import { startClusterServer } from "./cluster/serve.ts";
 import { compose } from "./compose.ts";
 import type { Config } from "./config.ts";
 import { holdWrite } from "./http/pipelining.ts";
@@ -10,6 +11,7 @@ import { startSyslog } from "./syslog.ts";
 
 /** startServer runs Sluice until a signal stops it; the returned stop() does the same for tests. */
 export async function startServer(config: Config, print: (text: string) => void = console.log) {
+  if (config.cluster) return startClusterServer(config, print);
   const plans = planTable(config.plansFile); // a bad plans file stops the start here
   const s = compose({
     dataDir: config.dataDir,

@@ -4,12 +4,16 @@ import type { AdminService } from "../admin/service.ts";
 import { composeAdmin } from "../compose.ts";
 import type { PlanTable } from "../limits/plans.ts";
 
+type AdminOpName = "createWorkspace" | "listWorkspaces" | "updateWorkspace" | "createKey" | "listKeys" | "rotateKey" | "revokeKey";
+/** AdminOps are the operations the commands use: the AdminService on a data directory, or a node's admin API (admin-remote.ts). */
+export type AdminOps = { [K in AdminOpName]: (...args: Parameters<AdminService[K]>) => unknown };
+
 export interface CommandSpec {
   usage: string;
   summary: string;
   options: Record<string, { type: "string"; description: string; required?: boolean }>;
   positionals: string[];
-  run(admin: AdminService, values: Record<string, string | undefined>, positionals: string[]): Promise<unknown>;
+  run(admin: AdminOps, values: Record<string, string | undefined>, positionals: string[]): unknown;
 }
 
 export const ADMIN_COMMANDS: Record<string, CommandSpec> = {
@@ -89,7 +93,7 @@ export const ADMIN_COMMANDS: Record<string, CommandSpec> = {
 };
 
 /** runAdminCommand parses a command's arguments, runs it on the data directory with the configured plans and returns its JSON. */
-export async function runAdminCommand(spec: CommandSpec, args: string[], dataDir: string, plans: PlanTable): Promise<unknown> {
+export async function runAdminCommand(spec: CommandSpec, args: string[], dataDir: string, plans: PlanTable, remote?: AdminOps): Promise<unknown> {
   const { values, positionals } = parseArgs({
     args,
     options: Object.fromEntries(Object.entries(spec.options).map(([k, o]) => [k, { type: o.type }])),
@@ -102,6 +106,7 @@ export async function runAdminCommand(spec: CommandSpec, args: string[], dataDir
   if (missing.length || positionals.length !== spec.positionals.length) {
     throw new UsageError(`${missing.length ? `missing ${missing.join(", ")}; ` : ""}usage: ${spec.usage}`);
   }
+  if (remote) return await spec.run(remote, values as Record<string, string>, positionals);
   const { admin, close } = composeAdmin(dataDir, plans);
   try {
     return await spec.run(admin, values as Record<string, string>, positionals);

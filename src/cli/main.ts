@@ -5,8 +5,10 @@ import { loadConfig } from "../config.ts";
 import { ApiError } from "../errors.ts";
 import { planTable } from "../limits/plans-file.ts";
 import { startServer } from "../server.ts";
-import { ADMIN_COMMANDS, UsageError, runAdminCommand, type CommandSpec } from "./admin.ts";
+import { ADMIN_COMMANDS, UsageError, runAdminCommand, type AdminOps, type CommandSpec } from "./admin.ts";
+import { remoteAdmin } from "./admin-remote.ts";
 import { ApiClient } from "./client.ts";
+import { CLUSTER_USAGE, clusterCommand } from "./cluster.ts";
 import { tailCommand } from "./tail.ts";
 import { exportEntries, importFile, progressBar } from "./transfer.ts";
 
@@ -47,17 +49,21 @@ const TRANSFER: Record<string, Pick<CommandSpec, "usage" | "summary" | "options"
 };
 
 const SERVE: Pick<CommandSpec, "usage" | "summary" | "options"> = {
-  usage: "sluice serve [--port N] [--host H]",
+  usage: "sluice serve [--port N] [--host H] [--cluster URLS --node-id ID [--roles front,query,storage]]",
   summary: "run the server (configuration from SLUICE_* variables; flags override them)",
   options: {
     port: { type: "string", description: "listen port (SLUICE_PORT, default 8080)" },
     host: { type: "string", description: "listen host (SLUICE_HOST, default 0.0.0.0)" },
+    cluster: { type: "string", description: "NATS URLs, comma-separated: run as a cluster node (SLUICE_CLUSTER)" },
+    "node-id": { type: "string", description: "this node's unique id in the cluster (SLUICE_NODE_ID)" },
+    roles: { type: "string", description: "any of front, query, storage (SLUICE_ROLES, default all)" },
   },
 };
 
 function help(): string {
   const rows = [
     ["serve", SERVE.summary],
+    ["cluster init|status|rebalance", "set up and watch a cluster on NATS JetStream (contract §13; --help for more)"],
     ...Object.entries(ADMIN_COMMANDS).map(([name, c]) => [name, c.summary]),
     ...Object.entries(TRANSFER).map(([name, c]) => [name, c.summary]),
   ];
@@ -68,6 +74,7 @@ function help(): string {
     ...rows.map(([n, s]) => `  ${n.padEnd(22)}${s}`),
     "",
     "--data-dir DIR   the data directory (SLUICE_DATA_DIR, default ./data); works while the server runs",
+    "--url U --admin-token T   in a cluster (SLUICE_CLUSTER), the workspaces and keys commands go to a node's admin API",
     "--help           help for any command, e.g. sluice keys create --help",
   ].join("\n");
 }
@@ -108,9 +115,24 @@ async function main(argv: string[]): Promise<number> {
   const env: Record<string, string | undefined> = { ...process.env, ...(dataDir ? { SLUICE_DATA_DIR: dataDir } : {}) };
   if (first === "serve") {
     if (wantsHelp) return printed(commandHelp(SERVE));
-    const { values } = parseArgs({ args: rest.slice(1), options: { port: { type: "string" }, host: { type: "string" } }, strict: true });
-    await startServer(loadConfig({ ...env, ...(values.port ? { SLUICE_PORT: values.port } : {}), ...(values.host ? { SLUICE_HOST: values.host } : {}) }));
+    const { values } = parseArgs({
+      args: rest.slice(1),
+      options: { port: { type: "string" }, host: { type: "string" }, cluster: { type: "string" }, "node-id": { type: "string" }, roles: { type: "string" } },
+      strict: true,
+    });
+    const flags: Record<string, string | undefined> = {
+      SLUICE_PORT: values.port,
+      SLUICE_HOST: values.host,
+      SLUICE_CLUSTER: values.cluster,
+      SLUICE_NODE_ID: values["node-id"],
+      SLUICE_ROLES: values.roles,
+    };
+    await startServer(loadConfig({ ...env, ...Object.fromEntries(Object.entries(flags).filter(([, v]) => v !== undefined)) }));
     return -1; // keep running until a signal
+  }
+  if (first === "cluster") {
+    if (wantsHelp) return printed(`usage: ${CLUSTER_USAGE}`);
+    return clusterCommand(rest.slice(1), env, planTable(loadConfig({ ...env, SLUICE_CLUSTER: undefined }).plansFile)); // the command is no node
   }
   if (first in TRANSFER) {
     const spec = TRANSFER[first];
@@ -156,10 +178,32 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   if (wantsHelp) return printed(commandHelp(spec));
-  const config = loadConfig(env);
-  const out = await runAdminCommand(spec, rest.slice(2), config.dataDir, planTable(config.plansFile));
+  const config = loadConfig({ ...env, SLUICE_CLUSTER: undefined }); // a command is no cluster node
+  const { args, remote } = adminTarget(rest.slice(2), env);
+  const out = await runAdminCommand(spec, args, config.dataDir, planTable(config.plansFile), remote);
   if (out !== undefined) console.log(JSON.stringify(out, null, 2));
   return 0;
+}
+
+/**
+ * adminTarget: in a cluster (SLUICE_CLUSTER set, or --url given) the workspaces and keys commands go to a node's admin
+ * API (--url, default http://localhost:$SLUICE_PORT; --admin-token, default $SLUICE_ADMIN_TOKEN), else to the data directory.
+ */
+function adminTarget(argv: string[], env: Record<string, string | undefined>): { args: string[]; remote?: AdminOps } {
+  const args: string[] = [];
+  let url: string | undefined;
+  let token = env.SLUICE_ADMIN_TOKEN;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === "--url") url = argv[++i];
+    else if (a.startsWith("--url=")) url = a.slice("--url=".length);
+    else if (a === "--admin-token") token = argv[++i];
+    else if (a.startsWith("--admin-token=")) token = a.slice("--admin-token=".length);
+    else args.push(a);
+  }
+  if (!url && !env.SLUICE_CLUSTER) return { args };
+  if (!token) throw new UsageError("in a cluster the workspaces and keys commands use the admin API: give --admin-token or SLUICE_ADMIN_TOKEN (and --url)");
+  return { args, remote: remoteAdmin(url ?? `http://localhost:${env.SLUICE_PORT || env.PORT || 8080}`, token) };
 }
 
 try {

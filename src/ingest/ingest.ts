@@ -18,6 +18,9 @@ import { checkItems, type ShippedBatch, type ShippedBody } from "./shipped.ts";
 /** ShippedResult is what a protocol request stored: ids of the stored entries in request order, and the rejected. */
 export type ShippedResult = Omit<ShippedBatch, "blocks"> & { ids: string[] };
 
+/** WriteSink is where accepted writes go: the entry store, or (cluster) the partition's log (append's verdict as the store's). */
+export type WriteSink = Pick<EntryStore, "append" | "appendPrepared">;
+
 /** IngestService validates and stores entries for one caller at a time. */
 export class IngestService {
   private readonly ids = new IdGenerator();
@@ -29,7 +32,7 @@ export class IngestService {
    */
   private readonly received = new PerTurn(() => this.clock());
   constructor(
-    private readonly store: EntryStore,
+    private readonly store: WriteSink,
     private readonly clock: () => number = Date.now,
   ) {}
 
@@ -131,6 +134,7 @@ export class IngestService {
     try {
       verdict = await append();
     } catch (e) {
+      if (e instanceof ApiError) throw e; // the sink's own answer (cluster: 503 while the log is unreachable)
       throw new ApiError(500, "INTERNAL_LOG_SERVICE_ERROR", "the entries could not be stored; nothing was written, retry later", undefined, undefined, e);
     }
     if (!verdict.stored) throw quotaExceeded(caller.plan, verdict.used, count, ms);

@@ -25,6 +25,8 @@ export interface Write {
   /** ...or blocks encoded already (EncodedBlock), with their ids, stored as they are */
   prepared?: { ids: string[]; blocks: EncodedBlock[] };
   monthlyLimit: number;
+  /** a put to make in the same transaction, stored or refused (cluster: the log sequence this write applies) */
+  alsoPut?: () => Promise<unknown>;
 }
 
 /** Verdict is a write's outcome: stored, or refused by the monthly limit; `used` is the month's count after it. */
@@ -98,8 +100,9 @@ export class TurnCommitter {
       for (const w of writes) w.reject(e); // a write answered already stays answered
       return;
     }
-    if (stored.length === 0) return;
     const puts: Promise<unknown>[] = [];
+    for (const w of writes) if (w.alsoPut) puts.push(w.alsoPut());
+    if (stored.length === 0) return;
     for (const w of new Map(stored.map((w) => [`${w.ws}\u0000${monthOf(w.serverMs)}`, w])).values()) puts.push(this.to.usage.put(w.ws, monthOf(w.serverMs)));
     for (const b of blocks) {
       puts.push(this.to.entries.put([b.ws, b.env, b.ms, b.firstId], b.value));

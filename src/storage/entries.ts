@@ -91,15 +91,15 @@ export class EntryStore {
    * would pass `monthlyLimit` (-1: none); then it stores nothing. Resolves once committed, with the
    * verdict; by then the entries are findable through every index and full text.
    */
-  append(tenant: Tenant, serverMs: number, entries: Entry[], monthlyLimit: number): Promise<Verdict> {
+  append(tenant: Tenant, serverMs: number, entries: Entry[], monthlyLimit: number, alsoPut?: Write["alsoPut"]): Promise<Verdict> {
     const { ws, env } = tenant;
-    return this.enqueue({ ws, env, serverMs, count: entries.length, entries, monthlyLimit });
+    return this.enqueue({ ws, env, serverMs, count: entries.length, entries, monthlyLimit, alsoPut });
   }
 
   /** appendPrepared is append for blocks encoded off the main thread (encode.ts); `ids` ascend across them. */
-  appendPrepared(tenant: Tenant, serverMs: number, ids: string[], blocks: EncodedBlock[], monthlyLimit: number): Promise<Verdict> {
+  appendPrepared(tenant: Tenant, serverMs: number, ids: string[], blocks: EncodedBlock[], monthlyLimit: number, alsoPut?: Write["alsoPut"]): Promise<Verdict> {
     const { ws, env } = tenant;
-    return this.enqueue({ ws, env, serverMs, count: ids.length, prepared: { ids, blocks }, monthlyLimit });
+    return this.enqueue({ ws, env, serverMs, count: ids.length, prepared: { ids, blocks }, monthlyLimit, alsoPut });
   }
 
   /** onCommitted calls `listener` once with each block after it is committed, before its write is answered. */

@@ -50,8 +50,18 @@ export interface TestOptions {
   tail?: Partial<TailSettings>;
 }
 
-/** startTestSluice opens a fresh data directory; pass an existing dir to reopen it (restart). */
-export function startTestSluice(dir = mkdtempSync(join(tmpdir(), "sluice-test-")), opts: TestOptions = {}): TestSluice {
+/**
+ * startTestSluice opens a fresh data directory; pass an existing dir to reopen it (restart). With SLUICE_TEST_CLUSTER
+ * set (`round-robin` or `one`), a fresh one is a cluster instead (3 NATS servers, 3 nodes: helpers/cluster.ts), whose
+ * calls go round-robin through every node or all through node 0; its internals (dbs, app, svc) are not there.
+ */
+export function startTestSluice(dir?: string, opts: TestOptions = {}): TestSluice {
+  const mode = process.env.SLUICE_TEST_CLUSTER;
+  if (mode && dir === undefined) return clusterTestSluice(mode === "one" ? "one" : "round-robin", opts);
+  return singleTestSluice(dir ?? mkdtempSync(join(tmpdir(), "sluice-test-")), opts);
+}
+
+function singleTestSluice(dir: string, opts: TestOptions): TestSluice {
   // quiet: a test reads what it needs of storage and of the error log itself
   const svc = compose({ ...opts, dataDir: dir, plans: new PlanTable(opts.plans), adminToken: ADMIN_TOKEN, log: () => {}, storageLog: () => {} });
   const { dbs, app } = svc;
@@ -83,6 +93,33 @@ export function startTestSluice(dir = mkdtempSync(join(tmpdir(), "sluice-test-")
       await svc.close(); // as the server's stop does
     },
   };
+}
+
+/** clusterTestSluice is a TestSluice whose calls go to a cluster started in the background (test/helpers/cluster.ts). */
+function clusterTestSluice(mode: "one" | "round-robin", opts: TestOptions): TestSluice {
+  const dir = mkdtempSync(join(tmpdir(), "sluice-test-cluster-"));
+  const ready = import("./cluster.ts").then(({ startTestCluster }) => startTestCluster({ plans: opts.plans, app: opts }));
+  let turn = 0;
+  const next = () => (mode === "one" ? 0 : turn++ % 3);
+  const call: TestSluice["call"] = async (method, path, o) => (await ready).call(next(), method, path, o);
+  // app.handle too: a test that builds its own Request sends it to a node as any other call
+  const app = { handle: async (request: Request) => (await ready).nodes[next()].handle(request) } as unknown as TestSluice["app"];
+  const missing = (what: string) => () => {
+    throw new Error(`${what} is not there when SLUICE_TEST_CLUSTER runs the tests on a cluster`);
+  };
+  const sluice: TestSluice = {
+    dir,
+    app,
+    call,
+    admin: (method, path, body) => call(method, `/api/v1/admin${path}`, { body, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }),
+    workspace: async (plan) => (await ready).workspace(plan),
+    async close() {
+      await (await ready).close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  } as TestSluice;
+  for (const name of ["dbs", "svc"] as const) Object.defineProperty(sluice, name, { get: missing(name) });
+  return sluice;
 }
 
 /** removeDir deletes a test data directory. */

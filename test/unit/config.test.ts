@@ -33,6 +33,7 @@ describe("loadConfig", () => {
       syslog: undefined,
       tailHeartbeatSeconds: 15,
       tailMaxPerKey: 10,
+      cluster: undefined,
     });
   });
   test("PORT is the listen port when SLUICE_PORT is absent; SLUICE_PORT wins when both are set", () => {
@@ -80,5 +81,16 @@ describe("loadConfig", () => {
     ["SLUICE_QUERY_TIMEOUT_SECONDS", "0"],
   ])("a bad %s (%s) is refused with a message naming the variable and what it takes", (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^${name}=.*set it to a whole number from`));
+  });
+  test("SLUICE_CLUSTER turns on cluster mode with the node id and roles; without it there is no cluster", () => {
+    expect(loadConfig({}).cluster).toBeUndefined();
+    expect(loadConfig({ SLUICE_CLUSTER: "nats://a:4222, nats://b:4222", SLUICE_NODE_ID: "n1" }).cluster).toEqual({
+      urls: ["nats://a:4222", "nats://b:4222"],
+      nodeId: "n1",
+      roles: ["front", "query", "storage"],
+    });
+    expect(loadConfig({ SLUICE_CLUSTER: "nats://a:4222", SLUICE_NODE_ID: "n1", SLUICE_ROLES: "front,query" }).cluster?.roles).toEqual(["front", "query"]);
+    expect(() => loadConfig({ SLUICE_CLUSTER: "nats://a:4222" })).toThrow("SLUICE_NODE_ID");
+    expect(() => loadConfig({ SLUICE_CLUSTER: "nats://a:4222", SLUICE_NODE_ID: "n1", SLUICE_ROLES: "front,reader" })).toThrow("SLUICE_ROLES");
   });
 });

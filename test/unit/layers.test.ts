@@ -7,9 +7,13 @@ import { Glob } from "bun";
 
 const SRC = join(import.meta.dir, "..", "..", "src");
 
+// cluster/ is wiring: a cluster node composes a Sluice per partition copy and routes requests between them and NATS.
 /** LAYERS from the top; a file may import files of a lower layer and of its own folder (wiring and leaves: of their own layer). */
 const LAYERS: [string, (file: string) => boolean][] = [
-  ["wiring", (f) => ["main.ts", "server.ts", "app.ts", "compose.ts", "bootstrap.ts", "syslog.ts"].includes(f) || f.startsWith("cli/")],
+  [
+    "wiring",
+    (f) => ["main.ts", "server.ts", "app.ts", "compose.ts", "bootstrap.ts", "syslog.ts"].includes(f) || f.startsWith("cli/") || f.startsWith("cluster/"),
+  ],
   ["http", (f) => f.startsWith("http/")],
   ["ingest, query, admin", (f) => f.startsWith("ingest/") || f.startsWith("query/") || f.startsWith("admin/")],
   ["auth", (f) => f.startsWith("auth/")],

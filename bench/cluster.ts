@@ -1,0 +1,162 @@
+// cluster bench (contract §13): 3 nats-server + 3 `sluice serve --cluster` processes on this one machine beside one
+// Sluice process, in the same run: bulk ingest (4 clients, each its own workspace, 1,000-entry bodies; the cluster's
+// rate counts until a copy of each workspace's partition has applied every write) and page-1 p50 of the standard queries, through a node that
+// holds a copy of the workspace's partition and through one that forwards to it. Checks every count via queries.
+// BENCH_ENTRIES sets the total ingested (default 400,000), BENCH_COPIES the copies of each partition (default 2).
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startNatsCluster } from "../test/helpers/nats.ts";
+import { runCli, spawnServer, type ServerProcess } from "../test/helpers/process.ts";
+import { BATCH, CLIENTS, bodies } from "./ingest.ts";
+import { median } from "./servers.ts";
+
+const TOTAL = Number(process.env.BENCH_ENTRIES ?? 400_000);
+/** LMDB copies of each partition (the cluster's default is 2: each entry is then applied twice on this one machine) */
+const COPIES = process.env.BENCH_COPIES ?? "2";
+const TOKEN = "bench-admin-token";
+const QUERIES: [string, string][] = [
+  ["latest page", ""],
+  ["level=error", "level=error"],
+  ["a tag", "tag=svc-3"],
+  ["action~ substring", "action~pay"],
+  ["JSON-field equality", "metadata.status_code=404"],
+  ["two-word full-text", 'message@"slow checkout"'],
+  ["three-term query", "level=warn tag=region-2 action~order"],
+];
+
+const admin = async (base: string, path: string, body: unknown) => {
+  const r = await fetch(`${base}/api/v1/admin${path}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  if (r.status !== 201) throw new Error(`admin ${path}: ${r.status} ${await r.text()}`);
+  return r.json() as Promise<{ id: string; key: string }>;
+};
+
+/** keys makes CLIENTS workspaces with a key each through a node's admin API. */
+async function keys(base: string): Promise<{ ws: string; key: string }[]> {
+  const out: { ws: string; key: string }[] = [];
+  for (let i = 0; i < CLIENTS; i++) {
+    const ws = await admin(base, "/workspaces", { organization: "Bench", name: `bench-${i}-${crypto.randomUUID().slice(0, 6)}`, plan: "unlimited" });
+    out.push({ ws: ws.id, key: (await admin(base, `/workspaces/${ws.id}/keys`, { name: "k", environment: "production", type: "rw" })).key });
+  }
+  return out;
+}
+
+/** ingest sends TOTAL entries, client c to its own workspace through bases[c % bases.length]; entries per second until `done` resolves. */
+async function ingest(bases: string[], clients: { key: string }[], payloads: string[], done: () => Promise<void>): Promise<{ acked: number; applied: number }> {
+  const requests = Math.ceil(TOTAL / BATCH);
+  let next = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    clients.map(async ({ key }, c) => {
+      while (next < requests) {
+        const i = next++;
+        const r = await fetch(`${bases[(c + i) % bases.length]}/api/v1/workspace/logs/bulk`, {
+          method: "POST",
+          headers: { "content-type": "application/json", "x-api-key": key },
+          body: payloads[i % payloads.length],
+        });
+        if (r.status !== 201) throw new Error(`request ${i}: ${r.status} ${await r.text()}`);
+        await r.arrayBuffer();
+      }
+    }),
+  );
+  const acked = (requests * BATCH) / ((performance.now() - t0) / 1000);
+  await done();
+  return { acked, applied: (requests * BATCH) / ((performance.now() - t0) / 1000) };
+}
+
+/** count pages nothing: it asks usage of each workspace (the copies' count) and sums them. */
+async function stored(base: string, clients: { key: string }[]): Promise<number> {
+  let n = 0;
+  for (const { key } of clients)
+    n += ((await (await fetch(`${base}/api/v1/workspace/usage`, { headers: { "x-api-key": key } })).json()) as { used: number }).used;
+  return n;
+}
+
+/** p50 of page 1 of a query, 30 runs after 5 warm-ups. */
+async function p50(base: string, key: string, query: string): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i < 35; i++) {
+    const t = performance.now();
+    const r = await fetch(`${base}/api/v1/workspace/logs/query`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": key },
+      body: JSON.stringify({ query, pageSize: 50 }),
+    });
+    if (r.status !== 200) throw new Error(`query ${query}: ${r.status} ${await r.text()}`);
+    await r.arrayBuffer();
+    if (i >= 5) times.push(performance.now() - t);
+  }
+  return median(times);
+}
+
+const dir = mkdtempSync(join(tmpdir(), "sluice-bench-cluster-"));
+const procs: ServerProcess[] = [];
+const nats = await startNatsCluster(3);
+try {
+  const payloads = bodies(64);
+  const expected = Math.ceil(TOTAL / BATCH) * BATCH;
+  // one process
+  const one = await spawnServer(join(dir, "one"), { SLUICE_IP_RATE_PER_MIN: "-1", SLUICE_ADMIN_TOKEN: TOKEN, SLUICE_ACCESS_LOG: "off" });
+  procs.push(one);
+  const oneClients = await keys(one.base);
+  const oneRate = await ingest([one.base], oneClients, payloads, async () => {});
+  if ((await stored(one.base, oneClients)) !== expected) throw new Error("BUG: one process stored a different count");
+  const oneQueries = [];
+  for (const [name, q] of QUERIES) oneQueries.push({ name, ms: await p50(one.base, oneClients[0].key, q) });
+  one.proc.kill("SIGTERM");
+  await one.exited;
+
+  // the cluster
+  const env = { SLUICE_CLUSTER: nats.urls.join(","), SLUICE_ADMIN_TOKEN: TOKEN, SLUICE_IP_RATE_PER_MIN: "-1", SLUICE_ACCESS_LOG: "off" };
+  const init = await runCli(["cluster", "init", "--partitions", "4", "--copies", COPIES], env);
+  if (init.code !== 0) throw new Error(`cluster init: ${init.stderr}`);
+  const nodes: ServerProcess[] = [];
+  for (let i = 0; i < 3; i++) nodes.push(await spawnServer(join(dir, `n${i}`), { ...env, SLUICE_NODE_ID: `n${i}` }));
+  procs.push(...nodes);
+  if ((await runCli(["cluster", "rebalance"], env)).code !== 0) throw new Error("rebalance failed");
+  await Bun.sleep(4000); // the nodes open their copies
+  const bases = nodes.map((n) => n.base);
+  const clients = await keys(bases[0]);
+  const rate = await ingest(bases, clients, payloads, async () => {
+    // a read waits for its partition's copy to apply the whole stream: one per workspace is the end of ingest
+    for (const { key } of clients) await fetch(`${bases[0]}/api/v1/workspace/logs?pageSize=10`, { headers: { "x-api-key": key } });
+  });
+  if ((await stored(bases[1], clients)) !== expected) throw new Error("BUG: the cluster stored a different count");
+  const status = JSON.parse((await runCli(["cluster", "status"], env)).stdout) as {
+    partitions: { partition: number; copies: { node: string }[] }[];
+    nodes: { id: string }[];
+  };
+  const held = new Map(status.partitions.map((p) => [p.partition, p.copies.map((c) => c.node)]));
+  // which node holds the first workspace's partition, and which forwards: the order of status's partitions is the hash's
+  const { partitionOf } = await import("../src/cluster/names.ts");
+  const p = partitionOf(clients[0].ws, 4);
+  const holder = nodes[Number((held.get(p) ?? ["n0"])[0].slice(1))];
+  const other = nodes.find((_, i) => !(held.get(p) ?? []).includes(`n${i}`)) ?? holder;
+  const rows = [];
+  for (const [i, [name, q]] of QUERIES.entries()) {
+    rows.push({ name, one: oneQueries[i].ms, holder: await p50(holder.base, clients[0].key, q), forwarded: await p50(other.base, clients[0].key, q) });
+  }
+  const f = (n: number) => Math.round(n).toLocaleString("en-US");
+  console.log(
+    `cluster bench: ${f(expected)} entries, ${BATCH}/request, ${CLIENTS} clients (one workspace each); 3 nats-server + 3 nodes (${COPIES} copies a partition) vs one process, same machine`,
+  );
+  console.log(`  one process: ${f(oneRate.acked)} entries/s`);
+  console.log(
+    `  cluster: ${f(rate.acked)} entries/s acknowledged, ${f(rate.applied)} entries/s readable on a copy (${(rate.applied / oneRate.acked).toFixed(2)}× one process)`,
+  );
+  console.log("  page 1 p50 (ms): query | one process | cluster, node with a copy | cluster, forwarding node");
+  for (const r of rows)
+    console.log(
+      `  ${r.name} | ${r.one.toFixed(2)} | ${r.holder.toFixed(2)} (${(r.holder / r.one).toFixed(1)}×) | ${r.forwarded.toFixed(2)} (${(r.forwarded / r.one).toFixed(1)}×)`,
+    );
+} finally {
+  for (const p of procs) p.proc.kill(9);
+  await Promise.all(procs.map((p) => p.exited));
+  await nats.stop();
+  rmSync(dir, { recursive: true, force: true });
+}

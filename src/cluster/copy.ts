@@ -1,0 +1,136 @@
+// copy: one LMDB copy of a partition on a storage node. An ordered consumer reads the partition's stream from the
+// sequence after the last one applied, in order; each write goes through the single process's write path (quota,
+// blocks, indexes) and the applied sequence is put in the same transaction, so a write is applied exactly once
+// across kill -9 and restarts. The copy serves reads once it has applied a read's barrier.
+import { join } from "node:path";
+import type { ConsumerMessages } from "@nats-io/jetstream";
+import { DeliverPolicy } from "@nats-io/jetstream";
+import { compose, type SluiceOptions } from "../compose.ts";
+import type { Link } from "./link.ts";
+import { decodeWrite, pack, type VerdictMessage } from "./message.ts";
+import { streamOf, verdictSubject } from "./names.ts";
+import { Watermark } from "./watermark.ts";
+
+/** writes applied but not yet committed, at most: the consumer waits for the oldest beyond this */
+const IN_FLIGHT = 512;
+const APPLIED = "cluster.applied";
+/** how often a copy checks that it moves while its stream is ahead; two still checks in a row make it consume again */
+const STALL_CHECK_MS = 1500;
+
+/** PartitionCopy is a partition's LMDB environment (a full Sluice data directory) fed from its stream. */
+export class PartitionCopy {
+  readonly sluice: ReturnType<typeof compose>;
+  /** the last sequence committed here */
+  private readonly mark: Watermark;
+  private messages: ConsumerMessages | undefined;
+  private stopped = false;
+  private running: Promise<void> | undefined;
+  private watchdog: ReturnType<typeof setInterval> | undefined;
+
+  constructor(
+    readonly partition: number,
+    dataDir: string,
+    options: Omit<SluiceOptions, "dataDir">,
+    private readonly link: Link,
+    private readonly log: (line: Record<string, unknown>) => void,
+  ) {
+    this.sluice = compose({ ...options, dataDir: join(dataDir, `p${partition}`) });
+    this.mark = new Watermark((this.sluice.dbs.root.get(APPLIED) as number | undefined) ?? 0);
+  }
+
+  /** applied is the last sequence committed here. */
+  get applied(): number {
+    return this.mark.value;
+  }
+
+  /**
+   * start consumes for ever (until stop), starting again from the applied sequence after any failure, and after a
+   * stall: a consumer that delivers nothing while its stream is ahead (seen after a NATS server's kill -9) is closed
+   * and made again.
+   */
+  start(): void {
+    let stalled = 0;
+    let seen = this.applied;
+    this.watchdog = setInterval(() => {
+      void this.link
+        .lastSeq(this.partition)
+        .then((last) => {
+          stalled = last > this.applied && this.applied === seen ? stalled + 1 : 0;
+          seen = this.applied;
+          if (stalled >= 2) {
+            stalled = 0;
+            this.log({
+              level: "warn",
+              msg: "a partition copy stalled behind its stream; consuming again",
+              partition: this.partition,
+              applied: this.applied,
+              last,
+            });
+            void this.messages?.close();
+          }
+        })
+        .catch(() => {});
+    }, STALL_CHECK_MS);
+    this.running = (async () => {
+      while (!this.stopped) {
+        try {
+          await this.consume();
+        } catch (e) {
+          if (!this.stopped)
+            this.log({ level: "warn", msg: "a partition copy stopped consuming; starting again", partition: this.partition, error: String(e) });
+        }
+        if (!this.stopped) await Bun.sleep(500);
+      }
+    })();
+  }
+
+  private async consume(): Promise<void> {
+    const consumer = await this.link.js.consumers.get(streamOf(this.partition), {
+      deliver_policy: DeliverPolicy.StartSequence,
+      opt_start_seq: this.applied + 1,
+    });
+    const messages = await consumer.consume({ max_messages: 256 });
+    this.messages = messages;
+    const pending: Promise<unknown>[] = [];
+    let expected = this.applied + 1;
+    try {
+      for await (const m of messages) {
+        if (this.stopped) break;
+        if (m.seq < expected) continue; // delivered again after the consumer was recreated
+        if (m.seq !== expected) throw new Error(`the stream skipped from ${expected - 1} to ${m.seq}`);
+        expected = m.seq + 1;
+        pending.push(this.apply(m.seq, m.data));
+        if (pending.length >= IN_FLIGHT) await pending.shift();
+      }
+    } finally {
+      await Promise.allSettled(pending);
+    }
+  }
+
+  /** apply stores one write through the entry store, its sequence in its transaction, then tells waiting reads and fronts. */
+  private async apply(seq: number, data: Uint8Array): Promise<void> {
+    const m = decodeWrite(data);
+    const root = this.sluice.dbs.root;
+    const alsoPut = () => root.put(APPLIED, seq);
+    const tenant = { ws: m.ws, env: m.env };
+    const verdict = m.prepared
+      ? await this.sluice.entries.appendPrepared(tenant, m.ms, m.prepared.ids, m.prepared.blocks, m.limit, alsoPut)
+      : await this.sluice.entries.append(tenant, m.ms, m.entries ?? [], m.limit, alsoPut);
+    this.mark.advance(seq);
+    if (m.limit >= 0) this.link.nc.publish(verdictSubject(this.partition), pack({ seq, ...verdict } satisfies VerdictMessage));
+  }
+
+  /** reached resolves true once `seq` is applied here, false after `timeoutMs`. */
+  reached(seq: number, timeoutMs: number): Promise<boolean> {
+    return this.mark.reached(seq, timeoutMs);
+  }
+
+  /** stop ends consuming, lets what was taken commit, and closes the environment. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.watchdog);
+    await this.messages?.close();
+    await this.running;
+    await this.sluice.close();
+  }
+}

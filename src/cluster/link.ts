@@ -1,0 +1,129 @@
+// link: this node's connection to NATS: JetStream, the buckets, whether NATS is reachable, and publishing a write.
+import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from "@nats-io/jetstream";
+import { Kvm, type KV } from "@nats-io/kv";
+import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { ApiError } from "../errors.ts";
+import { CLUSTER_BUCKET, META_BUCKET, NODES_BUCKET, streamOf, subjectOf, type Assignment, type ClusterSettings } from "./names.ts";
+
+/** how long a write may wait for JetStream's acknowledgement, retries with its message id included (a leader election takes 5–7 s) */
+const PUBLISH_DEADLINE_MS = 12_000;
+
+/** how long a read may wait for its partition's last sequence (a stream leader election takes a few seconds) */
+const LAST_SEQ_DEADLINE_MS = 8000;
+
+/** unavailable is the answer to a write or read that NATS cannot take now (contract §13). */
+export const unavailable = (what: string) =>
+  new ApiError(
+    503,
+    "INTERNAL_LOG_SERVICE_ERROR",
+    `${what}: the cluster's log (NATS) cannot be reached from this node; nothing was written, retry later`,
+    undefined,
+    {
+      "retry-after": "2",
+    },
+  );
+
+/** Link is one NATS connection with the JetStream handles and buckets a node uses. */
+export class Link {
+  private connected = true;
+  private constructor(
+    readonly nc: NatsConnection,
+    readonly js: JetStreamClient,
+    readonly jsm: JetStreamManager,
+    readonly meta: KV,
+    readonly cluster: KV,
+    readonly nodes: KV,
+  ) {
+    void this.watchStatus();
+  }
+
+  /** open connects (retrying for ever once connected) and opens the buckets `sluice cluster init` made. */
+  static async open(urls: string[], name: string): Promise<Link> {
+    const nc = await connect({
+      servers: urls,
+      name,
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 250,
+      pingInterval: 2000,
+      maxPingOut: 2,
+      ignoreClusterUpdates: true,
+    }); // only the servers configured: a node cut off from them is unready
+    try {
+      const jsm = await jetstreamManager(nc, { timeout: 5000 });
+      const kvm = new Kvm(nc);
+      const open = (bucket: string) =>
+        kvm.open(bucket).catch((e) => {
+          throw new Error(`bucket ${bucket} is missing (${e}): run \`sluice cluster init\` once against this NATS cluster`);
+        });
+      return new Link(nc, jetstream(nc, { timeout: 5000 }), jsm, await open(META_BUCKET), await open(CLUSTER_BUCKET), await open(NODES_BUCKET));
+    } catch (e) {
+      await nc.close();
+      throw e;
+    }
+  }
+
+  /** reachable is false while the connection to NATS is down (reconnecting). */
+  get reachable(): boolean {
+    return this.connected && !this.nc.isClosed();
+  }
+
+  private async watchStatus(): Promise<void> {
+    for await (const s of this.nc.status()) {
+      if (s.type === "disconnect" || s.type === "reconnecting" || s.type === "staleConnection" || s.type === "close") this.connected = false;
+      else if (s.type === "reconnect") this.connected = true;
+    }
+  }
+
+  /** settings reads what `sluice cluster init` stored. */
+  async settings(): Promise<ClusterSettings> {
+    const e = await this.cluster.get("config");
+    if (e?.operation !== "PUT") throw new Error("the cluster has no settings: run `sluice cluster init` once against this NATS cluster");
+    return e.json<ClusterSettings>();
+  }
+
+  /** assignment reads the copies of each partition (empty lists before the first `sluice cluster rebalance`). */
+  async assignment(partitions: number): Promise<Assignment> {
+    const e = await this.cluster.get("assign");
+    const stored = e && e.operation === "PUT" ? e.json<Assignment>() : [];
+    return Array.from({ length: partitions }, (_, p) => stored[p] ?? []);
+  }
+
+  /**
+   * publish appends a write to its partition's stream and resolves with its sequence once JetStream has it on a
+   * majority of replicas. Retries carry the same message id, so JetStream stores it once; a write it could not
+   * place by the deadline is answered 503.
+   */
+  async publish(p: number, data: Uint8Array, msgId: string): Promise<number> {
+    if (!this.reachable) throw unavailable("the write was refused");
+    const until = Date.now() + PUBLISH_DEADLINE_MS;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const ack = await this.js.publish(subjectOf(p), data, { msgID: msgId, expect: { streamName: streamOf(p) }, timeout: 4000 });
+        return ack.seq;
+      } catch {
+        if (Date.now() + 500 > until || this.nc.isClosed()) throw unavailable("the write was not acknowledged");
+        await Bun.sleep(Math.min(1000, 100 * 2 ** attempt));
+        if (!this.reachable && Date.now() + 4000 > until) throw unavailable("the write was not acknowledged");
+      }
+    }
+  }
+
+  /** lastSeq is the sequence of the last write of a partition's stream: a read's barrier. */
+  async lastSeq(p: number): Promise<number> {
+    const until = Date.now() + LAST_SEQ_DEADLINE_MS;
+    for (;;) {
+      if (!this.reachable) throw unavailable("the read cannot be served");
+      try {
+        return (await this.jsm.streams.info(streamOf(p))).state.last_seq;
+      } catch {
+        if (Date.now() > until) throw unavailable("the read cannot be served");
+        await Bun.sleep(250); // the stream may be electing a leader
+      }
+    }
+  }
+
+  /** close drains nothing: a node stopping has answered what it acknowledged. */
+  close(): Promise<void> {
+    return this.nc.close();
+  }
+}

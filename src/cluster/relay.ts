@@ -1,0 +1,103 @@
+// relay: a streamed answer (a live tail's Server-Sent Events) carried over NATS from the node holding a copy of the
+// partition to the node the client is connected to. The asker sends the request with a subject of its own; the copy
+// sends the head, then each chunk in order, then the end. The asker says it is still listening every few seconds
+// and cancels when its client leaves; a copy that stops hearing from it ends the stream.
+import type { NatsConnection, Subscription } from "@nats-io/transport-node";
+import { pack, unpack } from "./message.ts";
+
+const ALIVE_EVERY_MS = 3000;
+const ALIVE_TIMEOUT_MS = 10_000;
+const CHUNK_BYTES = 512 * 1024;
+
+/** RelayedRequest is a request sent to another node: its method, URL, headers, body and the barrier it must wait for. */
+export interface RelayedRequest {
+  method: string;
+  url: string;
+  headers: [string, string][];
+  body: Uint8Array | null;
+  barrier: number;
+  /** the subject the answer streams to */
+  inbox?: string;
+}
+
+type Frame = { head: { status: number; headers: [string, string][] } } | { chunk: Uint8Array } | { end: true };
+
+/** askStream sends a request to `subject` and returns the answer as it streams back; undefined if no copy answers within `timeoutMs`. */
+export async function askStream(nc: NatsConnection, subject: string, request: RelayedRequest, timeoutMs: number): Promise<Response | undefined> {
+  const inbox = `_INBOX.sluice.${crypto.randomUUID()}`;
+  const sub = nc.subscribe(inbox);
+  const frames = sub[Symbol.asyncIterator]();
+  nc.publish(subject, pack({ ...request, inbox } satisfies RelayedRequest));
+  const first = await Promise.race([frames.next(), Bun.sleep(timeoutMs).then(() => undefined)]);
+  const head = first && !first.done ? unpack<Frame>(first.value.data) : undefined;
+  if (!head || !("head" in head)) {
+    sub.unsubscribe();
+    return undefined;
+  }
+  const alive = setInterval(() => nc.publish(`${inbox}.alive`, new Uint8Array(0)), ALIVE_EVERY_MS);
+  const finish = () => {
+    clearInterval(alive);
+    sub.unsubscribe();
+  };
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const next = await frames.next();
+      const frame = next.done ? undefined : unpack<Frame>(next.value.data);
+      if (!frame || "end" in frame) {
+        finish();
+        controller.close();
+      } else if ("chunk" in frame) controller.enqueue(frame.chunk);
+    },
+    cancel() {
+      nc.publish(`${inbox}.cancel`, new Uint8Array(0));
+      finish();
+    },
+  });
+  return new Response(body, head.head);
+}
+
+/** serveStream answers streamed requests on `subject` (queue group: one copy answers each) with `answer`'s Response. */
+export function serveStream(nc: NatsConnection, subject: string, answer: (request: RelayedRequest) => Promise<Response>): Subscription {
+  const sub = nc.subscribe(subject, { queue: "copies" });
+  void (async () => {
+    for await (const m of sub) {
+      const request = unpack<RelayedRequest>(m.data);
+      if (request.inbox) void relay(nc, request.inbox, await answer(request).catch((e) => Response.json({ error: String(e) }, { status: 500 })));
+    }
+  })();
+  return sub;
+}
+
+async function relay(nc: NatsConnection, inbox: string, response: Response): Promise<void> {
+  nc.publish(inbox, pack({ head: { status: response.status, headers: [...response.headers] } } satisfies Frame));
+  const reader = response.body?.getReader();
+  if (!reader) {
+    nc.publish(inbox, pack({ end: true } satisfies Frame));
+    return;
+  }
+  let heard = Date.now();
+  const control = nc.subscribe(`${inbox}.*`);
+  void (async () => {
+    for await (const m of control) {
+      if (m.subject.endsWith(".cancel")) void reader.cancel();
+      else heard = Date.now();
+    }
+  })();
+  const watch = setInterval(() => {
+    if (Date.now() - heard > ALIVE_TIMEOUT_MS) void reader.cancel();
+  }, ALIVE_EVERY_MS);
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      // pieces under NATS's default max_payload (1 MB)
+      for (let at = 0; at < value.byteLength; at += CHUNK_BYTES) nc.publish(inbox, pack({ chunk: value.subarray(at, at + CHUNK_BYTES) } satisfies Frame));
+    }
+  } catch {
+    // cancelled: the asker left
+  } finally {
+    clearInterval(watch);
+    control.unsubscribe();
+    nc.publish(inbox, pack({ end: true } satisfies Frame));
+  }
+}

@@ -1,0 +1,49 @@
+// serve: `sluice serve` in cluster mode: a cluster node behind Bun's HTTP server, stopped cleanly by SIGTERM/SIGINT.
+import type { Config } from "../config.ts";
+import { planTable } from "../limits/plans-file.ts";
+import { ClusterNode } from "./node.ts";
+
+/** startClusterServer runs a cluster node until a signal stops it; the returned stop() does the same for tests. */
+export async function startClusterServer(config: Config, print: (text: string) => void = console.log) {
+  const cluster = config.cluster!;
+  const node = await ClusterNode.start({
+    ...cluster,
+    dataDir: config.dataDir,
+    plans: planTable(config.plansFile),
+    adminToken: config.adminToken,
+    ipRatePerMinute: config.ipRatePerMinute,
+    trustProxyHops: config.trustProxyHops,
+    bodyTimeoutMs: config.bodyTimeoutSeconds * 1000,
+    queryTimeoutMs: config.queryTimeoutSeconds * 1000,
+    tail: { heartbeatMs: config.tailHeartbeatSeconds * 1000, maxPerKey: config.tailMaxPerKey },
+    retentionSweepMs: config.retentionSweepSeconds * 1000,
+  });
+  const server = Bun.serve({
+    port: config.port,
+    hostname: config.host,
+    maxRequestBodySize: Number.MAX_SAFE_INTEGER, // each route enforces its own limit while the body streams in
+    idleTimeout: config.idleTimeoutSeconds,
+    fetch: (request, server) => {
+      // a live tail is silent between heartbeats: it must outlive the idle timeout, as the single process's tail route arranges
+      if (request.url.includes("/logs/tail")) server.timeout(request, 0);
+      return node.handle(request);
+    },
+  });
+  const shown = config.host === "0.0.0.0" || config.host === "::" ? "localhost" : config.host;
+  const baseUrl = `http://${shown}:${server.port}`;
+  print(`Sluice listening on ${baseUrl} (node ${cluster.nodeId}: ${cluster.roles.join(", ")}; cluster ${cluster.urls.join(",")}; data in ${config.dataDir})`);
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    (stopping ??= (async () => {
+      await server.stop(false);
+      await node.stop();
+    })());
+  const onSignal = () =>
+    void stop().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  process.once("SIGTERM", onSignal);
+  process.once("SIGINT", onSignal);
+  return { port: server.port, baseUrl, stop, node };
+}

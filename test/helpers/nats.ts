@@ -1,0 +1,118 @@
+// Three nats-server processes with JetStream, clustered on 127.0.0.1 (random free ports, temporary store directories).
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Subprocess } from "bun";
+import { jetstreamManager } from "@nats-io/jetstream";
+import { connect } from "@nats-io/transport-node";
+
+export interface NatsCluster {
+  /** client URLs, one a server */
+  urls: string[];
+  /** kill9 kills server i at once (kill -9); start(i) starts it again on the same ports and store */
+  kill9(i: number): void;
+  start(i: number): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** freePort asks the kernel for a port nobody listens on (a listener on port 0, closed at once). */
+export function freePort(): number {
+  const s = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  const port = s.port;
+  s.stop(true);
+  return port;
+}
+
+/**
+ * startNatsCluster starts `n` JetStream servers routed to each other and resolves once every one takes clients. A
+ * server that could not bind its ports (another process took one between freePort and its start) exits: then all are
+ * stopped and started again on new ports, at most three times.
+ */
+export async function startNatsCluster(n = 3): Promise<NatsCluster> {
+  for (let attempt = 1; ; attempt++) {
+    const cluster = await startOnce(n);
+    await Bun.sleep(200);
+    if (cluster.alive()) return cluster;
+    await cluster.stop();
+    if (attempt >= 3) throw new Error("nats-server exited right after starting, three times (ports taken?)");
+  }
+}
+
+async function startOnce(n: number): Promise<NatsCluster & { alive(): boolean }> {
+  const dir = mkdtempSync(join(tmpdir(), "sluice-nats-"));
+  const ports = Array.from({ length: n }, () => ({ client: freePort(), route: freePort() }));
+  const procs: (Subprocess | undefined)[] = [];
+  const confs = ports.map((p, i) => {
+    const store = join(dir, `s${i}`);
+    mkdirSync(store, { recursive: true });
+    const routes = ports.filter((_, j) => j !== i).map((q) => `"nats-route://127.0.0.1:${q.route}"`);
+    const conf = join(dir, `s${i}.conf`);
+    writeFileSync(
+      conf,
+      [
+        `server_name: s${i}`,
+        `listen: "127.0.0.1:${p.client}"`,
+        "max_payload: 8MB",
+        `jetstream { store_dir: "${store}", max_memory_store: 64MB, max_file_store: 4GB }`,
+        `cluster { name: sluice, listen: "127.0.0.1:${p.route}", routes: [${routes.join(", ")}] }`,
+      ].join("\n"),
+    );
+    return conf;
+  });
+  const start = async (i: number) => {
+    procs[i] = Bun.spawn(["nats-server", "-c", confs[i]], { stdout: "ignore", stderr: "ignore" });
+    await waitListening(ports[i].client);
+  };
+  await Promise.all(ports.map((_, i) => start(i)));
+  const alive = () => procs.every((p) => p !== undefined && p.exitCode === null && p.signalCode === null);
+  if (alive()) await waitJetStream(ports.map((p) => `nats://127.0.0.1:${p.client}`));
+  return {
+    alive,
+    urls: ports.map((p) => `nats://127.0.0.1:${p.client}`),
+    kill9(i) {
+      procs[i]?.kill(9);
+      procs[i] = undefined;
+    },
+    start,
+    async stop() {
+      for (const p of procs) p?.kill(9);
+      await Promise.all(procs.map((p) => p?.exited));
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** waitJetStream waits (at most 20 s) until the servers have elected a JetStream meta leader and answer its API. */
+export async function waitJetStream(urls: string[]): Promise<void> {
+  const nc = await connect({ servers: urls });
+  try {
+    const until = Date.now() + 20_000;
+    for (;;) {
+      try {
+        await jetstreamManager(nc, { timeout: 1000 });
+        return;
+      } catch (e) {
+        if (Date.now() > until) throw new Error(`JetStream did not come up within 20 s: ${e}`);
+        await Bun.sleep(200);
+      }
+    }
+  } finally {
+    await nc.close();
+  }
+}
+
+async function waitListening(port: number): Promise<void> {
+  const until = Date.now() + 10_000;
+  while (Date.now() < until) {
+    const ok = await Bun.connect({ hostname: "127.0.0.1", port, socket: { data() {} } }).then(
+      (s) => {
+        s.end();
+        return true;
+      },
+      () => false,
+    );
+    if (ok) return;
+    await Bun.sleep(50);
+  }
+  throw new Error(`nats-server on port ${port} did not start within 10 s; is nats-server installed (apt-get install nats-server)?`);
+}
