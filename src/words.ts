@@ -14,6 +14,8 @@ export function words(text: string): string[] {
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: all of ASCII, control characters included
 const ASCII = /^[\x00-\x7f]*$/;
+/** isAscii tells whether text is all ASCII (where lowercasing goes character by character). */
+export const isAscii = (text: string): boolean => ASCII.test(text);
 const ASCII_WORD = /[a-z0-9]+/g;
 const LONG_TEXT = 1024; // a block's text, where most words repeat: the hash table pays; a message's few words do not
 

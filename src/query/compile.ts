@@ -6,7 +6,7 @@ import { EntryView, type Block } from "../storage/block.ts";
 import type { Row } from "../storage/entries.ts";
 import type { Query, Term } from "./ast.ts";
 import { glob, hasAllWords, matchTerm } from "./match.ts";
-import { words } from "../words.ts";
+import { isAscii, words } from "../words.ts";
 
 type Test = (row: Row) => boolean;
 type TextTest = (text: string | null) => boolean;
@@ -109,7 +109,7 @@ function messageNeedle(alternatives: string[][]): BlockTest | undefined {
 
 // the needles of parts that all appear in a matching text lowercased: each lowercase ASCII part, else the longest non-letter run
 function needlesOf(parts: string[]): Needle[] {
-  const ascii = parts.map(lower).filter((p) => p.length >= MIN_RUN && ASCII_ONLY.test(p));
+  const ascii = parts.map(lower).filter((p) => p.length >= MIN_RUN && isAscii(p));
   if (ascii.length > 0) return [...new Set(ascii)].sort((a, b) => b.length - a.length).map((p) => ({ bytes: Buffer.from(p), folded: true }));
   const run = longest(parts.flatMap((part) => part.match(ASCII_NOT_LETTERS) ?? []));
   return run.length >= MIN_RUN ? [{ bytes: Buffer.from(run), folded: false }] : [];
@@ -137,8 +137,6 @@ function intersect(a: readonly number[], b: readonly number[]): number[] {
 const MIN_RUN = 3; // shorter runs (" 1", ": ") are in nearly every block: not worth the search
 // biome-ignore lint/suspicious/noControlCharactersInRegex: every ASCII character but letters, control characters included
 const ASCII_NOT_LETTERS = /[\x00-\x40\x5b-\x60\x7b-\x7f]+/g;
-// biome-ignore lint/suspicious/noControlCharactersInRegex: all of ASCII, control characters included
-const ASCII_ONLY = /^[\x00-\x7f]*$/;
 const longest = (xs: string[]): string => xs.reduce((a, b) => (b.length > a.length ? b : a), "");
 
 function compileTerm(t: Term, env: Environment): Test {

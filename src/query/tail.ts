@@ -142,8 +142,7 @@ export class Tail {
   private onBatch(batch: Batch): void {
     if (this.closed) return;
     const first = batch.rows[0];
-    if (!this.live || !first || !(first.serverMs > this.cursor.ms || (first.serverMs === this.cursor.ms && first.entry.id > this.cursor.id)))
-      return this.onLive(this.candidates(batch));
+    if (!this.live || !first || !isAfter(first, this.cursor.ms, this.cursor.id)) return this.onLive(this.candidates(batch));
     const out = batch.matching(this.shareKey, () => (this.exact ? this.candidates(batch) : this.candidates(batch).filter(this.accept)));
     if (out.length === 0) return;
     const last = out[out.length - 1];
@@ -156,7 +155,7 @@ export class Tail {
     const out: Row[] = [];
     let { ms, id } = this.cursor;
     for (const row of rows) {
-      if (!(row.serverMs > ms || (row.serverMs === ms && row.entry.id > id)) || !this.accept(row)) continue;
+      if (!isAfter(row, ms, id) || !this.accept(row)) continue;
       if (!this.live) {
         if (this.held.push(row) > this.options.bufferMax) return this.overflow();
         continue;
@@ -177,3 +176,5 @@ export class Tail {
 }
 
 const keyOf = (r: Row): Key => ({ ms: r.serverMs, id: r.entry.id });
+// whether a row lies after the cursor (ms, id), without building its key: once per row of every live batch
+const isAfter = (r: Row, ms: number, id: string): boolean => r.serverMs > ms || (r.serverMs === ms && r.entry.id > id);

@@ -129,6 +129,38 @@ describe("GET /logs/tail", () => {
     }
   });
 
+  test("tails of one query each send every matching entry once, one live from the start and one resuming while writes go on", async () => {
+    const s = sluice();
+    const { key } = await tenant(s);
+    const early = await open(s, key, "query=tag%3Da"); // a single tag= term: its rows come from the batch's postings, shared
+    const first = await bulk(
+      s,
+      key,
+      Array.from({ length: 30 }, (_, i) => ({ tags: i % 3 ? ["a"] : ["b"] })),
+    );
+    const [start] = await listed(s, key, "tag=a");
+    expect(first).toContain(start.id);
+    const writes = Promise.all(
+      Array.from({ length: 5 }, (_, r) =>
+        bulk(
+          s,
+          key,
+          Array.from({ length: 20 }, (_, i) => ({ tags: (i + r) % 2 ? ["a"] : ["c"] })),
+        ),
+      ),
+    );
+    const late = await open(s, key, `query=tag%3Da&after=${encodeURIComponent(cursorOf(start))}`); // catches up while the others go live
+    await writes;
+    await one(s, key, { tags: ["a"] });
+    const want = await listed(s, key, "tag=a");
+    expect((await early.take(want.length)).map((e) => e.id)).toEqual(want.map(cursorOf));
+    expect((await late.take(want.length - 1)).map((e) => e.id)).toEqual(want.slice(1).map(cursorOf));
+    for (const t of [early, late]) {
+      expect(await t.next(100)).toBeUndefined();
+      await t.close();
+    }
+  });
+
   test("backfill first sends that many of the newest matching entries, oldest first, then goes on live", async () => {
     const s = sluice();
     const { key } = await tenant(s);
