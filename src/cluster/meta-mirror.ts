@@ -5,6 +5,7 @@
 import type { Database, Key } from "lmdb";
 import type { KV, KvWatchOptions } from "@nats-io/kv";
 import type { NatsConnection, Subscription } from "@nats-io/transport-node";
+import { unavailable } from "./link.ts";
 import { pack, unpack } from "./message.ts";
 import { Watermark } from "./watermark.ts";
 
@@ -21,6 +22,22 @@ const metaKey = (name: string) => JSON.parse(Buffer.from(name, "base64url").toSt
 const APPLIED_SUBJECT = "sluice.meta.applied";
 /** how long a write waits for the other nodes' mirrors (the contract's bound on a revocation reaching every node) */
 const EVERY_NODE_MS = 2000;
+
+/** how long a change may wait for the bucket, retried through a stream leader election (as a write waits for its stream) */
+const BUCKET_DEADLINE_MS = 12_000;
+
+/** stored retries a bucket write until JetStream takes it (a put of the same value twice leaves the same state); else 503. */
+async function stored<T>(write: () => Promise<T>): Promise<T> {
+  const until = Date.now() + BUCKET_DEADLINE_MS;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await write();
+    } catch {
+      if (Date.now() + 500 > until) throw unavailable("the change was not stored in the cluster's metadata");
+      await Bun.sleep(Math.min(1000, 100 * 2 ** attempt));
+    }
+  }
+}
 
 /** Peers says how many nodes are live (each answers APPLIED_SUBJECT), for a write to wait for all of them. */
 export interface Peers {
@@ -160,8 +177,8 @@ export class MetaMirror {
             if (changes.length === 1 && changes[0].key[0] === "key") return result;
             let revision = 0;
             for (const c of changes) {
-              if (c.value === undefined) await kv.delete(bucketKey(c.key));
-              else revision = await kv.put(bucketKey(c.key), pack(c.value));
+              if (c.value === undefined) await stored(() => kv.delete(bucketKey(c.key)));
+              else revision = await stored(() => kv.put(bucketKey(c.key), pack(c.value)));
             }
             await everyNode(revision);
             return result;
