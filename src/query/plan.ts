@@ -42,7 +42,7 @@ export function planQuery(store: EntryStore, tenant: Tenant, query: Query, reque
   const range = narrow(requested, query.terms);
   const proposals: [Proposal, string | undefined][] = [];
   for (const term of query.terms) {
-    for (const p of candidatesFor(store, tenant, term, range)) proposals.push([p, formatTerm(term)]);
+    for (const p of candidatesFor(store, tenant, term, range, explaining)) proposals.push([p, formatTerm(term)]);
   }
   // the range scan last: it only has to be counted as far as the best index's estimate, and not at all alone
   const alone = proposals.length === 0 && !explaining; // explain still counts, so that it can show the figure
@@ -78,12 +78,8 @@ function rangeProposal(store: EntryStore, tenant: Tenant, range: ScanRange, alon
     index: "range",
     estimate: (cap) => {
       if (alone) return 0;
-      let n = 0;
-      for (const ref of store.blocks(tenant, range)) {
-        if (++n < cap) continue;
-        p.reach = ref.ms;
-        break;
-      }
+      const { n, reach } = store.countBlocks(tenant, range, cap);
+      p.reach = reach;
       return n;
     },
     open: () => store.blocks(tenant, range),
@@ -91,11 +87,12 @@ function rangeProposal(store: EntryStore, tenant: Tenant, range: ScanRange, alon
   return p;
 }
 
-function candidatesFor(store: EntryStore, tenant: Tenant, term: Term, range: ScanRange): Proposal[] {
-  const needle = needleOf(term);
-  const byFilter = needle && filterCandidate(store, tenant, needle.index, needle.needle, range);
+function candidatesFor(store: EntryStore, tenant: Tenant, term: Term, range: ScanRange, explaining: boolean): Proposal[] {
   const byIndex = candidateFor(store, tenant, term, range);
-  return [byIndex, byFilter].filter((p): p is Proposal => p !== undefined);
+  const needle = needleOf(term);
+  // an action's postings name exactly its blocks, and its filter a superset of them: never cheaper, so counted only for explain
+  const byFilter = needle && (explaining || byIndex?.index !== "action") && filterCandidate(store, tenant, needle.index, needle.needle, range);
+  return [byIndex, byFilter || undefined].filter((p): p is Proposal => p !== undefined);
 }
 
 /** filterCandidate proposes the blocks whose filter may hold a needle; a count that finished keeps its blocks for open(). */

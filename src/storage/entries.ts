@@ -28,6 +28,7 @@ import type { Needle } from "./needles.ts";
 import { InFlight } from "./inflight.ts";
 import { rangeKeys, type BlockRef, type ScanRange, type Tenant } from "./keys.ts";
 import { Postings, blockTerms, termsOf, type PostingKind } from "./postings.ts";
+import { countKeys } from "./count.ts";
 import { resumingKeys } from "./resume.ts";
 import type { UsageStore } from "./usage.ts";
 
@@ -205,11 +206,16 @@ export class EntryStore {
     return this.needles.blocks(tenant, needle, range);
   }
 
-  /** countBlocks counts a range's blocks, stopping at cap (planner estimates). */
-  countBlocks(tenant: Tenant, range: ScanRange, cap: number): number {
-    let n = 0;
-    for (const _ of this.blocks(tenant, range)) if (++n >= cap) break;
-    return n;
+  /**
+   * countBlocks counts a range's blocks, stopping at cap (planner estimates), without decoding their keys; `reach` is
+   * the millisecond of the cap-th block when the count stopped there.
+   */
+  countBlocks(tenant: Tenant, range: ScanRange, cap: number): { n: number; reach?: number } {
+    const { ws, env } = tenant;
+    const { start, fromMs } = rangeKeys(range);
+    if (!start) return { n: 0 };
+    const { n, last } = countKeys(this.db, { start: [ws, env, ...start], end: [ws, env, fromMs], reverse: true }, cap);
+    return { n, reach: last === undefined ? undefined : ((last as unknown[])[2] as number) };
   }
 
   /**

@@ -15,6 +15,7 @@
 import type { Database } from "lmdb";
 import type { Environment } from "../schema.ts";
 import type { Entry } from "./block.ts";
+import { countKeys } from "./count.ts";
 import { newer, rangeKeys, textKey, type BlockRef, type ScanRange } from "./keys.ts";
 
 export type PostingKind = "l" | "t" | "a";
@@ -238,16 +239,7 @@ export class Postings {
     let n = 0;
     this.eachHeld(ws, env, kind, rawTerm, range, () => n++);
     if (n >= cap) return cap;
-    for (const _ of this.db.getKeys({
-      start: [ws, env, kind, term, ...start],
-      end: [ws, env, kind, term, fromMs],
-      reverse: true,
-      limit: cap,
-      snapshot: false,
-    })) {
-      if (++n >= cap) break;
-    }
-    return n;
+    return n + countKeys(this.db, { start: [ws, env, kind, term, ...start], end: [ws, env, kind, term, fromMs], reverse: true }, cap - n).n;
   }
 
   private *stored(ws: string, env: Environment, kind: PostingKind, rawTerm: string, range: ScanRange): Generator<BlockRef> {

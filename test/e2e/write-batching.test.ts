@@ -25,7 +25,7 @@ test("concurrent single-entry writes share blocks, and each is readable by id, b
       return json(res);
     }),
   );
-  const blocks = s.svc.entries.countBlocks({ ws: workspace.id, env: "development" }, { fromMs: 0, toMs: 8.64e15 }, 1_000);
+  const blocks = s.svc.entries.countBlocks({ ws: workspace.id, env: "development" }, { fromMs: 0, toMs: 8.64e15 }, 1_000).n;
   expect(blocks).toBeLessThan(n); // they were batched
 
   // newest first: one millisecond, so by id descending
@@ -61,7 +61,7 @@ test("single writes handled in one event-loop turn share one receipt time, and s
   const [stamp] = stamps;
   expect(stamp).toBeGreaterThanOrEqual(NOW + before); // a reading taken while the turn handled them
   expect(stamp).toBeLessThan(NOW + reads);
-  expect(moving.svc.entries.countBlocks({ ws: workspace.id, env: "development" }, { fromMs: 0, toMs: 8.64e15 }, 1_000)).toBe(1);
+  expect(moving.svc.entries.countBlocks({ ws: workspace.id, env: "development" }, { fromMs: 0, toMs: 8.64e15 }, 1_000).n).toBe(1);
   await moving.close();
   removeDir(moving.dir);
 });

@@ -71,7 +71,7 @@ test("writes of one turn share a block, and one over the quota is refused alone"
     { stored: true, used: 9 },
   ]);
   expect(all("ws-share")).toEqual([...a.ids, ...c.ids].reverse());
-  expect(store.countBlocks({ ws: "ws-share", env: "development" }, { fromMs: 0, toMs: 8.64e15 }, 100)).toBe(1);
+  expect(store.countBlocks({ ws: "ws-share", env: "development" }, { fromMs: 0, toMs: 8.64e15 }, 100).n).toBe(1);
   expect(usage.used("ws-share", MONTH)).toBe(9);
 });
 
