@@ -1,6 +1,6 @@
 // wire: stored entries in the wire shape of interface §2.1, and a page's next cursor as headers (contract §5).
 import type { Environment, LogEntry } from "../schema.ts";
-import { EntryView } from "../storage/block.ts";
+import { storedObjectsText } from "../storage/block.ts";
 import type { Entry, Row } from "../storage/entries.ts";
 import { splitObjects } from "../storage/object-path.ts";
 import { formatMs, formatMsRepeated } from "../time.ts";
@@ -30,7 +30,7 @@ const NO_OBJECTS = ["null", "null", "null", "null"];
  * stored JSON text, which is spliced in instead of parsed and written again (most of the cost of an entry's JSON).
  */
 export function logEntryText(env: Environment, serverMs: number, e: Entry): string {
-  const stored = e instanceof EntryView ? e.b.objectsText(e.i) : undefined;
+  const stored = storedObjectsText(e);
   const [actor, target, context, metadata] =
     stored === undefined ? [e.actor, e.target, e.context, e.metadata].map((o) => JSON.stringify(o)) : stored === null ? NO_OBJECTS : splitObjects(stored);
   return (

@@ -2,7 +2,7 @@
 // (lowercased, split into words, glob parts) instead of once per entry. It must accept exactly
 // what the reference matcher (match.ts) accepts; the exactness property test holds it to that.
 import type { Environment } from "../schema.ts";
-import { EntryView, type Block } from "../storage/block.ts";
+import { storedObjectsText, type Block } from "../storage/block.ts";
 import type { Row } from "../storage/entries.ts";
 import type { Query, Term } from "./ast.ts";
 import { glob, hasAllWords, matchTerm } from "./match.ts";
@@ -30,9 +30,11 @@ export function compileQuery(q: Query, env: Environment): Test {
  *     is (lowercasing turns no other character into one of these). Free words may instead all be in the action.
  *   - a `path=`: one of its values, as JSON writes it inside a string, must be in the objects' JSON text: a string
  *     field equal to it is stored that way between quotes, and a number or boolean whose text form it is, as itself.
+ *   - a term on the level or the action: the term itself, on each of the block's distinct values; a `tag=`: a tag
+ *     among its values.
  */
-export function compileBlockTest(q: Query): BlockTest | undefined {
-  const narrows = q.terms.map(narrowing).filter((n): n is BlockTest => n !== undefined);
+export function compileBlockTest(q: Query, env: Environment): BlockTest | undefined {
+  const narrows = q.terms.map((t) => narrowing(t) ?? byDictionary(t, env)).filter((n): n is BlockTest => n !== undefined);
   if (narrows.length === 0) return undefined;
   return (block) => {
     let at: readonly number[] | undefined; // an entry must be named by every term that narrows
@@ -87,6 +89,45 @@ function narrowing(t: Term): BlockTest | undefined {
   if (t.op === "=") return messageNeedle(strings.map((s) => [s]));
   if (t.op === "@") return messageNeedle(strings.map(words));
   return undefined;
+}
+
+// a term on the level, the action or tags narrows by the block's dictionary of them: each distinct value is tested once
+function byDictionary(t: Term, env: Environment): BlockTest | undefined {
+  const column =
+    t.kind === "enum" && t.facet === "level" ? "level" : (t.kind === "text" || t.kind === "literal") && t.facet === "action" ? "action" : undefined;
+  if (column) {
+    const test = compileTerm(t, env); // reads the entry's level or action alone
+    const probe = { serverMs: 0, entry: { level: "", action: "" } };
+    return (block) => {
+      const dict = block.codes(column);
+      if (!dict) return undefined;
+      const pass = dict.values.map((v) => {
+        probe.entry[column] = v;
+        return test(probe as unknown as Row);
+      });
+      if (!pass.includes(false)) return undefined;
+      const at: number[] = [];
+      for (let i = 0; i < block.size; i++) if (pass[dict.codes[i]]) at.push(i);
+      return at;
+    };
+  }
+  if (t.kind !== "tag" || t.op !== "=" || !t.values.every((v) => v.kind === "string")) return undefined;
+  const wanted = new Set(t.values.map((v) => (v.kind === "string" ? v.text : "")));
+  return (block) => {
+    const dict = block.tagCodes();
+    if (!dict) return undefined;
+    const hit = dict.values.map((v) => wanted.has(v));
+    const at: number[] = [];
+    if (!hit.includes(true)) return at;
+    for (let i = 0; i < block.size; i++) {
+      for (let k = dict.starts[i]; k < dict.starts[i + 1]; k++) {
+        if (!hit[dict.codes[k]]) continue;
+        at.push(i);
+        break;
+      }
+    }
+    return at;
+  };
 }
 
 // narrows by messages: a matching message (lowercased) holds every part of some alternative, so all its needles
@@ -169,7 +210,7 @@ function compileTerm(t: Term, env: Environment): Test {
       // a field equal to a value holds it in the stored JSON text, as JSON writes it inside a string: look before parsing
       const needles = t.values.map((v) => JSON.stringify(v.kind === "string" ? v.text : "").slice(1, -1));
       return (r) => {
-        const raw = r.entry instanceof EntryView ? r.entry.b.objectsText(r.entry.i) : undefined;
+        const raw = storedObjectsText(r.entry);
         if (raw === null || (raw !== undefined && !needles.some((n) => raw.includes(n)))) return false;
         return matchTerm(t, r, env);
       };

@@ -12,6 +12,8 @@ export type BlockReader = Pick<EntryStore, "readBlock" | "readBlockTransient">;
 export const PAUSE = Symbol("pause");
 export type Pause = typeof PAUSE;
 const never = () => false;
+/** a block narrowed to at most this many entries is read in place and its accepted entries copied out, not the whole block */
+const DETACH_MAX = 64;
 
 /** Narrow gives the ascending positions of a block's entries that may be accepted; undefined: all of them. */
 export type Narrow = (block: Block) => readonly number[] | undefined;
@@ -70,13 +72,15 @@ function* walk(
   const probe = { serverMs: 0, entry: new EntryView(undefined as unknown as Block, 0) };
   let groupMs = NaN;
   let group = new Map<string, Set<number> | null>();
-  // a block narrowed to no entry is let go unread past its test: only a block with entries to check is copied out
-  const read = (firstId: string, positions: Set<number> | null): { block?: Block; at: readonly number[] | null } => {
+  // a block narrowed to no entry is let go unread past its test, and one narrowed to a few is read in place (`transient`):
+  // only a block with many entries to check is copied out
+  const read = (firstId: string, positions: Set<number> | null, inPlace: boolean): { block?: Block; at: readonly number[] | null; transient?: boolean } => {
     if (narrow === all) return { block: store.readBlock(tenant, groupMs, firstId), at: within(positions, undefined) };
     const peek = store.readBlockTransient(tenant, groupMs, firstId);
     if (!peek) return { at: [] };
     const at = within(positions, narrow(peek));
     if (at !== null && at.length === 0) return { at };
+    if (inPlace && at !== null && at.length <= DETACH_MAX) return { block: peek, at, transient: true };
     return { block: store.readBlock(tenant, groupMs, firstId), at };
   };
   const flush = function* (): Generator<Row | Pause> {
@@ -91,8 +95,15 @@ function* walk(
     if (group.size === 1) {
       // one block: ids ascend with positions, so walk them backwards without building a list
       const [[firstId, positions]] = group;
-      const { block, at } = read(firstId, positions);
+      const { block, at, transient } = read(firstId, positions, true);
       if (!block) return;
+      if (transient) {
+        // the next read reuses the block's buffer: copy the accepted entries out before yielding any
+        const accepted: Row[] = [];
+        for (let k = at!.length - 1; k >= 0; k--) if (test(block, at![k])) accepted.push({ serverMs: groupMs, entry: block.detach(at![k]) });
+        yield* accepted;
+        return;
+      }
       for (let k = (at ? at.length : block.size) - 1; k >= 0; k--) {
         const i = at ? at[k] : k;
         if (test(block, i)) yield { serverMs: groupMs, entry: block.entry(i) };
@@ -103,7 +114,7 @@ function* walk(
     const candidates: [Block, number][] = [];
     for (const [firstId, positions] of group) {
       if (due()) yield PAUSE;
-      const { block, at } = read(firstId, positions);
+      const { block, at } = read(firstId, positions, false);
       if (!block) continue;
       if (at === null) for (let i = 0; i < block.size; i++) candidates.push([block, i]);
       else for (const i of at) candidates.push([block, i]);

@@ -62,7 +62,7 @@ export async function listFields(store: EntryStore, scope: ReadScope, req: Field
       else if (path.startsWith(req.prefix)) leaf(path, v);
     }
   };
-  for (const row of rowsSliced(store, scope, plan.chosen.open(), plan.range, accept, compileBlockTest(req.query), slice.due)) {
+  for (const row of rowsSliced(store, scope, plan.chosen.open(), plan.range, accept, compileBlockTest(req.query, scope.env), slice.due)) {
     if (row === PAUSE) {
       await slice.pause();
       continue;

@@ -44,7 +44,7 @@ export async function readPage(store: EntryStore, scope: ReadScope, req: PageReq
 /** runCandidate reads candidates in the read order and keeps those the query accepts, up to a page (plus whether more follow), in one go. */
 export function runCandidate(store: EntryStore, tenant: Tenant, query: Query, range: ScanRange, candidate: Candidate, pageSize: number) {
   const rows: Row[] = [];
-  for (const row of rowsOf(store, tenant, candidate.open(), range, compileQuery(query, tenant.env), compileBlockTest(query))) {
+  for (const row of rowsOf(store, tenant, candidate.open(), range, compileQuery(query, tenant.env), compileBlockTest(query, tenant.env))) {
     if (rows.length === pageSize) return { rows, more: true };
     rows.push(row);
   }
@@ -54,7 +54,7 @@ export function runCandidate(store: EntryStore, tenant: Tenant, query: Query, ra
 /** runSliced is runCandidate in time slices: it lets the event loop run whenever `slice` is used up, and gives the same rows. */
 export async function runSliced(store: EntryStore, tenant: Tenant, query: Query, range: ScanRange, candidate: Candidate, pageSize: number, slice: Slice) {
   const rows: Row[] = [];
-  for (const row of rowsSliced(store, tenant, candidate.open(), range, compileQuery(query, tenant.env), compileBlockTest(query), slice.due)) {
+  for (const row of rowsSliced(store, tenant, candidate.open(), range, compileQuery(query, tenant.env), compileBlockTest(query, tenant.env), slice.due)) {
     if (row === PAUSE)
       await slice.pause(); // a throw here (over budget) closes the generator and its cursors
     else if (rows.length === pageSize) return { rows, more: true };

@@ -47,7 +47,7 @@ export async function tally(store: EntryStore, scope: ReadScope, query: Query, w
   const client = window.axis === "client";
   const exact = answersExactly(query, plan.chosen);
   const accept = exact ? undefined : compileQuery(query, scope.env);
-  const mayHold = exact ? undefined : compileBlockTest(query);
+  const mayHold = exact ? undefined : compileBlockTest(query, scope.env);
   const wholeBlocks = !client && !accept && (counter.block !== undefined || counter.count !== undefined);
   const probe = { serverMs: 0, entry: new EntryView(undefined as unknown as Block, 0) };
   const take = (block: Block, i: number, ms: number) => {
@@ -73,11 +73,14 @@ export async function tally(store: EntryStore, scope: ReadScope, query: Query, w
       }
       // read at once and let go before the next read: the block's bytes sit in a buffer lmdb-js reuses
       const block = store.readBlockTransient(scope, groupMs, firstId);
-      if (!block || (mayHold && !mayHold(block))) continue;
+      if (!block) continue;
+      const narrowed = mayHold?.(block); // undefined: any entry may match
+      const at = narrowed === undefined ? positions : positions === null ? narrowed : inBoth(positions, narrowed);
+      if (at !== null && at.length === 0) continue;
       probe.serverMs = groupMs;
-      if (wholeBlocks) counter.block!(block, positions, groupMs);
-      else if (positions === null) for (let i = 0; i < block.size; i++) take(block, i, groupMs);
-      else for (const i of positions) take(block, i, groupMs);
+      if (wholeBlocks) counter.block!(block, at, groupMs);
+      else if (at === null) for (let i = 0; i < block.size; i++) take(block, i, groupMs);
+      else for (const i of at) take(block, i, groupMs);
     }
   };
   for (const ref of plan.chosen.open()) {
@@ -119,4 +122,10 @@ export async function tallyLevels(
       if (n) add(level, n, ref.ms);
     }
   }
+}
+
+/** inBoth is the positions of `positions` (in their order) that `narrowed` (ascending) also lists. */
+function inBoth(positions: readonly number[], narrowed: readonly number[]): number[] {
+  const allowed = new Set(narrowed);
+  return positions.filter((i) => allowed.has(i));
 }

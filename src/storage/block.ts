@@ -239,6 +239,10 @@ export class Block {
   entry(i: number): Entry {
     return new EntryView(this, i);
   }
+  /** detach copies entry i out of the block, for a block read from a buffer that the next read reuses. */
+  detach(i: number): Entry {
+    return new DetachedEntry(this, i);
+  }
   /** indexOf finds an entry by id (ids ascend within a block). */
   indexOf(id: string): number {
     let lo = 0;
@@ -298,4 +302,49 @@ export class EntryView implements Entry {
   get metadata() {
     return this.b.objectsOf(this.i)?.[3] ?? null;
   }
+}
+
+/** DetachedEntry is an entry copied out of its block: its fields, and its objects as their stored JSON text. */
+class DetachedEntry implements Entry {
+  readonly id: string;
+  readonly level: Level;
+  readonly action: string;
+  readonly message: string | null;
+  readonly tags: string[];
+  readonly clientMs: number;
+  /** the objects' stored JSON text (null: none); undefined for blocks of earlier formats, whose objects are parsed */
+  readonly objectsText: string | null | undefined;
+  private objects: Objects | null | undefined;
+  constructor(b: Block, i: number) {
+    this.id = b.id(i);
+    this.level = b.level(i);
+    this.action = b.action(i);
+    this.message = b.message(i);
+    this.tags = b.tags(i);
+    this.clientMs = b.clientMs(i);
+    this.objectsText = b.objectsText(i);
+    if (this.objectsText === undefined) this.objects = b.objectsOf(i);
+  }
+  private parsed(): Objects | null {
+    if (this.objects === undefined) this.objects = this.objectsText ? (JSON.parse(this.objectsText) as Objects) : null;
+    return this.objects;
+  }
+  get actor() {
+    return this.parsed()?.[0] ?? null;
+  }
+  get target() {
+    return this.parsed()?.[1] ?? null;
+  }
+  get context() {
+    return this.parsed()?.[2] ?? null;
+  }
+  get metadata() {
+    return this.parsed()?.[3] ?? null;
+  }
+}
+
+/** storedObjectsText is an entry's objects as their stored JSON text (null: it has none) when read from a block of this format; else undefined. */
+export function storedObjectsText(e: Entry): string | null | undefined {
+  if (e instanceof EntryView) return e.b.objectsText(e.i);
+  return e instanceof DetachedEntry ? e.objectsText : undefined;
 }

@@ -74,7 +74,7 @@ test("an entry that matches is always among the positions the block test leaves 
       (others, terms, fill, flips) => {
         const q: Query = { terms };
         const block = blockOf([...others, matchingMessage(terms[0], fill, flips)]);
-        const blockTest = compileBlockTest(q);
+        const blockTest = compileBlockTest(q, "production");
         if (blockTest && anyMatches(q, block)) {
           matched++;
           const left = blockTest(block);
@@ -88,38 +88,91 @@ test("an entry that matches is always among the positions the block test leaves 
 });
 
 test("the block test leaves only the entries whose message, lowercased, holds a value's ASCII pieces, and none of a block without them", () => {
-  const blockTest = compileBlockTest(parseQuery('message~"request 777777 "'))!;
+  const blockTest = compileBlockTest(parseQuery('message~"request 777777 "'), "production")!;
   expect(blockTest(blockOf(["request 777776 done", "REQUEST 777777 DONE", null, "x 777777 y 777777 "]))).toEqual([1]);
   expect(blockTest(blockOf(["request 777776 done", null, "request 7777770"]))).toEqual([]);
 });
 
 test("a case-insensitive needle keeps every entry with a character beyond ASCII, as the Kelvin sign lowercases to k", () => {
-  const blockTest = compileBlockTest(parseQuery("message~kelvin"))!;
+  const blockTest = compileBlockTest(parseQuery("message~kelvin"), "production")!;
   expect(blockTest(blockOf(["\u212aelvin", "KELVIN", "kelvi n", "plain", "é", null]))).toEqual([0, 1, 4]);
   expect(blockTest(blockOf(["KELVIN", "plain"]))).toEqual([0]); // a block all ASCII: only what holds it
 });
 
 test("free words narrow to the messages holding all their words, and to every entry of an action holding them all", () => {
-  const blockTest = compileBlockTest(parseQuery("connection timed"))!;
+  const blockTest = compileBlockTest(parseQuery("connection timed"), "production")!;
   const block = blockOf(["Connection TIMED out", "connection reset", "timed", null, "x"], [], ["a", "a", "connection.timed", "connection.timed", "timed"]);
   expect(blockTest(block)).toEqual([0, 2, 3]); // entry 1 lacks "timed"; entries 2 and 3 have both words in their action
 });
 
 test("for path=, the block test leaves only the entries whose stored JSON holds a value as JSON writes it in a string", () => {
-  const blockTest = compileBlockTest(parseQuery('metadata.order="a\\"b",500'))!;
+  const blockTest = compileBlockTest(parseQuery('metadata.order="a\\"b",500'), "production")!;
   const objects = [{ order: 'a"b' }, { n: 500 }, null, { n: "500" }, { m: 5000 }, { order: "ab" }];
   const block = blockOf(
     objects.map(() => null),
     objects,
   );
   expect(blockTest(block)).toEqual([0, 1, 3, 4]); // 5000 holds "500" too: a superset, which the entry's own check settles
-  expect(compileBlockTest(parseQuery("metadata.order=ab"))!(blockOf(["no objects"]))).toEqual([]);
+  expect(compileBlockTest(parseQuery("metadata.order=ab"), "production")!(blockOf(["no objects"]))).toEqual([]);
 });
 
 test("there is no block test when a value has no ASCII piece or run of three characters, or for !~", () => {
-  expect(compileBlockTest(parseQuery("message~ti"))).toBeUndefined();
-  expect(compileBlockTest(parseQuery('message~"timeout","ab"'))).toBeUndefined(); // one value without a needle: any block may match it
-  expect(compileBlockTest(parseQuery('message~"σίσυφος"'))).toBeUndefined();
-  expect(compileBlockTest(parseQuery('message!~"id 12345"'))).toBeUndefined();
-  expect(compileBlockTest(parseQuery("action~12345"))).toBeUndefined();
+  expect(compileBlockTest(parseQuery("message~ti"), "production")).toBeUndefined();
+  expect(compileBlockTest(parseQuery('message~"timeout","ab"'), "production")).toBeUndefined(); // one value without a needle: any block may match it
+  expect(compileBlockTest(parseQuery('message~"σίσυφος"'), "production")).toBeUndefined();
+  expect(compileBlockTest(parseQuery('message!~"id 12345"'), "production")).toBeUndefined();
+  expect(compileBlockTest(parseQuery("metadata.order!=ab"), "production")).toBeUndefined();
+});
+
+test("a term on the level, the action or a tag= narrows a block to exactly the entries it matches, by the block's dictionaries", () => {
+  const LEVELS = ["debug", "info", "warn", "error", "fatal"] as const;
+  const ACTIONS = ["order.paid", "Order.Failed", "pay", "user.login", "x"];
+  const TAGS = ["a", "b", "region-2", "B"];
+  const queries = [
+    "level=warn",
+    "level=warn,error",
+    "level!=info",
+    "action=order.paid",
+    "action=ORDER.FAILED",
+    "action~ord",
+    "action~o*d",
+    "action!~pay",
+    "action@order",
+    "action!=x",
+    "tag=a",
+    "tag=region-2,B",
+    "level=warn tag=b action~order",
+  ].map((q) => ({ q, query: parseQuery(q) }));
+  fc.assert(
+    fc.property(
+      fc.array(fc.tuple(fc.constantFrom(...LEVELS), fc.constantFrom(...ACTIONS), fc.uniqueArray(fc.constantFrom(...TAGS), { maxLength: 3 })), {
+        minLength: 1,
+        maxLength: 12,
+      }),
+      (drafts) => {
+        const ids = nextIds(drafts.length).ids;
+        const entries = drafts.map(
+          ([level, action, tags], i): Entry => ({
+            id: ids[i],
+            level,
+            action,
+            message: null,
+            tags,
+            clientMs: 0,
+            actor: null,
+            target: null,
+            context: null,
+            metadata: null,
+          }),
+        );
+        const block = Block.decode(0, encodeBlock(entries));
+        for (const { q, query } of queries) {
+          const matching = entries.flatMap((entry, i) => (matchQuery(query, { serverMs: 0, entry }, "production") ? [i] : []));
+          const left = compileBlockTest(query, "production")!(block) ?? entries.map((_, i) => i);
+          expect({ q, left }).toEqual({ q, left: matching });
+        }
+      },
+    ),
+    { numRuns: 300 },
+  );
 });
