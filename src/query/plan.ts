@@ -3,7 +3,7 @@
 // so the result never depends on the plan chosen.
 import type { EntryStore } from "../storage/entries.ts";
 import type { BlockRef, ScanRange, Tenant } from "../storage/keys.ts";
-import { pathTerm, substringTerms, type Needle } from "../storage/needles.ts";
+import { pathTerm, substringTerms, wordTerms, type Needle } from "../storage/needles.ts";
 import type { PostingKind } from "../storage/postings.ts";
 import { lowerBoundMs, upperBoundMs } from "../time.ts";
 import type { Query, Term, TextTerm } from "./ast.ts";
@@ -122,7 +122,7 @@ function filterCandidate(store: EntryStore, tenant: Tenant, index: "value" | "su
 
 /**
  * needleOf is what a block's filter must hold for a block to have an entry matching the term, when the filter can tell:
- * a path's text form for `path=`; the trigrams of what `~`, `=`, a literal, `@` or free words find in a message or action.
+ * a path's text form for `path=`; the trigrams of what `~`, `=` or a literal find in a message or action; the words of `@` and free words.
  */
 export function needleOf(term: Term): { index: "value" | "substring"; needle: Needle } | undefined {
   const strings = (values: readonly { kind: string; text?: string }[]) =>
@@ -132,8 +132,6 @@ export function needleOf(term: Term): { index: "value" | "substring"; needle: Ne
     const needle = alternatives.map((parts) => parts.flatMap((part) => substringTerms(part.toLowerCase(), domain)));
     return needle.every((terms) => terms.length > 0) ? { index: "substring" as const, needle } : undefined;
   };
-  // a word is a substring of the lowercased text unless it has a sigma, which lowercases by context
-  const plain = (w: string) => !w.includes("σ") && !w.includes("ς");
   switch (term.kind) {
     case "path": {
       const texts = term.op === "=" ? strings(term.values) : undefined;
@@ -141,11 +139,9 @@ export function needleOf(term: Term): { index: "value" | "substring"; needle: Ne
     }
     case "literal":
       return substrings(term.facet, [[term.text]]);
-    case "free": {
-      const need = term.words.filter(plain);
-      const found = [substrings("message", [need]), substrings("action", [need])]; // all in message, or all in action
-      return found[0] && found[1] && { index: "substring", needle: [...found[0].needle, ...found[1].needle] };
-    }
+    case "free":
+      // all in the message, or all in the action
+      return term.words.length > 0 ? { index: "substring", needle: [wordTerms(term.words, "message"), wordTerms(term.words, "action")] } : undefined;
     case "text": {
       const texts = strings(term.values);
       if (!texts) return undefined;
@@ -159,11 +155,11 @@ export function needleOf(term: Term): { index: "value" | "substring"; needle: Ne
           term.facet,
           texts.map((t) => [t]),
         );
-      if (term.op === "@")
-        return substrings(
-          term.facet,
-          texts.map((t) => words(t).filter(plain)),
-        );
+      if (term.op === "@") {
+        const alternatives = texts.map(words);
+        const facet = term.facet;
+        return alternatives.every((w) => w.length > 0) ? { index: "substring", needle: alternatives.map((w) => wordTerms(w, facet)) } : undefined;
+      }
       return undefined;
     }
     default:

@@ -6,6 +6,7 @@
 //   2: terms of 64 or more units stand in keys as their hash.
 //   3: every block has a filter of its rare values (needle-index.ts); version 2 has none.
 //   4: the filters hold the hex grams of messages and actions (needles.ts); version 3's do not.
+//   5: the filters hold the full-text words of messages and actions; version 4's do not.
 // The blocks are the truth and every index derives from them, so an upgrade drops the indexes and
 // rebuilds them from the blocks. A crash during it leaves the old version, and the next open starts over.
 import type { Database } from "lmdb";
@@ -16,7 +17,7 @@ import { blockTerms } from "./postings.ts";
 import { textKey } from "./keys.ts";
 import { rebuildFilters } from "./needle-index.ts";
 
-export const INDEX_LAYOUT = 4;
+export const INDEX_LAYOUT = 5;
 const BLOCKS_PER_TRANSACTION = 64;
 
 export interface LayoutDatabases {
@@ -37,7 +38,7 @@ export function upgradeIndexes(dbs: LayoutDatabases, log: (line: Record<string, 
     return 0;
   }
   const blocks = version < 2 ? rebuildPostings(dbs, version, log) : 0;
-  log({ level: "info", msg: `index layout ${version} has no filters of rare values or of hex runs: building them from the blocks` });
+  log({ level: "info", msg: `index layout ${version} has no filters of rare values, hex runs or words: building them from the blocks` });
   const filtered = rebuildFilters(dbs);
   dbs.layout.putSync("indexes", INDEX_LAYOUT);
   log({ level: "info", msg: `index layout ${INDEX_LAYOUT}: filters built for ${filtered} blocks` });

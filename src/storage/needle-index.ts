@@ -34,6 +34,8 @@ export type { FilteredBlock } from "./needle-segment.ts";
 
 const SEAL_ENTRIES = 65_536;
 const SEAL_BLOCKS = 1024;
+/** Bytes of sealed partitions kept decoded in memory, least recently used dropped first: they never change. */
+const CACHED_BYTES = 16 * 1024 * 1024;
 
 interface TenantFilters {
   held: FilteredBlock[];
@@ -46,6 +48,9 @@ interface TenantFilters {
 /** NeedleIndex keeps the blocks' filters and finds the blocks a needle may be in. */
 export class NeedleIndex {
   private readonly tenants = new Map<string, TenantFilters>();
+  /** sealed partitions by ws, env, segment top and partition number, in order of last use */
+  private readonly cached = new Map<string, Uint32Array>();
+  private cachedBytes = 0;
 
   constructor(
     private readonly db: Database,
@@ -136,16 +141,14 @@ export class NeedleIndex {
     }
     await Promise.all(puts);
     t.segments = t.segments?.filter((s) => !doomed.includes(s));
+    for (const s of doomed) for (let p = 0; p < 1 << s.logP; p++) this.forget(partitionName({ ws, env }, s, p));
   }
 
   private *segmentCandidates(tenant: Tenant, s: Segment, needle: Needle, range: ScanRange): Generator<BlockRef> {
     const partitions = new Map<number, Uint32Array | undefined>();
     const mask = (1 << s.logP) - 1;
     const partition = (p: number) => {
-      if (!partitions.has(p)) {
-        const value = this.db.get([tenant.ws, tenant.env, 1, s.topMs, s.topId, p]) as Uint8Array | undefined;
-        partitions.set(p, value && wordsOf(value));
-      }
+      if (!partitions.has(p)) partitions.set(p, this.partition(tenant, s, p));
       return partitions.get(p);
     };
     const holds = (j: number) => {
@@ -175,6 +178,34 @@ export class NeedleIndex {
       }
       j = end;
     }
+  }
+
+  /** partition reads a sealed segment's partition p, kept decoded for the next needle; undefined once the segment is gone. */
+  private partition(tenant: Tenant, s: Segment, p: number): Uint32Array | undefined {
+    const name = partitionName(tenant, s, p);
+    const kept = this.cached.get(name);
+    if (kept) {
+      this.cached.delete(name); // to the end: the most recently used
+      this.cached.set(name, kept);
+      return kept;
+    }
+    const value = this.db.get([tenant.ws, tenant.env, 1, s.topMs, s.topId, p]) as Uint8Array | undefined;
+    if (!value) return undefined;
+    const words = wordsOf(Uint8Array.prototype.slice.call(value)); // its own buffer: kept, it pins nothing else
+    this.cached.set(name, words);
+    this.cachedBytes += words.byteLength;
+    for (const [oldest] of this.cached) {
+      if (this.cachedBytes <= CACHED_BYTES) break;
+      this.forget(oldest);
+    }
+    return words;
+  }
+
+  private forget(name: string): void {
+    const words = this.cached.get(name);
+    if (!words) return;
+    this.cached.delete(name);
+    this.cachedBytes -= words.byteLength;
   }
 
   private segmentsOf(tenant: Tenant, t: TenantFilters): Segment[] {
@@ -267,6 +298,7 @@ function* lazyMerge(sources: Source[]): Generator<BlockRef> {
 
 const newestTop = (a: Segment, b: Segment) => (a.topMs !== b.topMs ? b.topMs - a.topMs : a.topId < b.topId ? 1 : a.topId > b.topId ? -1 : 0);
 const tenantKey = (ws: string, env: Environment) => `${ws}\u0000${env}`;
+const partitionName = (tenant: Tenant, s: Segment, p: number) => `${tenant.ws}\u0000${tenant.env}\u0000${s.topMs}\u0000${s.topId}\u0000${p}`;
 
 /** rebuildFilters drops every filter and builds them anew from the blocks, sealed a segment at a time (a layout upgrade). */
 export function rebuildFilters(dbs: { entries: Database; filters: Database; filtersHeld: Database }): number {

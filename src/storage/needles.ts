@@ -7,18 +7,23 @@
 //   - every lowercased trigram of its distinct actions, for `action~`;
 //   - in both, every 5 characters of a run of hex digits ([0-9a-f], so digits too): hex has only 4,096 trigrams,
 //     which a stripe of ids and hashes holds most of, and a rare id would otherwise name most stripes;
+//   - in both, every full-text word (words.ts) without a digit, for `@` and free words: a rare word made of common
+//     trigrams ("timed") would otherwise name most stripes; a word with a digit (a number, an id) is most often
+//     rare by its trigrams and hex grams already, and would nearly double the distinct terms of a stripe;
 //   - every scalar leaf of actor, target, context and metadata as (facet, path, text form), for `path=`.
 // A term's region is the low bits of its hash, so halving a filter ORs region r + R/2 into r and keeps every
 // term findable: a filter is built for all the block's terms counted with repeats, then folded while its
 // distinct terms still get FILTER_BITS bits each. A path value is most often a needle alone, so it sets PATH_K bits;
-// a trigram, TRIGRAM_K: a substring brings several. A filter only says "may hold": the executor checks each entry.
+// a word, WORD_K (one to three a query); a trigram, TRIGRAM_K: a substring brings several. A filter only says "may hold": the executor checks each entry.
 import type { Entry } from "./block.ts";
+import { words } from "../words.ts";
 
 /** Bits of filter per distinct term; bits set per path value and per trigram. */
 const FILTER_BITS = 16;
 const PATH_K = 10;
 const TRIGRAM_K = 4;
 const HEX_GRAM_K = 4;
+const WORD_K = 8;
 /** Hex digits of a hex gram: 20 bits, so a gram is its own exact value before hashing. */
 const HEX_GRAM = 5;
 /** A region is 512 bits: sixteen 32-bit words. */
@@ -28,6 +33,8 @@ const REGION_BITS = 512;
 const MESSAGE = 0x6d3a; // domain seeds: a message trigram, an action trigram and a path value never share a hash by design
 const ACTION = 0x613a;
 const PATH = 0x703a;
+const MESSAGE_WORD = 0x6d77;
+const ACTION_WORD = 0x6177;
 const FACETS = ["actor", "target", "context", "metadata"] as const;
 
 /** Entries per stripe: one filter each. */
@@ -98,6 +105,22 @@ export function substringTerms(lowered: string, domain: "message" | "action"): F
   return out;
 }
 
+const FNV_OFFSET = 0x811c9dc5;
+const FNV_PRIME = 0x01000193;
+
+const DIGIT = /\p{N}/u;
+const wordTerm = (w: string, seed: number): FilterTerm => ({ h: fmix(hashOn(FNV_OFFSET ^ seed, w)), k: WORD_K });
+
+/**
+ * wordTerms lists what a filter holds of a text whose full-text words (words.ts) include every one of `need`: a
+ * word without a digit as itself; a word with one by its substringTerms, unless it has a sigma, which lowercases
+ * by context and so may not be a substring of the text lowercased whole.
+ */
+export function wordTerms(need: readonly string[], domain: "message" | "action"): FilterTerm[] {
+  const seed = domain === "message" ? MESSAGE_WORD : ACTION_WORD;
+  return need.flatMap((w) => (!DIGIT.test(w) ? [wordTerm(w, seed)] : w.includes("σ") || w.includes("ς") ? [] : substringTerms(w, domain)));
+}
+
 /** FilterBuilder gathers a block's terms into a filter sized for them. */
 class FilterBuilder {
   private words: Uint32Array;
@@ -117,16 +140,34 @@ class FilterBuilder {
     this.termsAdded++;
   }
 
-  /** addSubstrings adds substringTerms of a text lowercased; ASCII lowercases by character, so it is read as it is, uncopied. */
-  addSubstrings(text: string, seed: number): void {
+  /**
+   * addText adds substringTerms of a text lowercased and the wordTerms of its words; ASCII lowercases by character
+   * and its words are runs of [a-z0-9], so it is read as it is, uncopied, in one pass.
+   */
+  addText(text: string, domain: "message" | "action"): void {
     const n = text.length;
-    for (let i = 0; i < n; i++) if (text.charCodeAt(i) > 0x7f) return this.addLowered(text.toLowerCase(), seed);
+    for (let i = 0; i < n; i++) if (text.charCodeAt(i) > 0x7f) return this.addUnicode(text, domain);
+    const seed = domain === "message" ? MESSAGE : ACTION;
+    const wordSeed = FNV_OFFSET ^ (domain === "message" ? MESSAGE_WORD : ACTION_WORD);
     let a = 0;
     let b = 0;
     let run = 0;
     let gram = 0;
-    for (let i = 0; i < n; i++) {
-      const c = lowerAscii(text.charCodeAt(i));
+    let inWord = false;
+    let digit = false; // the word being read has a digit: not held as a word
+    let word = 0; // the running hash of the word being read (hashOn's)
+    for (let i = 0; i <= n; i++) {
+      const c = i < n ? lowerAscii(text.charCodeAt(i)) : 0x20;
+      const letter = c >= 0x61 && c <= 0x7a;
+      if (letter || (c >= 0x30 && c <= 0x39)) {
+        word = Math.imul((inWord ? word : wordSeed) ^ c, FNV_PRIME);
+        digit = inWord ? digit || !letter : !letter;
+        inWord = true;
+      } else if (inWord) {
+        if (!digit) this.add(fmix(word), WORD_K);
+        inWord = false;
+      }
+      if (i === n) break;
       if (i >= 2) this.add(trigramHash(a, b, c, seed), TRIGRAM_K);
       a = b;
       b = c;
@@ -137,8 +178,10 @@ class FilterBuilder {
     }
   }
 
-  private addLowered(lowered: string, seed: number): void {
-    for (const t of substringTerms(lowered, seed === MESSAGE ? "message" : "action")) this.add(t.h, t.k);
+  private addUnicode(text: string, domain: "message" | "action"): void {
+    for (const t of substringTerms(text.toLowerCase(), domain)) this.add(t.h, t.k);
+    const seed = domain === "message" ? MESSAGE_WORD : ACTION_WORD;
+    for (const w of words(text)) if (!DIGIT.test(w)) this.add(wordTerm(w, seed).h, WORD_K);
   }
 
   /** addLeaves adds every scalar under `value`, whose path so far hashes to `h` (pathTerm's terms). */
@@ -178,15 +221,15 @@ export function blockFilter(entries: readonly Omit<Entry, "id">[]): Uint32Array 
   let most = 0;
   const actions = new Set<string>();
   for (const e of entries) {
-    most += 2 * (e.message?.length ?? 0) + 16; // trigrams and hex grams, and room for a few leaves
+    most += 2 * (e.message?.length ?? 0) + 16; // trigrams, hex grams and words, and room for a few leaves
     actions.add(e.action);
   }
   for (const a of actions) most += 2 * a.length;
   const b = new FilterBuilder(most);
-  for (const a of actions) b.addSubstrings(a, ACTION);
+  for (const a of actions) b.addText(a, "action");
   const [actor, target, context, metadata] = FACETS.map(facetHash);
   for (const e of entries) {
-    if (e.message !== null) b.addSubstrings(e.message, MESSAGE);
+    if (e.message !== null) b.addText(e.message, "message");
     if (e.actor !== null) b.addLeaves(actor, e.actor);
     if (e.target !== null) b.addLeaves(target, e.target);
     if (e.context !== null) b.addLeaves(context, e.context);

@@ -3,7 +3,8 @@
 import { expect, test } from "bun:test";
 import fc from "fast-check";
 import type { Entry } from "../../../src/storage/block.ts";
-import { blockFilter, filterMayHold, pathTerm, regionsOf, substringTerms } from "../../../src/storage/needles.ts";
+import { blockFilter, filterMayHold, pathTerm, regionsOf, substringTerms, wordTerms } from "../../../src/storage/needles.ts";
+import { words } from "../../../src/words.ts";
 
 type Draft = Omit<Entry, "id">;
 const draft = (over: Partial<Draft>): Draft => ({
@@ -60,6 +61,33 @@ test("a filter holds every message and action trigram and every path's text form
     ),
     { numRuns: 300 },
   );
+});
+
+test("a filter holds every full-text word of its messages and actions (any text: ASCII, letters beyond it, sigma, digits)", () => {
+  const unit = fc.constantFrom("a", "B", "z", "0", "9", " ", "-", ".", "é", "Σ", "σ", "ς", "İ", "\u212a", "日", "😀", "_");
+  const text = fc.string({ unit, maxLength: 30 });
+  fc.assert(
+    fc.property(fc.array(fc.record({ message: fc.option(text, { nil: null }), action: text }), { minLength: 1, maxLength: 30 }), (drafts) => {
+      const entries = drafts.map((d) => draft(d));
+      const filter = blockFilter(entries);
+      for (const e of entries) {
+        for (const t of wordTerms(words(e.message ?? ""), "message")) expect(filterMayHold(filter, [[t]])).toBe(true);
+        for (const t of wordTerms(words(e.action), "action")) expect(filterMayHold(filter, [[t]])).toBe(true);
+      }
+    }),
+    { numRuns: 500 },
+  );
+});
+
+test("a word a filter was not built with is rarely reported, though its trigrams are all there", () => {
+  const entries = Array.from({ length: 512 }, (_, i) => draft({ message: `connection ${i} time med ${i % 7 ? "timer" : "medium"} reset` }));
+  const filter = blockFilter(entries);
+  expect(filterMayHold(filter, [substringTerms("timed", "message")])).toBe(true); // "tim", "ime", "med" are all in it
+  expect(filterMayHold(filter, [wordTerms(["connection", "reset"], "message")])).toBe(true);
+  let reported = 0;
+  const letters = (n: number) => n.toString(26).replace(/[0-9]/g, (d) => "qrstuvwxyz"[Number(d)]); // a word of letters only
+  for (let n = 0; n < 2000; n++) if (filterMayHold(filter, [wordTerms([`timed${letters(n)}`], "message")])) reported++;
+  expect(reported).toBeLessThan(10);
 });
 
 test("a filter holds every trigram and hex gram of messages of hex runs, in either case and beside any letter", () => {
