@@ -3,7 +3,7 @@
 // so the result never depends on the plan chosen.
 import type { EntryStore } from "../storage/entries.ts";
 import type { BlockRef, ScanRange, Tenant } from "../storage/keys.ts";
-import { pathTerm, substringTerms, wordTerms, type Needle } from "../storage/needles.ts";
+import { pathTerm, substringTerms, wordTerms, type FilterTerm, type Needle } from "../storage/needles.ts";
 import type { PostingKind } from "../storage/postings.ts";
 import { lowerBoundMs, upperBoundMs } from "../time.ts";
 import type { Query, Term, TextTerm } from "./ast.ts";
@@ -132,6 +132,8 @@ export function needleOf(term: Term): { index: "value" | "substring"; needle: Ne
     const needle = alternatives.map((parts) => parts.flatMap((part) => substringTerms(part.toLowerCase(), domain)));
     return needle.every((terms) => terms.length > 0) ? { index: "substring" as const, needle } : undefined;
   };
+  // an alternative without terms (its words all short) may be in any block: then the filter cannot narrow
+  const byWords = (needle: FilterTerm[][]) => (needle.every((terms) => terms.length > 0) ? { index: "substring" as const, needle } : undefined);
   switch (term.kind) {
     case "path": {
       const texts = term.op === "=" ? strings(term.values) : undefined;
@@ -140,8 +142,7 @@ export function needleOf(term: Term): { index: "value" | "substring"; needle: Ne
     case "literal":
       return substrings(term.facet, [[term.text]]);
     case "free":
-      // all in the message, or all in the action
-      return term.words.length > 0 ? { index: "substring", needle: [wordTerms(term.words, "message"), wordTerms(term.words, "action")] } : undefined;
+      return byWords([wordTerms(term.words, "message"), wordTerms(term.words, "action")]); // all in the message, or all in the action
     case "text": {
       const texts = strings(term.values);
       if (!texts) return undefined;
@@ -156,9 +157,8 @@ export function needleOf(term: Term): { index: "value" | "substring"; needle: Ne
           texts.map((t) => [t]),
         );
       if (term.op === "@") {
-        const alternatives = texts.map(words);
         const facet = term.facet;
-        return alternatives.every((w) => w.length > 0) ? { index: "substring", needle: alternatives.map((w) => wordTerms(w, facet)) } : undefined;
+        return byWords(texts.map((t) => wordTerms(words(t), facet)));
       }
       return undefined;
     }

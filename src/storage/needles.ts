@@ -7,7 +7,8 @@
 //   - every lowercased trigram of its distinct actions, for `action~`;
 //   - in both, every 5 characters of a run of hex digits ([0-9a-f], so digits too): hex has only 4,096 trigrams,
 //     which a stripe of ids and hashes holds most of, and a rare id would otherwise name most stripes;
-//   - in both, every full-text word (words.ts) without a digit, for `@` and free words: a rare word made of common
+//   - in both, every full-text word (words.ts) of 3 or more units without a digit, for `@` and free words (shorter
+//     ones are in nearly every stripe, as short trigrams are): a rare word made of common
 //     trigrams ("timed") would otherwise name most stripes; a word with a digit (a number, an id) is most often
 //     rare by its trigrams and hex grams already, and would nearly double the distinct terms of a stripe;
 //   - every scalar leaf of actor, target, context and metadata as (facet, path, text form), for `path=`.
@@ -23,7 +24,8 @@ const FILTER_BITS = 16;
 const PATH_K = 10;
 const TRIGRAM_K = 4;
 const HEX_GRAM_K = 4;
-const WORD_K = 8;
+const WORD_K = 6;
+const WORD_MIN = 3;
 /** Hex digits of a hex gram: 20 bits, so a gram is its own exact value before hashing. */
 const HEX_GRAM = 5;
 /** A region is 512 bits: sixteen 32-bit words. */
@@ -113,12 +115,14 @@ const wordTerm = (w: string, seed: number): FilterTerm => ({ h: fmix(hashOn(FNV_
 
 /**
  * wordTerms lists what a filter holds of a text whose full-text words (words.ts) include every one of `need`: a
- * word without a digit as itself; a word with one by its substringTerms, unless it has a sigma, which lowercases
+ * word without a digit as itself (none when shorter than WORD_MIN); a word with one by its substringTerms, unless it has a sigma, which lowercases
  * by context and so may not be a substring of the text lowercased whole.
  */
 export function wordTerms(need: readonly string[], domain: "message" | "action"): FilterTerm[] {
   const seed = domain === "message" ? MESSAGE_WORD : ACTION_WORD;
-  return need.flatMap((w) => (!DIGIT.test(w) ? [wordTerm(w, seed)] : w.includes("σ") || w.includes("ς") ? [] : substringTerms(w, domain)));
+  return need.flatMap((w) =>
+    !DIGIT.test(w) ? (w.length >= WORD_MIN ? [wordTerm(w, seed)] : []) : w.includes("σ") || w.includes("ς") ? [] : substringTerms(w, domain),
+  );
 }
 
 /** FilterBuilder gathers a block's terms into a filter sized for them. */
@@ -156,15 +160,17 @@ class FilterBuilder {
     let inWord = false;
     let digit = false; // the word being read has a digit: not held as a word
     let word = 0; // the running hash of the word being read (hashOn's)
+    let start = 0;
     for (let i = 0; i <= n; i++) {
       const c = i < n ? lowerAscii(text.charCodeAt(i)) : 0x20;
       const letter = c >= 0x61 && c <= 0x7a;
       if (letter || (c >= 0x30 && c <= 0x39)) {
+        if (!inWord) start = i;
         word = Math.imul((inWord ? word : wordSeed) ^ c, FNV_PRIME);
         digit = inWord ? digit || !letter : !letter;
         inWord = true;
       } else if (inWord) {
-        if (!digit) this.add(fmix(word), WORD_K);
+        if (!digit && i - start >= WORD_MIN) this.add(fmix(word), WORD_K);
         inWord = false;
       }
       if (i === n) break;
@@ -181,7 +187,7 @@ class FilterBuilder {
   private addUnicode(text: string, domain: "message" | "action"): void {
     for (const t of substringTerms(text.toLowerCase(), domain)) this.add(t.h, t.k);
     const seed = domain === "message" ? MESSAGE_WORD : ACTION_WORD;
-    for (const w of words(text)) if (!DIGIT.test(w)) this.add(wordTerm(w, seed).h, WORD_K);
+    for (const w of words(text)) if (!DIGIT.test(w) && w.length >= WORD_MIN) this.add(wordTerm(w, seed).h, WORD_K);
   }
 
   /** addLeaves adds every scalar under `value`, whose path so far hashes to `h` (pathTerm's terms). */
