@@ -13,7 +13,8 @@ import { Watermark } from "./watermark.ts";
 
 /** writes applied but not yet committed, at most: the consumer waits for the oldest beyond this */
 const IN_FLIGHT = 512;
-const APPLIED = "cluster.applied";
+/** the root key of a copy's applied sequence */
+export const APPLIED = "cluster.applied";
 /** how often a copy checks that it moves while its stream is ahead; two still checks in a row make it consume again */
 const STALL_CHECK_MS = 1500;
 
