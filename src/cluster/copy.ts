@@ -15,6 +15,8 @@ import { Watermark } from "./watermark.ts";
 const IN_FLIGHT = 512;
 /** the root key of a copy's applied sequence */
 export const APPLIED = "cluster.applied";
+/** the root key of the key (server millisecond, id) of a tenant's last write that passed the order check */
+const lastKeyOf = (ws: string, env: string) => `cluster.last/${ws}/${env}`;
 /** how often a copy checks that it moves while its stream is ahead; two still checks in a row make it consume again */
 const STALL_CHECK_MS = 1500;
 
@@ -27,6 +29,8 @@ export class PartitionCopy {
   private stopped = false;
   private running: Promise<void> | undefined;
   private watchdog: ReturnType<typeof setInterval> | undefined;
+  /** each tenant's last key as decided in log order, ahead of what has committed (lastKeyOf) */
+  private readonly lastKeys = new Map<string, { ms: number; id: string }>();
 
   constructor(
     readonly partition: number,
@@ -86,6 +90,7 @@ export class PartitionCopy {
   }
 
   private async consume(): Promise<void> {
+    this.lastKeys.clear(); // what a failed run decided ahead of its commits is decided again, from what committed
     const consumer = await this.link.js.consumers.get(streamOf(this.partition), {
       deliver_policy: DeliverPolicy.StartSequence,
       opt_start_seq: this.applied + 1,
@@ -108,17 +113,30 @@ export class PartitionCopy {
     }
   }
 
-  /** apply stores one write through the entry store, its sequence in its transaction, then tells waiting reads and fronts. */
+  /**
+   * apply stores one write through the entry store, its sequence in its transaction, then tells waiting reads and
+   * fronts. A write whose first key is not above its tenant's last one is refused (the front sends it again, above):
+   * so each tenant's keys rise in log order, and a live tail, which sends in key order, never passes an entry that
+   * is still to come. Every copy decides alike, in log order, from what it stored with the sequences before.
+   */
   private async apply(seq: number, data: Uint8Array): Promise<void> {
     const m = decodeWrite(data);
     const root = this.sluice.dbs.root;
-    const alsoPut = () => root.put(APPLIED, seq);
+    const ids = m.prepared ? m.prepared.ids : (m.entries ?? []).map((e) => e.id);
+    const name = lastKeyOf(m.ws, m.env);
+    const last = this.lastKeys.get(name) ?? (root.get(name) as { ms: number; id: string } | undefined);
+    const inOrder = !last || m.ms > last.ms || (m.ms === last.ms && ids[0] > last.id);
+    const key = inOrder ? { ms: m.ms, id: ids[ids.length - 1] } : last;
+    this.lastKeys.set(name, key);
+    const alsoPut = () => Promise.all([root.put(APPLIED, seq), inOrder && root.put(name, key)]);
     const tenant = { ws: m.ws, env: m.env };
+    // a write out of order goes through the committer as one over a limit of 0: its sequence commits in order with the others'
+    const limit = inOrder ? m.limit : 0;
     const verdict = m.prepared
-      ? await this.sluice.entries.appendPrepared(tenant, m.ms, m.prepared.ids, m.prepared.blocks, m.limit, alsoPut)
-      : await this.sluice.entries.append(tenant, m.ms, m.entries ?? [], m.limit, alsoPut);
+      ? await this.sluice.entries.appendPrepared(tenant, m.ms, m.prepared.ids, m.prepared.blocks, limit, alsoPut)
+      : await this.sluice.entries.append(tenant, m.ms, m.entries ?? [], limit, alsoPut);
     this.mark.advance(seq);
-    if (m.limit >= 0) this.link.nc.publish(verdictSubject(this.partition), pack({ seq, ...verdict } satisfies VerdictMessage));
+    this.link.nc.publish(verdictSubject(this.partition), pack({ seq, ...verdict, ...(inOrder ? {} : { after: last }) } satisfies VerdictMessage));
   }
 
   /** reached resolves true once `seq` is applied here, false after `timeoutMs`. */

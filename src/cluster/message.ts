@@ -14,11 +14,16 @@ export interface WriteMessage {
   prepared?: { ids: string[]; blocks: EncodedBlock[] };
 }
 
-/** Verdict of a write as a copy announces it: the stream sequence it applied, stored or refused by the quota, and the month's count. */
+/**
+ * Verdict of a write as a copy announces it: the stream sequence it applied, stored or refused by the quota, and the
+ * month's count; or, with `after`, refused because its first key (server millisecond, id) is not above the key of
+ * the tenant's last write (`after`), which a write from another front took first: the front sends it again above.
+ */
 export interface VerdictMessage {
   seq: number;
   stored: boolean;
   used: number;
+  after?: { ms: number; id: string };
 }
 
 const packr = new Packr({ moreTypes: true, useRecords: false });
