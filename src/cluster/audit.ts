@@ -69,7 +69,9 @@ export async function readServer(url: string, timeoutMs: number): Promise<Server
 
 /** span is the message count a stream without gaps holds from first to last. */
 const span = (v: StreamView) => (v.last === 0 || v.last < v.first ? 0 : v.last - v.first + 1);
-const same = (a: StreamView, b: StreamView) => a.first === b.first && a.last === b.last && a.messages === b.messages;
+/** an empty stream's first sequence is 0 on one server and last + 1 on another (after a restart or a purge): the same state */
+const firstOf = (v: StreamView) => (v.messages === 0 ? v.last + 1 : v.first);
+const same = (a: StreamView, b: StreamView) => firstOf(a) === firstOf(b) && a.last === b.last && a.messages === b.messages;
 const text = (v: StreamView) => `first ${v.first}, last ${v.last}, ${v.messages} messages`;
 
 /**

@@ -104,6 +104,7 @@ test("kill -9 of a NATS server and of a Sluice storage node under bulk writes lo
     await Bun.sleep(1000);
     status = await statusOk(30_000);
   }
+  if (status.code !== 0) console.error(status.stderr);
   if (!allCaughtUp(JSON.parse(status.stdout))) console.error(status.stdout.slice(0, 3000), nodes.map((n) => n?.output().slice(-1500)).join("\n----\n"));
   expect(status.code).toBe(0);
   for (const p of (JSON.parse(status.stdout) as Status).partitions) {

@@ -47,3 +47,24 @@ test("a server without the stream, or with no monitoring URL given, is a problem
     "server s2, stream SLUICE_P0: unknown, no monitoring URL given belongs to it",
   ]);
 });
+
+test("an empty stream agrees whether a server says its first sequence is 0 or last + 1", () => {
+  const [a] = auditStreams(
+    [S],
+    [
+      view("s0", { SLUICE_P0: { first: 0, last: 0, messages: 0 } }),
+      view("s1", { SLUICE_P0: { first: 1, last: 0, messages: 0 } }),
+      view("s2", { SLUICE_P0: { first: 1, last: 0, messages: 0 } }),
+    ],
+  );
+  expect(a.problems).toEqual([]);
+  const [b] = auditStreams(
+    [S],
+    [
+      view("s0", { SLUICE_P0: { first: 11, last: 10, messages: 0 } }),
+      view("s1", { SLUICE_P0: { first: 11, last: 10, messages: 0 } }),
+      view("s2", { SLUICE_P0: { first: 0, last: 0, messages: 0 } }),
+    ],
+  );
+  expect(b.problems).toEqual(["server s2, stream SLUICE_P0: first 0, last 0, 0 messages, but server s0 has first 11, last 10, 0 messages"]);
+});
