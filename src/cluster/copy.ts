@@ -7,7 +7,7 @@ import type { ConsumerMessages } from "@nats-io/jetstream";
 import { DeliverPolicy } from "@nats-io/jetstream";
 import { compose, type SluiceOptions } from "../compose.ts";
 import type { Link } from "./link.ts";
-import { decodeWrite, pack, type VerdictMessage } from "./message.ts";
+import { decodeWrite, pack, type VerdictMessage, type WriteMessage } from "./message.ts";
 import { streamOf, verdictSubject } from "./names.ts";
 import { Watermark } from "./watermark.ts";
 
@@ -29,6 +29,8 @@ export class PartitionCopy {
   private stopped = false;
   private running: Promise<void> | undefined;
   private watchdog: ReturnType<typeof setInterval> | undefined;
+  /** the last message's application: a rejection list waits for the writes before it */
+  private previous: Promise<unknown> = Promise.resolve();
   /** each tenant's last key as decided in log order, ahead of what has committed (lastKeyOf) */
   private readonly lastKeys = new Map<string, { ms: number; id: string }>();
 
@@ -113,14 +115,42 @@ export class PartitionCopy {
     }
   }
 
+  /** apply applies the message of sequence `seq`: a write, or a shipper request's rejected entries. */
+  private apply(seq: number, data: Uint8Array): Promise<void> {
+    const m = decodeWrite(data);
+    const done = m.rejected ? this.list(seq, m.ws, m.env, m.ms, m.rejected, this.previous) : this.store(seq, m);
+    this.previous = done.catch(() => {});
+    return done;
+  }
+
   /**
-   * apply stores one write through the entry store, its sequence in its transaction, then tells waiting reads and
+   * list adds rejected entries to this copy's list (in memory, as a single process keeps it), once the writes before
+   * them have committed; the applied sequence then passes them, unless a later write's commit has already.
+   */
+  private async list(
+    seq: number,
+    ws: string,
+    env: string,
+    ms: number,
+    rejected: NonNullable<WriteMessage["rejected"]>,
+    before: Promise<unknown>,
+  ): Promise<void> {
+    await before;
+    this.sluice.rejections.record(ws, env, rejected.protocol, rejected.items, ms);
+    const root = this.sluice.dbs.root;
+    await root.transaction(() => {
+      if (((root.get(APPLIED) as number | undefined) ?? 0) < seq) root.put(APPLIED, seq);
+    });
+    this.mark.advance(seq);
+  }
+
+  /**
+   * store applies one write through the entry store, its sequence in its transaction, then tells waiting reads and
    * fronts. A write whose first key is not above its tenant's last one is refused (the front sends it again, above):
    * so each tenant's keys rise in log order, and a live tail, which sends in key order, never passes an entry that
    * is still to come. Every copy decides alike, in log order, from what it stored with the sequences before.
    */
-  private async apply(seq: number, data: Uint8Array): Promise<void> {
-    const m = decodeWrite(data);
+  private async store(seq: number, m: WriteMessage): Promise<void> {
     const root = this.sluice.dbs.root;
     const ids = m.prepared ? m.prepared.ids : (m.entries ?? []).map((e) => e.id);
     const name = lastKeyOf(m.ws, m.env);

@@ -5,6 +5,8 @@
 import { ApiError } from "../errors.ts";
 import { IdGenerator } from "../ids.ts";
 import type { Keyed, WriteSink } from "../ingest/ingest.ts";
+import type { RejectedBatch } from "../ingest/rejections.ts";
+import type { Environment } from "../schema.ts";
 import type { Entry } from "../storage/block.ts";
 import type { EncodedBlock } from "../storage/encode.ts";
 import type { Tenant } from "../storage/keys.ts";
@@ -54,6 +56,18 @@ export class ClusterSink implements WriteSink {
 
   appendPrepared(tenant: Tenant, serverMs: number, ids: string[], blocks: EncodedBlock[], monthlyLimit: number): Promise<Keyed> {
     return this.send({ ws: tenant.ws, env: tenant.env, ms: serverMs, limit: monthlyLimit, prepared: { ids, blocks } });
+  }
+
+  /** reject sends a shipper request's rejected entries to its partition's log: its copies list them, in log order. */
+  async reject(batch: RejectedBatch): Promise<void> {
+    const m: WriteMessage = {
+      ws: batch.ws,
+      env: batch.env as Environment,
+      ms: batch.ms,
+      limit: -1,
+      rejected: { protocol: batch.protocol, items: batch.rejected },
+    };
+    await this.link.publish(partitionOf(batch.ws, this.partitions), encodeWrite(m), crypto.randomUUID());
   }
 
   /**

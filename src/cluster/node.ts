@@ -80,7 +80,14 @@ export class ClusterNode {
     const mirror = new MetaMirror(metaEnv.meta, link.meta, log, { nc: link.nc, count: live });
     await mirror.start();
     const sink = new ClusterSink(link, settings.partitions, options.queryTimeoutMs ?? 30_000);
-    const front = compose({ ...options, dataDir: join(options.dataDir, "front"), meta: mirror.proxy(), writeTo: sink });
+    const front = compose({
+      ...options,
+      dataDir: join(options.dataDir, "front"),
+      meta: mirror.proxy(),
+      writeTo: sink,
+      // a rejection list is diagnostic: one that cannot reach the log is dropped, the request's answer stands
+      forwardRejections: (batch) => sink.reject(batch).catch(() => {}),
+    });
     const node = new ClusterNode(options, link, settings, mirror, metaEnv, front, log);
     if (options.roles.includes("storage")) {
       await node.followAssignment();
