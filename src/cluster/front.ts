@@ -23,8 +23,6 @@ const REKEY_TRIES = 20;
 export class ClusterSink implements WriteSink {
   private readonly heard = new Map<string, VerdictMessage>();
   private readonly waiting = new Map<string, (v: VerdictMessage) => void>();
-  /** ids of writes sent again above another front's (their first ids are drawn by the ingest service) */
-  private readonly ids = new IdGenerator();
 
   constructor(
     private readonly link: Link,
@@ -74,7 +72,7 @@ export class ClusterSink implements WriteSink {
    * send publishes a write (its first id is its message id: retries are stored once) and returns the verdict of the
    * partition's copies, which apply it in log order. One whose key is not above its tenant's last key (another
    * front's write with a later key came first in the log) is refused by every copy alike, and sent again with ids
-   * of the millisecond after that key: so keys rise in log order and live tails miss nothing.
+   * just above that key: so keys rise in log order and live tails miss nothing.
    */
   private async send(first: WriteMessage): Promise<Keyed> {
     const p = partitionOf(first.ws, this.partitions);
@@ -85,14 +83,14 @@ export class ClusterSink implements WriteSink {
       const v = await this.verdict(p, seq);
       if (!v.after) return { stored: v.stored, used: v.used, ...(m === first ? {} : { rekeyed: { ms: m.ms, ids } }) };
       if (attempt + 1 >= REKEY_TRIES) throw busy(`the write was refused ${REKEY_TRIES} times for writes of other nodes coming first; retry`);
-      m = this.above(m, v.after.ms + 1);
+      m = this.above(m, v.after);
     }
   }
 
-  /** above is the write with fresh ids of millisecond `ms` or later, its entries and blocks unchanged. */
-  private above(m: WriteMessage, ms: number): WriteMessage {
+  /** above is the write with ids above `after` (of its millisecond when they fit), its entries and blocks unchanged. */
+  private above(m: WriteMessage, after: { id: string }): WriteMessage {
     const count = m.prepared ? m.prepared.ids.length : (m.entries ?? []).length;
-    const drawn = this.ids.next(count, ms);
+    const drawn = IdGenerator.after(after.id, count);
     if (m.prepared) return { ...m, ms: drawn.ms, prepared: { ids: drawn.ids, blocks: m.prepared.blocks } };
     return { ...m, ms: drawn.ms, entries: (m.entries ?? []).map((e, i) => ({ ...e, id: drawn.ids[i] })) };
   }
