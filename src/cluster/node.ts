@@ -226,8 +226,15 @@ export class ClusterNode {
           if (this.copies.has(p)) continue;
           const dir = join(this.options.dataDir, `p${p}`);
           if (existsSync(dir) && (await this.trimmedPast(p))) rmSync(dir, { recursive: true, force: true });
-          if (!existsSync(dir) && (await this.worthCopying(p, assignment[p])) && (await fetchBackup(this.link.nc, p, dir).catch(() => false)))
-            this.restored.add(p);
+          if (!existsSync(dir) && (await this.worthCopying(p, assignment[p]))) {
+            if (await fetchBackup(this.link.nc, p, dir).catch(() => false)) this.restored.add(p);
+            else if ((await this.link.jsm.streams.info(streamOf(p))).state.first_seq > 1) {
+              // the stream was trimmed: without a backup the copy could never catch up, so it waits for a peer to answer
+              this.log({ level: "warn", msg: "no peer sent a backup of a trimmed partition; asking again in 5 s", partition: p });
+              setTimeout(() => void apply().catch(() => {}), 5000);
+              continue;
+            }
+          }
           if (this.closed) return;
           const copy = new PartitionCopy(p, this.options.dataDir, { ...this.options, meta: this.mirror.proxy() }, this.link, this.log);
           this.copies.set(p, copy);

@@ -21,6 +21,8 @@ afterAll(async () => {
 }, 30_000);
 
 const P = 2;
+/** a copy from a backup waits for a peer's backup up to 30 s (backup.ts), asking again 5 s after a miss */
+const BACKUP_WAIT_MS = 45_000;
 const nodeNamed = (id: string) => c.nodes.filter((n) => n.options.nodeId === id).at(-1)!;
 const stream = async (p: number) => (await c.nodes[0].link.jsm.streams.info(streamOf(p))).state;
 /** trimNow runs a trimming pass (with no age window) as the node first in partition p's assignment runs it */
@@ -135,13 +137,13 @@ test("a partition stream is trimmed below what every copy applied, and reads, ta
     ["n0", "n1"],
     ["n2", "n3"],
   ]);
-  const until = Date.now() + 20_000;
+  const until = Date.now() + BACKUP_WAIT_MS;
   while (!(1 in added.held()) && Date.now() < until) await Bun.sleep(50);
   expect([...added.restored]).toEqual([1]);
   const b = tenants[1];
   await write(b.key, 3, b.sent);
   expect((await everyId(added, b.key)).sort()).toEqual([...b.sent].sort());
-}, 120_000);
+}, 180_000);
 
 test("a copy that is down holds its partition's trimming back and catches up from the stream; a copy the stream was trimmed past starts from a backup", async () => {
   const ws0 = await (async () => {
@@ -189,9 +191,9 @@ test("a copy that is down holds its partition's trimming back and catches up fro
     ["n0", "n2"],
   ]);
   const n0 = nodeNamed("n0");
-  const until = Date.now() + 20_000;
+  const until = Date.now() + BACKUP_WAIT_MS;
   while (!(1 in n0.held()) && Date.now() < until) await Bun.sleep(50);
   expect(n0.restored.has(1)).toBe(true);
   await write(b.key, 1, b.sent);
   expect((await everyId(n0, b.key)).sort()).toEqual([...b.sent].sort());
-}, 120_000);
+}, 180_000);
