@@ -21,8 +21,8 @@ import { checkItems, type ShippedBatch, type ShippedBody } from "./shipped.ts";
 export type ShippedResult = Omit<ShippedBatch, "blocks"> & { ids: string[] };
 
 /**
- * Keyed is a sink's verdict: the store's, or (cluster) the log's, which may have stored the write under a later server
- * millisecond and fresh ids than those drawn here (`rekeyed`): its key had to follow an entry another front wrote first.
+ * Keyed is a sink's verdict: the store's, or (cluster) the log's, which may have stored the write with other ids (and
+ * a later server millisecond) than those drawn here (`rekeyed`): its key had to follow an entry another front wrote first.
  */
 export type Keyed = Verdict & { rekeyed?: { ms: number; ids: string[] } };
 
