@@ -20,7 +20,7 @@ import { esRoutes } from "./http/es.ts";
 import { lokiRoutes } from "./http/loki.ts";
 import { otlpRoutes } from "./http/otlp.ts";
 import { uiRoutes } from "./http/ui.ts";
-import { RejectionLog } from "./ingest/rejections.ts";
+import { RejectionLog, type RejectedBatch } from "./ingest/rejections.ts";
 import { DEFAULT_TAIL_SETTINGS, TailStreams, type TailSettings } from "./http/tail.ts";
 import { TailHub } from "./query/tail-hub.ts";
 import { errorReply, requestUrl } from "./http/respond.ts";
@@ -56,6 +56,8 @@ export interface AppDeps {
   tail?: Partial<TailSettings>;
   /** where writes go instead of this data directory's entry store (cluster mode: the partition logs) */
   writeTo?: WriteSink;
+  /** where the shipper routes' rejections go instead of this process's list (cluster mode: the partition logs) */
+  forwardRejections?: (batch: RejectedBatch) => Promise<void>;
 }
 
 /** Services are the parts the routes share; built once per data directory. */
@@ -82,7 +84,7 @@ export function services(deps: AppDeps) {
     ingest: new IngestService(deps.writeTo ?? entries, clock),
     admin: new AdminService(meta, deps.plans),
     /** the last entries each workspace environment's shippers had rejected */
-    rejections: new RejectionLog(),
+    rejections: new RejectionLog(deps.forwardRejections),
   };
 }
 

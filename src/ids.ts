@@ -18,6 +18,17 @@ export class IdGenerator {
   private lastMs = -1;
   private counter = 0;
 
+  /**
+   * after returns `count` ids above `id`: of its millisecond while its counter has room, else of the next one (a
+   * cluster front's write that another front's overtook keeps its millisecond when it can).
+   */
+  static after(id: string, count: number): { ms: number; ids: string[] } {
+    const g = new IdGenerator();
+    g.lastMs = uuidTimeMs(id);
+    g.counter = counterOf(id);
+    return g.next(count, g.lastMs);
+  }
+
   /** next returns `count` ids for one write together with their shared server timestamp. */
   next(count: number, now: number): { ms: number; ids: string[] } {
     let ms = Math.max(now, this.lastMs);
@@ -42,6 +53,13 @@ export class IdGenerator {
     for (let i = 0; i < count; i++) ids[i] = joined.slice(i * ID_CHARS, (i + 1) * ID_CHARS);
     return { ms, ids };
   }
+}
+
+/** counterOf reads the 42-bit counter of an id of IdGenerator (writeTail's layout). */
+function counterOf(id: string): number {
+  const top = parseInt(id.slice(15, 18), 16);
+  const low = (parseInt(id.slice(19, 21), 16) & 0x3f) * 2 ** 24 + parseInt(id.slice(21, 23), 16) * 2 ** 16 + parseInt(id.slice(24, 28), 16);
+  return top * 2 ** 30 + low;
 }
 
 /** hex writes a byte as two lowercase hex digits. */

@@ -104,7 +104,7 @@ async function store(batch: { message: string; receivedMs: number }[], options: 
   try {
     const caller = parts.auth.authenticate(new Headers({ "x-api-key": options.key }), now);
     const result = await parts.ingest.createItems(items, caller);
-    noteShipped(parts, "syslog", result, caller.workspace.id, caller.key.environment, now);
+    await noteShipped(parts, "syslog", result, caller.workspace.id, caller.key.environment, now);
   } catch (e) {
     const reason = e instanceof ApiError ? (e.status === 429 ? "quota" : e.status === 401 || e.status === 403 ? "auth" : "other") : "other";
     parts.metrics.shippedRequests.inc({ protocol: "syslog", reason });

@@ -1,13 +1,15 @@
 // cluster commands: `sluice cluster init|status|rebalance` against the NATS cluster (--cluster or SLUICE_CLUSTER).
 import { parseArgs } from "node:util";
 import { banner } from "../bootstrap.ts";
-import { clusterStatus, initCluster, rebalance } from "../cluster/ops.ts";
+import { initCluster, rebalance } from "../cluster/ops.ts";
+import { clusterStatus } from "../cluster/status.ts";
 import type { PlanTable } from "../limits/plans.ts";
 import { UsageError } from "./admin.ts";
 
 export const CLUSTER_USAGE = [
   "sluice cluster init --partitions N [--replicas R] [--copies C] [--cluster URLS]",
-  "sluice cluster status [--cluster URLS]     (exit 1 when a partition has no caught-up copy or copies disagree)",
+  "sluice cluster status [--cluster URLS] [--monitor URLS]  (exit 1 when a partition has no caught-up copy or replicas or copies disagree;\n" +
+    "         --monitor or SLUICE_NATS_MONITOR: every NATS server's monitoring URL, e.g. http://a:8222, to audit each one's streams)",
   "sluice cluster rebalance [--cluster URLS]  (assign partition copies to the live storage nodes)",
 ].join("\n       ");
 
@@ -23,13 +25,21 @@ export async function clusterCommand(args: string[], env: Record<string, string 
   const [command, ...rest] = args;
   const { values } = parseArgs({
     args: rest,
-    options: { cluster: { type: "string" }, partitions: { type: "string" }, replicas: { type: "string" }, copies: { type: "string" } },
+    options: {
+      cluster: { type: "string" },
+      monitor: { type: "string" },
+      partitions: { type: "string" },
+      replicas: { type: "string" },
+      copies: { type: "string" },
+    },
     strict: true,
   });
-  const urls = (values.cluster ?? env.SLUICE_CLUSTER ?? "")
-    .split(",")
-    .map((u) => u.trim())
-    .filter(Boolean);
+  const list = (text: string | undefined) =>
+    (text ?? "")
+      .split(",")
+      .map((u) => u.trim())
+      .filter(Boolean);
+  const urls = list(values.cluster ?? env.SLUICE_CLUSTER);
   if (urls.length === 0) throw new UsageError(`give the NATS URLs with --cluster or SLUICE_CLUSTER; usage: ${CLUSTER_USAGE}`);
   if (command === "init") {
     const settings = {
@@ -44,8 +54,9 @@ export async function clusterCommand(args: string[], env: Record<string, string 
     return 0;
   }
   if (command === "status") {
-    const status = await clusterStatus(urls);
+    const status = await clusterStatus(urls, { monitors: list(values.monitor ?? env.SLUICE_NATS_MONITOR) });
     console.log(JSON.stringify(status, null, 2));
+    for (const line of status.problems) console.error(line);
     return status.ok ? 0 : 1;
   }
   if (command === "rebalance") {

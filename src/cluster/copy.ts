@@ -7,13 +7,16 @@ import type { ConsumerMessages } from "@nats-io/jetstream";
 import { DeliverPolicy } from "@nats-io/jetstream";
 import { compose, type SluiceOptions } from "../compose.ts";
 import type { Link } from "./link.ts";
-import { decodeWrite, pack, type VerdictMessage } from "./message.ts";
+import { decodeWrite, pack, type VerdictMessage, type WriteMessage } from "./message.ts";
 import { streamOf, verdictSubject } from "./names.ts";
 import { Watermark } from "./watermark.ts";
 
 /** writes applied but not yet committed, at most: the consumer waits for the oldest beyond this */
 const IN_FLIGHT = 512;
-const APPLIED = "cluster.applied";
+/** the root key of a copy's applied sequence */
+export const APPLIED = "cluster.applied";
+/** the root key of the key (server millisecond, id) of a tenant's last write that passed the order check */
+const lastKeyOf = (ws: string, env: string) => `cluster.last/${ws}/${env}`;
 /** how often a copy checks that it moves while its stream is ahead; two still checks in a row make it consume again */
 const STALL_CHECK_MS = 1500;
 
@@ -26,6 +29,10 @@ export class PartitionCopy {
   private stopped = false;
   private running: Promise<void> | undefined;
   private watchdog: ReturnType<typeof setInterval> | undefined;
+  /** the last message's application: a rejection list waits for the writes before it */
+  private previous: Promise<unknown> = Promise.resolve();
+  /** each tenant's last key as decided in log order, ahead of what has committed (lastKeyOf) */
+  private readonly lastKeys = new Map<string, { ms: number; id: string }>();
 
   constructor(
     readonly partition: number,
@@ -85,6 +92,7 @@ export class PartitionCopy {
   }
 
   private async consume(): Promise<void> {
+    this.lastKeys.clear(); // what a failed run decided ahead of its commits is decided again, from what committed
     const consumer = await this.link.js.consumers.get(streamOf(this.partition), {
       deliver_policy: DeliverPolicy.StartSequence,
       opt_start_seq: this.applied + 1,
@@ -107,17 +115,58 @@ export class PartitionCopy {
     }
   }
 
-  /** apply stores one write through the entry store, its sequence in its transaction, then tells waiting reads and fronts. */
-  private async apply(seq: number, data: Uint8Array): Promise<void> {
+  /** apply applies the message of sequence `seq`: a write, or a shipper request's rejected entries. */
+  private apply(seq: number, data: Uint8Array): Promise<void> {
     const m = decodeWrite(data);
+    const done = m.rejected ? this.list(seq, m.ws, m.env, m.ms, m.rejected, this.previous) : this.store(seq, m);
+    this.previous = done.catch(() => {});
+    return done;
+  }
+
+  /**
+   * list adds rejected entries to this copy's list (in memory, as a single process keeps it), once the writes before
+   * them have committed; the applied sequence then passes them, unless a later write's commit has already.
+   */
+  private async list(
+    seq: number,
+    ws: string,
+    env: string,
+    ms: number,
+    rejected: NonNullable<WriteMessage["rejected"]>,
+    before: Promise<unknown>,
+  ): Promise<void> {
+    await before;
+    this.sluice.rejections.record(ws, env, rejected.protocol, rejected.items, ms);
     const root = this.sluice.dbs.root;
-    const alsoPut = () => root.put(APPLIED, seq);
-    const tenant = { ws: m.ws, env: m.env };
-    const verdict = m.prepared
-      ? await this.sluice.entries.appendPrepared(tenant, m.ms, m.prepared.ids, m.prepared.blocks, m.limit, alsoPut)
-      : await this.sluice.entries.append(tenant, m.ms, m.entries ?? [], m.limit, alsoPut);
+    await root.transaction(() => {
+      if (((root.get(APPLIED) as number | undefined) ?? 0) < seq) root.put(APPLIED, seq);
+    });
     this.mark.advance(seq);
-    if (m.limit >= 0) this.link.nc.publish(verdictSubject(this.partition), pack({ seq, ...verdict } satisfies VerdictMessage));
+  }
+
+  /**
+   * store applies one write through the entry store, its sequence in its transaction, then tells waiting reads and
+   * fronts. A write whose first key is not above its tenant's last one is refused (the front sends it again, above):
+   * so each tenant's keys rise in log order, and a live tail, which sends in key order, never passes an entry that
+   * is still to come. Every copy decides alike, in log order, from what it stored with the sequences before.
+   */
+  private async store(seq: number, m: WriteMessage): Promise<void> {
+    const root = this.sluice.dbs.root;
+    const ids = m.prepared ? m.prepared.ids : (m.entries ?? []).map((e) => e.id);
+    const name = lastKeyOf(m.ws, m.env);
+    const last = this.lastKeys.get(name) ?? (root.get(name) as { ms: number; id: string } | undefined);
+    const inOrder = !last || m.ms > last.ms || (m.ms === last.ms && ids[0] > last.id);
+    const key = inOrder ? { ms: m.ms, id: ids[ids.length - 1] } : last;
+    this.lastKeys.set(name, key);
+    const alsoPut = () => Promise.all([root.put(APPLIED, seq), inOrder && root.put(name, key)]);
+    const tenant = { ws: m.ws, env: m.env };
+    // a write out of order goes through the committer as one over a limit of 0: its sequence commits in order with the others'
+    const limit = inOrder ? m.limit : 0;
+    const verdict = m.prepared
+      ? await this.sluice.entries.appendPrepared(tenant, m.ms, m.prepared.ids, m.prepared.blocks, limit, alsoPut)
+      : await this.sluice.entries.append(tenant, m.ms, m.entries ?? [], limit, alsoPut);
+    this.mark.advance(seq);
+    this.link.nc.publish(verdictSubject(this.partition), pack({ seq, ...verdict, ...(inOrder ? {} : { after: last }) } satisfies VerdictMessage));
   }
 
   /** reached resolves true once `seq` is applied here, false after `timeoutMs`. */

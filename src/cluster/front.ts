@@ -1,10 +1,13 @@
 // front: the write side of a cluster node. An accepted write is published to its workspace's partition stream and
-// answered once JetStream has acknowledged it; a write under a monthly limit waits for the verdict that the
-// partition's copies reach applying the stream in order, so the quota is exact however many fronts race.
+// answered once JetStream has acknowledged it and a copy has applied it: the copies decide in log order, so the
+// quota is exact however many fronts race, and each tenant's keys rise in log order (a write whose key another
+// front's overtook is sent again above it).
 import { ApiError } from "../errors.ts";
-import type { WriteSink } from "../ingest/ingest.ts";
+import { IdGenerator } from "../ids.ts";
+import type { Keyed, WriteSink } from "../ingest/ingest.ts";
+import type { RejectedBatch } from "../ingest/rejections.ts";
+import type { Environment } from "../schema.ts";
 import type { Entry } from "../storage/block.ts";
-import type { Verdict } from "../storage/commit.ts";
 import type { EncodedBlock } from "../storage/encode.ts";
 import type { Tenant } from "../storage/keys.ts";
 import type { Link } from "./link.ts";
@@ -13,16 +16,18 @@ import { partitionOf, VERDICTS } from "./names.ts";
 
 /** verdicts kept after they arrive, for a front that hears one before its own acknowledgement */
 const VERDICTS_KEPT = 20_000;
+/** how many times a write refused for its order is sent again above the key it must follow, before 503 */
+const REKEY_TRIES = 20;
 
 /** ClusterSink is the WriteSink of a front: the partition streams instead of a local entry store. */
 export class ClusterSink implements WriteSink {
-  private readonly heard = new Map<string, Verdict>();
-  private readonly waiting = new Map<string, (v: Verdict) => void>();
+  private readonly heard = new Map<string, VerdictMessage>();
+  private readonly waiting = new Map<string, (v: VerdictMessage) => void>();
 
   constructor(
     private readonly link: Link,
     private readonly partitions: number,
-    /** how long a quota'd write waits for a copy's verdict before 503 */
+    /** how long a write waits for a copy's verdict before 503 */
     private readonly verdictTimeoutMs = 30_000,
   ) {
     const sub = link.nc.subscribe(VERDICTS);
@@ -34,48 +39,74 @@ export class ClusterSink implements WriteSink {
         const waiter = this.waiting.get(name);
         if (waiter) {
           this.waiting.delete(name);
-          waiter({ stored: v.stored, used: v.used });
+          waiter(v);
         } else if (!this.heard.has(name)) {
-          this.heard.set(name, { stored: v.stored, used: v.used });
+          this.heard.set(name, v);
           if (this.heard.size > VERDICTS_KEPT) this.heard.delete(this.heard.keys().next().value!);
         }
       }
     })();
   }
 
-  append(tenant: Tenant, serverMs: number, entries: Entry[], monthlyLimit: number): Promise<Verdict> {
-    return this.send({ ws: tenant.ws, env: tenant.env, ms: serverMs, limit: monthlyLimit, entries }, entries[0].id);
+  append(tenant: Tenant, serverMs: number, entries: Entry[], monthlyLimit: number): Promise<Keyed> {
+    return this.send({ ws: tenant.ws, env: tenant.env, ms: serverMs, limit: monthlyLimit, entries });
   }
 
-  appendPrepared(tenant: Tenant, serverMs: number, ids: string[], blocks: EncodedBlock[], monthlyLimit: number): Promise<Verdict> {
-    return this.send({ ws: tenant.ws, env: tenant.env, ms: serverMs, limit: monthlyLimit, prepared: { ids, blocks } }, ids[0]);
+  appendPrepared(tenant: Tenant, serverMs: number, ids: string[], blocks: EncodedBlock[], monthlyLimit: number): Promise<Keyed> {
+    return this.send({ ws: tenant.ws, env: tenant.env, ms: serverMs, limit: monthlyLimit, prepared: { ids, blocks } });
   }
 
-  /** send publishes a write (its first id is its message id: retries are stored once) and returns its verdict. */
-  private async send(m: WriteMessage, firstId: string): Promise<Verdict> {
-    const p = partitionOf(m.ws, this.partitions);
-    const seq = await this.link.publish(p, encodeWrite(m), firstId);
-    if (m.limit < 0) return { stored: true, used: 0 }; // no limit: every copy stores it
+  /** reject sends a shipper request's rejected entries to its partition's log: its copies list them, in log order. */
+  async reject(batch: RejectedBatch): Promise<void> {
+    const m: WriteMessage = {
+      ws: batch.ws,
+      env: batch.env as Environment,
+      ms: batch.ms,
+      limit: -1,
+      rejected: { protocol: batch.protocol, items: batch.rejected },
+    };
+    await this.link.publish(partitionOf(batch.ws, this.partitions), encodeWrite(m), crypto.randomUUID());
+  }
+
+  /**
+   * send publishes a write (its first id is its message id: retries are stored once) and returns the verdict of the
+   * partition's copies, which apply it in log order. One whose key is not above its tenant's last key (another
+   * front's write with a later key came first in the log) is refused by every copy alike, and sent again with ids
+   * just above that key: so keys rise in log order and live tails miss nothing.
+   */
+  private async send(first: WriteMessage): Promise<Keyed> {
+    const p = partitionOf(first.ws, this.partitions);
+    let m = first;
+    for (let attempt = 0; ; attempt++) {
+      const ids = m.prepared ? m.prepared.ids : (m.entries ?? []).map((e) => e.id);
+      const seq = await this.link.publish(p, encodeWrite(m), ids[0]);
+      const v = await this.verdict(p, seq);
+      if (!v.after) return { stored: v.stored, used: v.used, ...(m === first ? {} : { rekeyed: { ms: m.ms, ids } }) };
+      if (attempt + 1 >= REKEY_TRIES) throw busy(`the write was refused ${REKEY_TRIES} times for writes of other nodes coming first; retry`);
+      m = this.above(m, v.after);
+    }
+  }
+
+  /** above is the write with ids above `after` (of its millisecond when they fit), its entries and blocks unchanged. */
+  private above(m: WriteMessage, after: { id: string }): WriteMessage {
+    const count = m.prepared ? m.prepared.ids.length : (m.entries ?? []).length;
+    const drawn = IdGenerator.after(after.id, count);
+    if (m.prepared) return { ...m, ms: drawn.ms, prepared: { ids: drawn.ids, blocks: m.prepared.blocks } };
+    return { ...m, ms: drawn.ms, entries: (m.entries ?? []).map((e, i) => ({ ...e, id: drawn.ids[i] })) };
+  }
+
+  /** verdict waits for the first copy's verdict of a partition's sequence. */
+  private verdict(p: number, seq: number): Promise<VerdictMessage> {
     const name = `${p}/${seq}`;
     const known = this.heard.get(name);
     if (known) {
       this.heard.delete(name);
-      return known;
+      return Promise.resolve(known);
     }
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.waiting.delete(name);
-        reject(
-          new ApiError(
-            503,
-            "INTERNAL_LOG_SERVICE_ERROR",
-            "the write is in the log but no copy of its partition has applied it yet; check `sluice cluster status`",
-            undefined,
-            {
-              "retry-after": "5",
-            },
-          ),
-        );
+        reject(busy("the write is in the log but no copy of its partition has applied it yet; check `sluice cluster status`"));
       }, this.verdictTimeoutMs);
       this.waiting.set(name, (v) => {
         clearTimeout(timer);
@@ -84,3 +115,5 @@ export class ClusterSink implements WriteSink {
     });
   }
 }
+
+const busy = (message: string) => new ApiError(503, "INTERNAL_LOG_SERVICE_ERROR", message, undefined, { "retry-after": "5" });

@@ -46,6 +46,7 @@ export class Link {
       reconnectTimeWait: 250,
       pingInterval: 2000,
       maxPingOut: 2,
+      timeout: 3000, // a server that takes the connection but never answers (stopped, hung) is left for the next one soon
       ignoreClusterUpdates: true,
     }); // only the servers configured: a node cut off from them is unready
     try {

@@ -1,7 +1,7 @@
 // node: a Sluice process in cluster mode (contract §13). Its front writes to the partition streams (front.ts), its
 // storage copies apply them (copy.ts), and a read is run, after its barrier, on a copy of the workspace's partition:
 // this node's own, or another node's through a NATS request. Workspaces and keys come from the meta bucket.
-import { existsSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Subscription } from "@nats-io/transport-node";
 import type { Role } from "../config.ts";
@@ -10,14 +10,15 @@ import { ApiError } from "../errors.ts";
 import { openDatabases } from "../storage/db.ts";
 import { RetentionSweeper } from "../storage/retention.ts";
 import { fetchBackup, serveBackups } from "./backup.ts";
-import { PartitionCopy } from "./copy.ts";
+import { APPLIED, PartitionCopy } from "./copy.ts";
 import { SharedPlans } from "./plans.ts";
 import { ClusterSink } from "./front.ts";
 import { Link } from "./link.ts";
 import { pack, unpack } from "./message.ts";
 import { MetaMirror } from "./meta-mirror.ts";
-import { NODE_BEAT_MS, partitionOf, readSubject, tailSubject, type ClusterSettings } from "./names.ts";
+import { NODE_BEAT_MS, partitionOf, readSubject, streamOf, tailSubject, type ClusterSettings } from "./names.ts";
 import { askStream, serveStream, type RelayedRequest } from "./relay.ts";
+import { StreamTrimmer, TRIM_EVERY_MS } from "./trim.ts";
 
 /** NodeOptions are a node's settings: the cluster's, and the app's options of a single process. */
 export interface NodeOptions extends Omit<SluiceOptions, "dataDir" | "meta" | "writeTo"> {
@@ -27,6 +28,8 @@ export interface NodeOptions extends Omit<SluiceOptions, "dataDir" | "meta" | "w
   dataDir: string;
   /** how often each copy deletes entries past retention (default 600 s) */
   retentionSweepMs?: number;
+  /** how often the streams this node trims are trimmed (trim.ts; default 60 s) */
+  trimEveryMs?: number;
 }
 
 interface ForwardedReply {
@@ -77,9 +80,25 @@ export class ClusterNode {
     const mirror = new MetaMirror(metaEnv.meta, link.meta, log, { nc: link.nc, count: live });
     await mirror.start();
     const sink = new ClusterSink(link, settings.partitions, options.queryTimeoutMs ?? 30_000);
-    const front = compose({ ...options, dataDir: join(options.dataDir, "front"), meta: mirror.proxy(), writeTo: sink });
+    const front = compose({
+      ...options,
+      dataDir: join(options.dataDir, "front"),
+      meta: mirror.proxy(),
+      writeTo: sink,
+      // a rejection list is diagnostic: one that cannot reach the log is dropped, the request's answer stands
+      forwardRejections: (batch) => sink.reject(batch).catch(() => {}),
+    });
     const node = new ClusterNode(options, link, settings, mirror, metaEnv, front, log);
-    if (options.roles.includes("storage")) await node.followAssignment();
+    if (options.roles.includes("storage")) {
+      await node.followAssignment();
+      const trimmer = new StreamTrimmer(link, settings, options.nodeId, () => node.held());
+      node.timers.push(
+        setInterval(
+          () => void trimmer.trim().catch((e) => log({ level: "warn", msg: "trimming the partition streams failed", error: String(e) })),
+          options.trimEveryMs ?? TRIM_EVERY_MS,
+        ),
+      );
+    }
     await node.beat();
     node.timers.push(setInterval(() => void node.beat().catch(() => {}), NODE_BEAT_MS));
     return node;
@@ -206,8 +225,16 @@ export class ClusterNode {
         for (const p of mine) {
           if (this.copies.has(p)) continue;
           const dir = join(this.options.dataDir, `p${p}`);
-          if (!existsSync(dir) && (await this.worthCopying(p, assignment[p])) && (await fetchBackup(this.link.nc, p, dir).catch(() => false)))
-            this.restored.add(p);
+          if (existsSync(dir) && (await this.trimmedPast(p))) rmSync(dir, { recursive: true, force: true });
+          if (!existsSync(dir) && (await this.worthCopying(p, assignment[p]))) {
+            if (await fetchBackup(this.link.nc, p, dir).catch(() => false)) this.restored.add(p);
+            else if ((await this.link.jsm.streams.info(streamOf(p))).state.first_seq > 1) {
+              // the stream was trimmed: without a backup the copy could never catch up, so it waits for a peer to answer
+              this.log({ level: "warn", msg: "no peer sent a backup of a trimmed partition; asking again in 5 s", partition: p });
+              setTimeout(() => void apply().catch(() => {}), 5000);
+              continue;
+            }
+          }
           if (this.closed) return;
           const copy = new PartitionCopy(p, this.options.dataDir, { ...this.options, meta: this.mirror.proxy() }, this.link, this.log);
           this.copies.set(p, copy);
@@ -229,6 +256,19 @@ export class ClusterNode {
     this.stopWatch = () => watch.stop();
   }
   private stopWatch: (() => void) | undefined;
+
+  /**
+   * trimmedPast tells whether this node's copy of partition p, left from an earlier assignment, applied less than
+   * its stream still holds (it was trimmed meanwhile): then the copy starts again from a peer's backup.
+   */
+  private async trimmedPast(p: number): Promise<boolean> {
+    const first = (await this.link.jsm.streams.info(streamOf(p))).state.first_seq;
+    if (first <= 1) return false; // never trimmed
+    const dbs = openDatabases(join(this.options.dataDir, `p${p}`), this.options.storageLog);
+    const applied = (dbs.root.get(APPLIED) as number | undefined) ?? 0;
+    await dbs.root.close();
+    return applied + 1 < first;
+  }
 
   /** worthCopying tells whether partition p has writes and another node is assigned a copy of it: a backup to start from. */
   private async worthCopying(p: number, nodes: string[]): Promise<boolean> {

@@ -1,5 +1,5 @@
-// ops: the operator's cluster commands: init (streams, buckets, settings, first workspace and admin token), status
-// (nodes, partitions, copies and their lag, the stream replicas' audit) and rebalance (rendezvous assignment).
+// ops: the operator's cluster commands init (streams, buckets, settings, first workspace and admin token) and
+// rebalance (rendezvous assignment); status is status.ts.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,6 +13,7 @@ import { openDatabases } from "../storage/db.ts";
 import { MetaStore } from "../storage/meta.ts";
 import { Link } from "./link.ts";
 import { MetaMirror } from "./meta-mirror.ts";
+import { liveNodes } from "./status.ts";
 import { CLUSTER_BUCKET, META_BUCKET, NODES_BUCKET, NODE_TTL_MS, rendezvous, streamOf, subjectOf, type Assignment, type ClusterSettings } from "./names.ts";
 
 /**
@@ -95,23 +96,6 @@ export async function initCluster(urls: string[], settings: ClusterSettings, pla
   }
 }
 
-/** NodeState is what a live node last said of itself. */
-export interface NodeState {
-  id: string;
-  roles: string[];
-  applied: Record<string, number>;
-  at: number;
-}
-
-async function liveNodes(link: Link): Promise<NodeState[]> {
-  const out: NodeState[] = [];
-  for await (const id of await link.nodes.keys()) {
-    const e = await link.nodes.get(id);
-    if (e?.operation === "PUT") out.push({ id, ...e.json<Omit<NodeState, "id">>() });
-  }
-  return out.sort((a, b) => (a.id < b.id ? -1 : 1));
-}
-
 /** rebalance assigns each partition's copies to the live storage nodes by rendezvous hashing and stores it; nodes follow it. */
 export async function rebalance(urls: string[]): Promise<{ nodes: string[]; assignment: Assignment; moved: number }> {
   const link = await Link.open(urls, "sluice-cluster-rebalance");
@@ -124,47 +108,6 @@ export async function rebalance(urls: string[]): Promise<{ nodes: string[]; assi
     const moved = assignment.reduce((n, copies, p) => n + copies.filter((c) => !before[p].includes(c)).length, 0);
     await link.cluster.put("assign", JSON.stringify(assignment));
     return { nodes, assignment, moved };
-  } finally {
-    await link.close();
-  }
-}
-
-/** PartitionStatus is one partition: its stream's last sequence and replicas, and its copies with what each applied. */
-export interface PartitionStatus {
-  partition: number;
-  last: number;
-  messages: number;
-  leader: string | undefined;
-  replicas: { server: string; current: boolean; lag: number }[];
-  copies: { node: string; applied: number | null; caughtUp: boolean }[];
-  problems: string[];
-}
-
-/** status reads every partition and node; `ok` is false when a partition has no caught-up copy, or its replicas or copies disagree. */
-export async function clusterStatus(urls: string[]): Promise<{ ok: boolean; settings: ClusterSettings; nodes: NodeState[]; partitions: PartitionStatus[] }> {
-  const link = await Link.open(urls, "sluice-cluster-status");
-  try {
-    const settings = await link.settings();
-    const nodes = await liveNodes(link);
-    const assignment = await link.assignment(settings.partitions);
-    const partitions: PartitionStatus[] = [];
-    for (let p = 0; p < settings.partitions; p++) {
-      const info = await link.jsm.streams.info(streamOf(p));
-      const last = info.state.last_seq;
-      const replicas = (info.cluster?.replicas ?? []).map((r) => ({ server: r.name, current: r.current, lag: r.lag ?? 0 }));
-      const copies = assignment[p].map((id) => {
-        const applied = nodes.find((n) => n.id === id)?.applied[p] ?? null;
-        return { node: id, applied, caughtUp: applied === last };
-      });
-      const problems: string[] = [];
-      if (!copies.some((c) => c.caughtUp)) problems.push("no copy has applied the whole stream");
-      for (const r of replicas) if (!r.current || r.lag > 0) problems.push(`stream replica on ${r.server} is behind (lag ${r.lag})`);
-      if (info.state.messages !== (last === 0 ? 0 : last - info.state.first_seq + 1))
-        problems.push(`the stream has a gap: ${info.state.messages} messages from ${info.state.first_seq} to ${last}`);
-      if (replicas.length + 1 < settings.replicas) problems.push(`the stream has ${replicas.length + 1} of ${settings.replicas} replicas`);
-      partitions.push({ partition: p, last, messages: info.state.messages, leader: info.cluster?.leader, replicas, copies, problems });
-    }
-    return { ok: partitions.every((p) => p.problems.length === 0), settings, nodes, partitions };
   } finally {
     await link.close();
   }

@@ -64,24 +64,24 @@ export async function ship(deps: ShipperDeps, call: Call<unknown>, body: Omit<Sh
   const limit = maxBodyBytes(caller.plan);
   const bytes = await readBody(call.request, limit, deps.gate.bodyTimeoutMs);
   const result = await deps.ingest.createShipped({ ...body, bytes, limit, receivedMs: call.now } as ShippedBody, caller);
-  noteShipped(deps, body.protocol, result, caller.workspace.id, caller.key.environment, call.now);
+  await noteShipped(deps, body.protocol, result, caller.workspace.id, caller.key.environment, call.now);
   return result;
 }
 
 /** noteShipped counts a request's entries by outcome and reason and lists its rejected ones. */
-export function noteShipped(
+export async function noteShipped(
   deps: Pick<ShipperDeps, "metrics" | "rejections">,
   protocol: Protocol,
   result: Omit<ShippedResult, "ops">,
   ws: string,
   env: string,
   ms: number,
-): void {
+): Promise<void> {
   const { shipped } = deps.metrics;
   shipped.inc({ protocol, outcome: "received", reason: "" }, result.total);
   if (result.count > 0) shipped.inc({ protocol, outcome: "stored", reason: "" }, result.count);
   for (const r of result.rejected) shipped.inc({ protocol, outcome: "rejected", reason: reasonLabel(r.field) });
-  deps.rejections.record(ws, env, protocol, result.rejected, ms);
+  await deps.rejections.note(ws, env, protocol, result.rejected, ms);
 }
 
 /** reasonLabel names a rejection for a metric label, from a bounded set: the entry field that failed. */

@@ -7,7 +7,9 @@ import { limit } from "../limits/plans.ts";
 import { quotaExceeded } from "../limits/quota.ts";
 import type { EntryBounds, JsonBody } from "./scan.ts";
 import { isEnvironment } from "../schema.ts";
-import type { Entry, EntryStore, Row } from "../storage/entries.ts";
+import type { Verdict } from "../storage/commit.ts";
+import type { EncodedBlock } from "../storage/encode.ts";
+import type { Entry, Row } from "../storage/entries.ts";
 import type { Tenant } from "../storage/keys.ts";
 import { acceptEntries } from "./prepare.ts";
 import { Preparer } from "./preparer.ts";
@@ -18,8 +20,17 @@ import { checkItems, type ShippedBatch, type ShippedBody } from "./shipped.ts";
 /** ShippedResult is what a protocol request stored: ids of the stored entries in request order, and the rejected. */
 export type ShippedResult = Omit<ShippedBatch, "blocks"> & { ids: string[] };
 
-/** WriteSink is where accepted writes go: the entry store, or (cluster) the partition's log (append's verdict as the store's). */
-export type WriteSink = Pick<EntryStore, "append" | "appendPrepared">;
+/**
+ * Keyed is a sink's verdict: the store's, or (cluster) the log's, which may have stored the write with other ids (and
+ * a later server millisecond) than those drawn here (`rekeyed`): its key had to follow an entry another front wrote first.
+ */
+export type Keyed = Verdict & { rekeyed?: { ms: number; ids: string[] } };
+
+/** WriteSink is where accepted writes go: the entry store, or (cluster) the partition's log. */
+export interface WriteSink {
+  append(tenant: Tenant, serverMs: number, entries: Entry[], monthlyLimit: number): Promise<Keyed>;
+  appendPrepared(tenant: Tenant, serverMs: number, ids: string[], blocks: EncodedBlock[], monthlyLimit: number): Promise<Keyed>;
+}
 
 /** IngestService validates and stores entries for one caller at a time. */
 export class IngestService {
@@ -55,16 +66,18 @@ export class IngestService {
       context: e.context,
       metadata: e.metadata,
     };
-    await this.commit(caller, 1, ms, () => this.store.append(tenantOf(caller), ms, [entry], caller.plan.logs_per_month));
-    return { serverMs: ms, entry };
+    const { rekeyed } = await this.commit(caller, 1, ms, () => this.store.append(tenantOf(caller), ms, [entry], caller.plan.logs_per_month));
+    return rekeyed ? { serverMs: rekeyed.ms, entry: { ...entry, id: rekeyed.ids[0] } } : { serverMs: ms, entry };
   }
 
   /** createMany checks a bulk body (unparsed), stores it all or nothing and returns the new ids in input order. */
   async createMany(body: JsonBody, caller: Caller): Promise<{ count: number; ids: string[] }> {
     const batch = await this.preparer.prepare(body, caller.plan, caller.key.environment);
     const { ms, ids } = this.ids.next(batch.count, this.clock());
-    await this.commit(caller, batch.count, ms, () => this.store.appendPrepared(tenantOf(caller), ms, ids, batch.blocks, caller.plan.logs_per_month));
-    return { count: batch.count, ids };
+    const { rekeyed } = await this.commit(caller, batch.count, ms, () =>
+      this.store.appendPrepared(tenantOf(caller), ms, ids, batch.blocks, caller.plan.logs_per_month),
+    );
+    return { count: batch.count, ids: rekeyed?.ids ?? ids };
   }
 
   /**
@@ -84,8 +97,10 @@ export class IngestService {
     const { blocks, ...outcome } = batch;
     if (batch.count === 0) return { ...outcome, ids: [] };
     const { ms, ids } = this.ids.next(batch.count, this.clock());
-    await this.commit(caller, batch.count, ms, () => this.store.appendPrepared(tenantOf(caller), ms, ids, blocks, caller.plan.logs_per_month));
-    return { ...outcome, ids };
+    const { rekeyed } = await this.commit(caller, batch.count, ms, () =>
+      this.store.appendPrepared(tenantOf(caller), ms, ids, blocks, caller.plan.logs_per_month),
+    );
+    return { ...outcome, ids: rekeyed?.ids ?? ids };
   }
 
   /** close ends the ingest worker thread, once no write is under way. */
@@ -129,8 +144,8 @@ export class IngestService {
   }
 
   /** commit runs a store write and turns its failure or quota verdict into the answer's error; the quota is checked in the write's transaction. */
-  private async commit(caller: Caller, count: number, ms: number, append: () => Promise<{ stored: boolean; used: number }>): Promise<void> {
-    let verdict: { stored: boolean; used: number };
+  private async commit(caller: Caller, count: number, ms: number, append: () => Promise<Keyed>): Promise<Keyed> {
+    let verdict: Keyed;
     try {
       verdict = await append();
     } catch (e) {
@@ -138,6 +153,7 @@ export class IngestService {
       throw new ApiError(500, "INTERNAL_LOG_SERVICE_ERROR", "the entries could not be stored; nothing was written, retry later", undefined, undefined, e);
     }
     if (!verdict.stored) throw quotaExceeded(caller.plan, verdict.used, count, ms);
+    return verdict;
   }
 }
 

@@ -15,9 +15,28 @@ export interface RejectedEntry {
 const KEPT = 100; // per workspace environment
 const TENANTS_MAX = 10_000; // lists kept at most; past that the longest unused goes
 
+/** RejectedBatch is one request's rejected entries, as a cluster front sends them to its partition's copies. */
+export interface RejectedBatch {
+  ws: string;
+  env: string;
+  protocol: Protocol;
+  rejected: readonly Rejection[];
+  ms: number;
+}
+
 /** RejectionLog keeps the last KEPT rejected entries per workspace and environment. */
 export class RejectionLog {
   private readonly lists = new Map<string, RejectedEntry[]>();
+
+  /** forward: (cluster front) where rejections go instead of this list: the partition's log, whose copies list them */
+  constructor(private readonly forward?: (batch: RejectedBatch) => Promise<void>) {}
+
+  /** note lists a request's rejected entries here, or forwards them; resolves once a read started after it would list them. */
+  async note(ws: string, env: string, protocol: Protocol, rejected: readonly Rejection[], ms: number): Promise<void> {
+    if (rejected.length === 0) return;
+    if (this.forward) await this.forward({ ws, env, protocol, rejected, ms });
+    else this.record(ws, env, protocol, rejected, ms);
+  }
 
   /** record adds a request's rejected entries, in request order, at `ms`. */
   record(ws: string, env: string, protocol: Protocol, rejected: readonly Rejection[], ms: number): void {

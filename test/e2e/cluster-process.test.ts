@@ -21,7 +21,7 @@ const startNode = async (i: number) => {
 beforeAll(async () => {
   nats = await startNatsCluster(3);
   dir = mkdtempSync(join(tmpdir(), "sluice-cluster-proc-"));
-  env = { SLUICE_CLUSTER: nats.urls.join(","), SLUICE_ADMIN_TOKEN: ADMIN_TOKEN, SLUICE_IP_RATE_PER_MIN: "-1" };
+  env = { SLUICE_CLUSTER: nats.urls.join(","), SLUICE_NATS_MONITOR: nats.monitors.join(","), SLUICE_ADMIN_TOKEN: ADMIN_TOKEN, SLUICE_IP_RATE_PER_MIN: "-1" };
   const init = await runCli(["cluster", "init", "--partitions", "4", "--replicas", "3", "--copies", "2"], env);
   expect(init.stderr + init.stdout).toContain("initialised");
   expect(init.code).toBe(0);
@@ -96,7 +96,7 @@ test("kill -9 of a NATS server and of a Sluice storage node under bulk writes lo
   expect(acked.length).toBeGreaterThan(5_000);
 
   // every copy catches up (the restarted node replays from its applied sequence), and status stays green
-  type Status = { partitions: { last: number; copies: { applied: number }[] }[] };
+  type Status = { partitions: { last: number; servers: { last: number; messages: number }[]; copies: { applied: number }[] }[] };
   const allCaughtUp = (s: Status) => s.partitions.every((p) => p.copies.every((copy) => copy.applied === p.last));
   const until = Date.now() + 30_000;
   let status = await statusOk(30_000);
@@ -104,9 +104,13 @@ test("kill -9 of a NATS server and of a Sluice storage node under bulk writes lo
     await Bun.sleep(1000);
     status = await statusOk(30_000);
   }
+  if (status.code !== 0) console.error(status.stderr);
   if (!allCaughtUp(JSON.parse(status.stdout))) console.error(status.stdout.slice(0, 3000), nodes.map((n) => n?.output().slice(-1500)).join("\n----\n"));
   expect(status.code).toBe(0);
-  for (const p of (JSON.parse(status.stdout) as Status).partitions) for (const copy of p.copies) expect(copy.applied).toBe(p.last);
+  for (const p of (JSON.parse(status.stdout) as Status).partitions) {
+    for (const copy of p.copies) expect(copy.applied).toBe(p.last);
+    expect(p.servers.map((s) => s.last)).toEqual([p.last, p.last, p.last]); // every NATS server holds the whole stream, the killed one too
+  }
 
   for (const i of [0, 1, 2]) {
     const seen = new Map<string, number>();

@@ -9,6 +9,13 @@ import { connect } from "@nats-io/transport-node";
 export interface NatsCluster {
   /** client URLs, one a server */
   urls: string[];
+  /** monitoring URLs (`http:` in each server's config), in the order of `urls`: each server's own view of its streams */
+  monitors: string[];
+  /** server names, in the order of `urls` */
+  names: string[];
+  /** pause(i) stops server i without ending it (SIGSTOP): it answers nothing, its peers go on; resume(i) lets it run on (SIGCONT) */
+  pause(i: number): void;
+  resume(i: number): void;
   /** kill9 kills server i at once (kill -9); start(i) starts it again on the same ports and store */
   kill9(i: number): void;
   start(i: number): Promise<void>;
@@ -40,7 +47,7 @@ export async function startNatsCluster(n = 3): Promise<NatsCluster> {
 
 async function startOnce(n: number): Promise<NatsCluster & { alive(): boolean }> {
   const dir = mkdtempSync(join(tmpdir(), "sluice-nats-"));
-  const ports = Array.from({ length: n }, () => ({ client: freePort(), route: freePort() }));
+  const ports = Array.from({ length: n }, () => ({ client: freePort(), route: freePort(), http: freePort() }));
   const procs: (Subprocess | undefined)[] = [];
   const confs = ports.map((p, i) => {
     const store = join(dir, `s${i}`);
@@ -52,6 +59,7 @@ async function startOnce(n: number): Promise<NatsCluster & { alive(): boolean }>
       [
         `server_name: s${i}`,
         `listen: "127.0.0.1:${p.client}"`,
+        `http: "127.0.0.1:${p.http}"`,
         "max_payload: 8MB",
         `jetstream { store_dir: "${store}", max_memory_store: 64MB, max_file_store: 4GB }`,
         `cluster { name: sluice, listen: "127.0.0.1:${p.route}", routes: [${routes.join(", ")}] }`,
@@ -69,13 +77,21 @@ async function startOnce(n: number): Promise<NatsCluster & { alive(): boolean }>
   return {
     alive,
     urls: ports.map((p) => `nats://127.0.0.1:${p.client}`),
+    monitors: ports.map((p) => `http://127.0.0.1:${p.http}`),
+    names: ports.map((_, i) => `s${i}`),
+    pause(i) {
+      procs[i]?.kill("SIGSTOP");
+    },
+    resume(i) {
+      procs[i]?.kill("SIGCONT");
+    },
     kill9(i) {
       procs[i]?.kill(9);
       procs[i] = undefined;
     },
     start,
     async stop() {
-      for (const p of procs) p?.kill(9);
+      for (const p of procs) p?.kill(9); // a paused server dies of SIGKILL too
       await Promise.all(procs.map((p) => p?.exited));
       rmSync(dir, { recursive: true, force: true });
     },

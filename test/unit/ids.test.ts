@@ -145,3 +145,23 @@ describe("isUuid: canonical lowercase UUIDs only", () => {
   ];
   for (const [name, text] of rejected) test(`rejects ${name}`, () => expect(isUuid(text)).toBe(false));
 });
+
+describe("IdGenerator.after: ids above a given id", () => {
+  test("of the same millisecond, each above it and ascending, from any generator's id", () => {
+    for (let k = 0; k < 200; k++) {
+      const [id] = new IdGenerator().next(1, 1_800_000_000_000 + k).ids;
+      const { ms, ids } = IdGenerator.after(id, 50);
+      expect(ms).toBe(uuidTimeMs(id));
+      expect(ids[0] > id).toBe(true);
+      expectStrictlyIncreasing(ids);
+      for (const next of ids) expect(next).toMatch(UUID_V7);
+    }
+  });
+
+  test("of the next millisecond once the counter has no room", () => {
+    const top = "017f22e279b0-7fff-bfff-ffff00000000".replace(/^(\w{8})(\w{4})/, "$1-$2");
+    const { ms, ids } = IdGenerator.after(top, 2);
+    expect(ms).toBe(uuidTimeMs(top) + 1);
+    expect(ids[0] > top).toBe(true);
+  });
+});
