@@ -1,7 +1,9 @@
 // cluster bench (contract §13): 3 nats-server + 3 `sluice serve --cluster` processes on this one machine beside one
 // Sluice process, in the same run: bulk ingest (4 clients, each its own workspace, 1,000-entry bodies; the cluster's
-// rate counts until a copy of each workspace's partition has applied every write) and page-1 p50 of the standard queries, through a node that
-// holds a copy of the workspace's partition and through one that forwards to it. Checks every count via queries.
+// rate counts until a copy of each workspace's partition has applied every write) and page-1 p50 of the standard queries
+// on the one process, through a node that holds a copy of the workspace's partition and through one that forwards to
+// it, the three taking turns query by query (the one process stays up, idle, during the cluster's ingest). Checks
+// every count via queries.
 // Both sides first write BENCH_WARMUP entries (default 40,000) to other workspaces, so each process has compiled its
 // code; the CPU each kind of process used during the timed ingest is printed per entry (from /proc), to see where
 // the cluster's work goes. BENCH_ENTRIES sets the total ingested (default 400,000), BENCH_COPIES the copies of each
@@ -123,9 +125,9 @@ function children(): { pid: number; command: string }[] {
   return out;
 }
 
-/** cpuDuring measures the CPU seconds of each kind of child process and of this client while `work` runs. */
-async function cpuDuring<T>(work: () => Promise<T>): Promise<{ result: T; cpu: Record<string, number> }> {
-  const kids = children();
+/** cpuDuring measures the CPU seconds of each kind of child process (but those of `skip`) and of this client while `work` runs. */
+async function cpuDuring<T>(work: () => Promise<T>, skip: number[] = []): Promise<{ result: T; cpu: Record<string, number> }> {
+  const kids = children().filter((k) => !skip.includes(k.pid));
   const before = kids.map((k) => cpuTicks(k.pid));
   const client = process.cpuUsage();
   const result = await work();
@@ -139,21 +141,26 @@ async function cpuDuring<T>(work: () => Promise<T>): Promise<{ result: T; cpu: R
   return { result, cpu };
 }
 
-/** p50 of page 1 of a query, 30 runs after 5 warm-ups. */
-async function p50(base: string, key: string, query: string): Promise<number> {
-  const times: number[] = [];
+/**
+ * p50s gives the p50 of page 1 of a query on each target, 30 runs after 5 warm-ups, the targets taking turns so that
+ * the machine's other load falls on each alike.
+ */
+async function p50s(targets: { base: string; key: string }[], query: string): Promise<number[]> {
+  const times: number[][] = targets.map(() => []);
   for (let i = 0; i < 35; i++) {
-    const t = performance.now();
-    const r = await fetch(`${base}/api/v1/workspace/logs/query`, {
-      method: "POST",
-      headers: { "content-type": "application/json", "x-api-key": key },
-      body: JSON.stringify({ query, pageSize: 50 }),
-    });
-    if (r.status !== 200) throw new Error(`query ${query}: ${r.status} ${await r.text()}`);
-    await r.arrayBuffer();
-    if (i >= 5) times.push(performance.now() - t);
+    for (const [j, { base, key }] of targets.entries()) {
+      const t = performance.now();
+      const r = await fetch(`${base}/api/v1/workspace/logs/query`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-api-key": key },
+        body: JSON.stringify({ query, pageSize: 50 }),
+      });
+      if (r.status !== 200) throw new Error(`query ${query}: ${r.status} ${await r.text()}`);
+      await r.arrayBuffer();
+      if (i >= 5) times[j].push(performance.now() - t);
+    }
   }
-  return median(times);
+  return times.map(median);
 }
 
 const dir = mkdtempSync(join(tmpdir(), "sluice-bench-cluster-"));
@@ -169,10 +176,6 @@ try {
   const oneClients = await keys(one.base);
   const { result: oneRate, cpu: oneCpu } = await cpuDuring(() => ingest([one.base], oneClients, payloads, async () => {}));
   if ((await stored(one.base, oneClients)) !== expected) throw new Error("BUG: one process stored a different count");
-  const oneQueries = [];
-  for (const [name, q] of QUERIES) oneQueries.push({ name, ms: await p50(one.base, oneClients[0].key, q) });
-  one.proc.kill("SIGTERM");
-  await one.exited;
 
   // the cluster
   const env = { SLUICE_CLUSTER: nats.urls.join(","), SLUICE_ADMIN_TOKEN: TOKEN, SLUICE_IP_RATE_PER_MIN: "-1", SLUICE_ACCESS_LOG: "off" };
@@ -186,9 +189,11 @@ try {
   const bases = nodes.map((n) => n.base);
   await warmUp(bases, payloads);
   const clients = await keys(bases[0]);
-  const { result: rate, cpu: clusterCpu } = await cpuDuring(() =>
-    // a read waits for its partition's copy to apply the whole stream: one per workspace is the end of ingest
-    ingest(bases, clients, payloads, () => readAll(bases[0], clients)),
+  const { result: rate, cpu: clusterCpu } = await cpuDuring(
+    () =>
+      // a read waits for its partition's copy to apply the whole stream: one per workspace is the end of ingest
+      ingest(bases, clients, payloads, () => readAll(bases[0], clients)),
+    [one.proc.pid], // idle meanwhile: it answers the queries beside the cluster's below
   );
   if ((await stored(bases[1], clients)) !== expected) throw new Error("BUG: the cluster stored a different count");
   const status = JSON.parse((await runCli(["cluster", "status"], env)).stdout) as {
@@ -202,8 +207,16 @@ try {
   const holder = nodes[Number((held.get(p) ?? ["n0"])[0].slice(1))];
   const other = nodes.find((_, i) => !(held.get(p) ?? []).includes(`n${i}`)) ?? holder;
   const rows = [];
-  for (const [i, [name, q]] of QUERIES.entries()) {
-    rows.push({ name, one: oneQueries[i].ms, holder: await p50(holder.base, clients[0].key, q), forwarded: await p50(other.base, clients[0].key, q) });
+  for (const [name, q] of QUERIES) {
+    const [oneMs, holderMs, forwardedMs] = await p50s(
+      [
+        { base: one.base, key: oneClients[0].key },
+        { base: holder.base, key: clients[0].key },
+        { base: other.base, key: clients[0].key },
+      ],
+      q,
+    );
+    rows.push({ name, one: oneMs, holder: holderMs, forwarded: forwardedMs });
   }
   const f = (n: number) => Math.round(n).toLocaleString("en-US");
   console.log(
