@@ -9,7 +9,7 @@ import { CLUSTER_BUCKET, META_BUCKET, NODES_BUCKET, streamOf, subjectOf, type As
 const PUBLISH_DEADLINE_MS = 12_000;
 
 /** how long a read may wait for its partition's last sequence (a stream leader election takes a few seconds) */
-const LAST_SEQ_DEADLINE_MS = 8000;
+export const LAST_SEQ_DEADLINE_MS = 8000;
 
 const EMPTY = new Uint8Array(0);
 

@@ -13,7 +13,7 @@ import { fetchBackup, serveBackups } from "./backup.ts";
 import { PartitionCopy } from "./copy.ts";
 import { SharedPlans } from "./plans.ts";
 import { ClusterSink } from "./front.ts";
-import { Link } from "./link.ts";
+import { LAST_SEQ_DEADLINE_MS, Link } from "./link.ts";
 import { pack, unpack } from "./message.ts";
 import { MetaMirror } from "./meta-mirror.ts";
 import { NODE_BEAT_MS, partitionOf, readSubject, tailSubject, type ClusterSettings } from "./names.ts";
@@ -164,7 +164,7 @@ export class ClusterNode {
         return early;
       }
       this.early.again++;
-      await discard(early);
+      void discard(early); // let go without waiting: the read again starts now
     }
     const seq = await last;
     if (!(await copy.reached(seq, timeoutMs))) throw notCaughtUp(copy.partition);
@@ -185,7 +185,9 @@ export class ClusterNode {
     }
     let reply: ForwardedReply;
     try {
-      const m = await this.link.nc.request(readSubject(p), pack(read), { timeout: (this.options.queryTimeoutMs ?? 30_000) + 5000 });
+      // the copy may wait out a stream leader election for the barrier, then the read's own time
+      const timeout = LAST_SEQ_DEADLINE_MS + (this.options.queryTimeoutMs ?? 30_000) + 5000;
+      const m = await this.link.nc.request(readSubject(p), pack(read), { timeout });
       reply = unpack<ForwardedReply>(m.data);
     } catch {
       throw noCopy(p);
