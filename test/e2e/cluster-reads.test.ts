@@ -25,9 +25,11 @@ test("a read started right after a 201 sees the entry on a copy that looked curr
   const before = c.nodes.map((n) => ({ ...n.early }));
   for (let i = 0; i < 20; i++) {
     await Bun.sleep(20); // the copies apply everything and look current again
-    const r = await c.call(i % 3, "POST", `${WS}/logs`, { key, body: entry({ message: `fresh ${i}` }) });
+    // a bulk write takes its copies a few milliseconds to apply: the reads below start before they have
+    const r = await c.call(i % 3, "POST", `${WS}/logs/bulk`, { key, body: Array.from({ length: 300 }, (_, k) => entry({ message: `fresh ${i}.${k}` })) });
     expect(r.status).toBe(201);
-    const { id } = (await r.json()) as { id: string };
+    const { ids } = (await r.json()) as { ids: string[] };
+    const id = ids[ids.length - 1]; // the newest: first on the page
     const pages = await Promise.all(readers.map((j) => c.call(j, "GET", `${WS}/logs?pageSize=10`, { key })));
     for (const page of pages) {
       expect(page.status).toBe(200);
