@@ -1,9 +1,14 @@
 // cluster bench (contract §13): 3 nats-server + 3 `sluice serve --cluster` processes on this one machine beside one
 // Sluice process, in the same run: bulk ingest (4 clients, each its own workspace, 1,000-entry bodies; the cluster's
-// rate counts until a copy of each workspace's partition has applied every write) and page-1 p50 of the standard queries, through a node that
-// holds a copy of the workspace's partition and through one that forwards to it. Checks every count via queries.
-// BENCH_ENTRIES sets the total ingested (default 400,000), BENCH_COPIES the copies of each partition (default 2).
-import { mkdtempSync, rmSync } from "node:fs";
+// rate counts until a copy of each workspace's partition has applied every write) and page-1 p50 of the standard queries
+// on the one process, through a node that holds a copy of the workspace's partition and through one that forwards to
+// it, the three taking turns query by query (the one process stays up, idle, during the cluster's ingest). Checks
+// every count via queries.
+// Both sides first write BENCH_WARMUP entries (default 40,000) to other workspaces, so each process has compiled its
+// code; the CPU each kind of process used during the timed ingest is printed per entry (from /proc), to see where
+// the cluster's work goes. BENCH_ENTRIES sets the total ingested (default 400,000), BENCH_COPIES the copies of each
+// partition (default 2).
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startNatsCluster } from "../test/helpers/nats.ts";
@@ -12,6 +17,8 @@ import { BATCH, CLIENTS, bodies } from "./ingest.ts";
 import { median } from "./servers.ts";
 
 const TOTAL = Number(process.env.BENCH_ENTRIES ?? 400_000);
+/** entries written to other workspaces before the timed run, on both sides: each of the cluster's processes compiles its code first */
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 40_000);
 /** LMDB copies of each partition (the cluster's default is 2: each entry is then applied twice on this one machine) */
 const COPIES = process.env.BENCH_COPIES ?? "2";
 const TOKEN = "bench-admin-token";
@@ -45,9 +52,15 @@ async function keys(base: string): Promise<{ ws: string; key: string }[]> {
   return out;
 }
 
-/** ingest sends TOTAL entries, client c to its own workspace through bases[c % bases.length]; entries per second until `done` resolves. */
-async function ingest(bases: string[], clients: { key: string }[], payloads: string[], done: () => Promise<void>): Promise<{ acked: number; applied: number }> {
-  const requests = Math.ceil(TOTAL / BATCH);
+/** ingest sends `total` entries, client c to its own workspace through bases[c % bases.length]; entries per second until `done` resolves. */
+async function ingest(
+  bases: string[],
+  clients: { key: string }[],
+  payloads: string[],
+  done: () => Promise<void>,
+  total = TOTAL,
+): Promise<{ acked: number; applied: number }> {
+  const requests = Math.ceil(total / BATCH);
   let next = 0;
   const t0 = performance.now();
   await Promise.all(
@@ -69,6 +82,18 @@ async function ingest(bases: string[], clients: { key: string }[], payloads: str
   return { acked, applied: (requests * BATCH) / ((performance.now() - t0) / 1000) };
 }
 
+/** readAll waits until a copy of each client's partition has applied every write: a read's barrier. */
+async function readAll(base: string, clients: { key: string }[]): Promise<void> {
+  for (const { key } of clients) await fetch(`${base}/api/v1/workspace/logs?pageSize=10`, { headers: { "x-api-key": key } });
+}
+
+/** warmUp writes WARMUP entries to workspaces of their own (not counted) and waits until they are applied. */
+async function warmUp(bases: string[], payloads: string[]): Promise<void> {
+  if (WARMUP <= 0) return;
+  const clients = await keys(bases[0]);
+  await ingest(bases, clients, payloads, () => readAll(bases[0], clients), WARMUP);
+}
+
 /** count pages nothing: it asks usage of each workspace (the copies' count) and sums them. */
 async function stored(base: string, clients: { key: string }[]): Promise<number> {
   let n = 0;
@@ -77,21 +102,65 @@ async function stored(base: string, clients: { key: string }[]): Promise<number>
   return n;
 }
 
-/** p50 of page 1 of a query, 30 runs after 5 warm-ups. */
-async function p50(base: string, key: string, query: string): Promise<number> {
-  const times: number[] = [];
-  for (let i = 0; i < 35; i++) {
-    const t = performance.now();
-    const r = await fetch(`${base}/api/v1/workspace/logs/query`, {
-      method: "POST",
-      headers: { "content-type": "application/json", "x-api-key": key },
-      body: JSON.stringify({ query, pageSize: 50 }),
-    });
-    if (r.status !== 200) throw new Error(`query ${query}: ${r.status} ${await r.text()}`);
-    await r.arrayBuffer();
-    if (i >= 5) times.push(performance.now() - t);
+/** cpuTicks is the user + system CPU a process has used, in clock ticks (1/100 s), from /proc. */
+function cpuTicks(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+/** children lists this process's child processes by command (nats-server, the Sluice nodes). */
+function children(): { pid: number; command: string }[] {
+  const out: { pid: number; command: string }[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (ppid === process.pid) out.push({ pid: Number(name), command: readFileSync(`/proc/${name}/cmdline`, "utf8").split("\0")[0] });
+    } catch {
+      // gone meanwhile
+    }
   }
-  return median(times);
+  return out;
+}
+
+/** cpuDuring measures the CPU seconds of each kind of child process (but those of `skip`) and of this client while `work` runs. */
+async function cpuDuring<T>(work: () => Promise<T>, skip: number[] = []): Promise<{ result: T; cpu: Record<string, number> }> {
+  const kids = children().filter((k) => !skip.includes(k.pid));
+  const before = kids.map((k) => cpuTicks(k.pid));
+  const client = process.cpuUsage();
+  const result = await work();
+  const cpu: Record<string, number> = {};
+  kids.forEach((k, i) => {
+    const kind = k.command.includes("nats-server") ? "nats-server" : "sluice";
+    cpu[kind] = (cpu[kind] ?? 0) + (cpuTicks(k.pid) - before[i]) / 100;
+  });
+  const used = process.cpuUsage(client);
+  cpu.client = (used.user + used.system) / 1e6;
+  return { result, cpu };
+}
+
+/**
+ * p50s gives the p50 of page 1 of a query on each target, 30 runs after 5 warm-ups, the targets taking turns so that
+ * the machine's other load falls on each alike.
+ */
+async function p50s(targets: { base: string; key: string }[], query: string): Promise<number[]> {
+  const times: number[][] = targets.map(() => []);
+  for (let i = 0; i < 35; i++) {
+    for (const [j, { base, key }] of targets.entries()) {
+      const t = performance.now();
+      const r = await fetch(`${base}/api/v1/workspace/logs/query`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-api-key": key },
+        body: JSON.stringify({ query, pageSize: 50 }),
+      });
+      if (r.status !== 200) throw new Error(`query ${query}: ${r.status} ${await r.text()}`);
+      await r.arrayBuffer();
+      if (i >= 5) times[j].push(performance.now() - t);
+    }
+  }
+  return times.map(median);
 }
 
 const dir = mkdtempSync(join(tmpdir(), "sluice-bench-cluster-"));
@@ -103,13 +172,10 @@ try {
   // one process
   const one = await spawnServer(join(dir, "one"), { SLUICE_IP_RATE_PER_MIN: "-1", SLUICE_ADMIN_TOKEN: TOKEN, SLUICE_ACCESS_LOG: "off" });
   procs.push(one);
+  await warmUp([one.base], payloads);
   const oneClients = await keys(one.base);
-  const oneRate = await ingest([one.base], oneClients, payloads, async () => {});
+  const { result: oneRate, cpu: oneCpu } = await cpuDuring(() => ingest([one.base], oneClients, payloads, async () => {}));
   if ((await stored(one.base, oneClients)) !== expected) throw new Error("BUG: one process stored a different count");
-  const oneQueries = [];
-  for (const [name, q] of QUERIES) oneQueries.push({ name, ms: await p50(one.base, oneClients[0].key, q) });
-  one.proc.kill("SIGTERM");
-  await one.exited;
 
   // the cluster
   const env = { SLUICE_CLUSTER: nats.urls.join(","), SLUICE_ADMIN_TOKEN: TOKEN, SLUICE_IP_RATE_PER_MIN: "-1", SLUICE_ACCESS_LOG: "off" };
@@ -121,11 +187,14 @@ try {
   if ((await runCli(["cluster", "rebalance"], env)).code !== 0) throw new Error("rebalance failed");
   await Bun.sleep(4000); // the nodes open their copies
   const bases = nodes.map((n) => n.base);
+  await warmUp(bases, payloads);
   const clients = await keys(bases[0]);
-  const rate = await ingest(bases, clients, payloads, async () => {
-    // a read waits for its partition's copy to apply the whole stream: one per workspace is the end of ingest
-    for (const { key } of clients) await fetch(`${bases[0]}/api/v1/workspace/logs?pageSize=10`, { headers: { "x-api-key": key } });
-  });
+  const { result: rate, cpu: clusterCpu } = await cpuDuring(
+    () =>
+      // a read waits for its partition's copy to apply the whole stream: one per workspace is the end of ingest
+      ingest(bases, clients, payloads, () => readAll(bases[0], clients)),
+    [one.proc.pid], // idle meanwhile: it answers the queries beside the cluster's below
+  );
   if ((await stored(bases[1], clients)) !== expected) throw new Error("BUG: the cluster stored a different count");
   const status = JSON.parse((await runCli(["cluster", "status"], env)).stdout) as {
     partitions: { partition: number; copies: { node: string }[] }[];
@@ -138,17 +207,30 @@ try {
   const holder = nodes[Number((held.get(p) ?? ["n0"])[0].slice(1))];
   const other = nodes.find((_, i) => !(held.get(p) ?? []).includes(`n${i}`)) ?? holder;
   const rows = [];
-  for (const [i, [name, q]] of QUERIES.entries()) {
-    rows.push({ name, one: oneQueries[i].ms, holder: await p50(holder.base, clients[0].key, q), forwarded: await p50(other.base, clients[0].key, q) });
+  for (const [name, q] of QUERIES) {
+    const [oneMs, holderMs, forwardedMs] = await p50s(
+      [
+        { base: one.base, key: oneClients[0].key },
+        { base: holder.base, key: clients[0].key },
+        { base: other.base, key: clients[0].key },
+      ],
+      q,
+    );
+    rows.push({ name, one: oneMs, holder: holderMs, forwarded: forwardedMs });
   }
   const f = (n: number) => Math.round(n).toLocaleString("en-US");
   console.log(
-    `cluster bench: ${f(expected)} entries, ${BATCH}/request, ${CLIENTS} clients (one workspace each); 3 nats-server + 3 nodes (${COPIES} copies a partition) vs one process, same machine`,
+    `cluster bench: ${f(expected)} entries (after ${f(WARMUP)} to warm up), ${BATCH}/request, ${CLIENTS} clients (one workspace each); 3 nats-server + 3 nodes (${COPIES} copies a partition) vs one process, same machine`,
   );
   console.log(`  one process: ${f(oneRate.acked)} entries/s`);
   console.log(
     `  cluster: ${f(rate.acked)} entries/s acknowledged, ${f(rate.applied)} entries/s readable on a copy (${(rate.applied / oneRate.acked).toFixed(2)}× one process)`,
   );
+  const us = (cpu: Record<string, number>) =>
+    Object.entries(cpu)
+      .map(([kind, s]) => `${kind} ${((s * 1e6) / expected).toFixed(1)}`)
+      .join(", ");
+  console.log(`  CPU µs an entry: one process: ${us(oneCpu)}; cluster: ${us(clusterCpu)}`);
   console.log("  page 1 p50 (ms): query | one process | cluster, node with a copy | cluster, forwarding node");
   for (const r of rows)
     console.log(

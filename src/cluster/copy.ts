@@ -26,6 +26,9 @@ export class PartitionCopy {
   /** the last sequence committed here */
   private readonly mark: Watermark;
   private messages: ConsumerMessages | undefined;
+  /** the last sequence delivered here, and how many the stream held beyond it then (its consumer's pending count) */
+  private delivered = 0;
+  private pendingThen = 1;
   private stopped = false;
   private running: Promise<void> | undefined;
   private watchdog: ReturnType<typeof setInterval> | undefined;
@@ -107,6 +110,8 @@ export class PartitionCopy {
         if (m.seq < expected) continue; // delivered again after the consumer was recreated
         if (m.seq !== expected) throw new Error(`the stream skipped from ${expected - 1} to ${m.seq}`);
         expected = m.seq + 1;
+        this.delivered = m.seq;
+        this.pendingThen = m.info.pending;
         pending.push(this.apply(m.seq, m.data));
         if (pending.length >= IN_FLIGHT) await pending.shift();
       }
@@ -167,6 +172,14 @@ export class PartitionCopy {
       : await this.sluice.entries.append(tenant, m.ms, m.entries ?? [], limit, alsoPut);
     this.mark.advance(seq);
     this.link.nc.publish(verdictSubject(this.partition), pack({ seq, ...verdict, ...(inOrder ? {} : { after: last }) } satisfies VerdictMessage));
+  }
+
+  /**
+   * likelyCurrent tells whether this copy has applied all that its stream held at the last delivery: a read run at
+   * once will most likely be found to have started past its barrier. A guess for speed only; exactness never rests on it.
+   */
+  get likelyCurrent(): boolean {
+    return this.pendingThen === 0 && this.applied >= this.delivered;
   }
 
   /** reached resolves true once `seq` is applied here, false after `timeoutMs`. */

@@ -13,7 +13,7 @@ import { fetchBackup, serveBackups } from "./backup.ts";
 import { APPLIED, PartitionCopy } from "./copy.ts";
 import { SharedPlans } from "./plans.ts";
 import { ClusterSink } from "./front.ts";
-import { Link } from "./link.ts";
+import { LAST_SEQ_DEADLINE_MS, Link } from "./link.ts";
 import { pack, unpack } from "./message.ts";
 import { MetaMirror } from "./meta-mirror.ts";
 import { NODE_BEAT_MS, partitionOf, readSubject, streamOf, tailSubject, type ClusterSettings } from "./names.ts";
@@ -52,6 +52,8 @@ export class ClusterNode {
   private readonly serving = new Map<number, Subscription[]>();
   private readonly timers: ReturnType<typeof setInterval>[] = [];
   private assigning: Promise<void> = Promise.resolve();
+  /** reads run before their barrier was known (readOn): kept, or run again because the copy was behind */
+  readonly early = { kept: 0, again: 0 };
   private closed = false;
 
   private constructor(
@@ -129,10 +131,9 @@ export class ClusterNode {
     if (!isRead(request.method, url.pathname) || workspaceId === undefined) return this.front.app.handle(request); // the front's route gives the 401 of a single process
     try {
       const p = partitionOf(workspaceId, this.settings.partitions);
-      const barrier = await this.link.lastSeq(p);
       const local = this.copies.get(p);
-      if (local) return await this.readOn(local, request, barrier);
-      return await this.forward(p, request, barrier);
+      if (local) return await this.readOn(local, request, OWN_BARRIER);
+      return await this.forward(p, request);
     } catch (e) {
       if (e instanceof ApiError) return errorResponse(e);
       throw e;
@@ -157,15 +158,45 @@ export class ClusterNode {
     }
   }
 
+  /**
+   * readOn runs a read on a copy once it has applied `barrier`, or with OWN_BARRIER the stream's last sequence, asked
+   * for now (after the read began, so it covers every write acknowledged before). While that answer travels, a copy
+   * that looks current runs the read at once: kept if the copy had applied the barrier when the read started, else
+   * run again once it has. A live tail never starts before its barrier.
+   */
   private async readOn(copy: PartitionCopy, request: Request, barrier: number): Promise<Response> {
-    if (!(await copy.reached(barrier, this.options.queryTimeoutMs ?? 30_000))) throw notCaughtUp(copy.partition);
+    const timeoutMs = this.options.queryTimeoutMs ?? 30_000;
+    if (barrier !== OWN_BARRIER) {
+      if (!(await copy.reached(barrier, timeoutMs))) throw notCaughtUp(copy.partition);
+      return copy.sluice.app.handle(request);
+    }
+    const last = this.link.lastSeq(copy.partition);
+    if (copy.likelyCurrent && !new URL(request.url, "http://localhost").pathname.endsWith("/logs/tail")) {
+      const startedAt = copy.applied;
+      const early = copy.sluice.app.handle(request.clone() as Request);
+      const seq = await last.catch(async (e) => {
+        await discard(early);
+        throw e;
+      });
+      if (startedAt >= seq) {
+        this.early.kept++;
+        return early;
+      }
+      this.early.again++;
+      void discard(early); // let go without waiting: the read again starts now
+    }
+    const seq = await last;
+    if (!(await copy.reached(seq, timeoutMs))) throw notCaughtUp(copy.partition);
     return copy.sluice.app.handle(request);
   }
 
-  /** forward sends a read to a node holding a copy of partition p (NATS request, queue group: one of them answers). */
-  private async forward(p: number, request: Request, barrier: number): Promise<Response> {
+  /**
+   * forward sends a read to a node holding a copy of partition p (NATS request, queue group: one of them answers),
+   * which takes the barrier itself (OWN_BARRIER): the stream's last sequence asked for after this read began.
+   */
+  private async forward(p: number, request: Request): Promise<Response> {
     const body = request.method === "GET" || request.method === "HEAD" ? null : new Uint8Array(await request.arrayBuffer());
-    const read: RelayedRequest = { method: request.method, url: request.url, headers: [...request.headers], body, barrier };
+    const read: RelayedRequest = { method: request.method, url: request.url, headers: [...request.headers], body, barrier: OWN_BARRIER };
     if (new URL(request.url, "http://localhost").pathname.endsWith("/logs/tail")) {
       const streamed = await askStream(this.link.nc, tailSubject(p), read, 10_000);
       if (!streamed) throw noCopy(p);
@@ -173,7 +204,9 @@ export class ClusterNode {
     }
     let reply: ForwardedReply;
     try {
-      const m = await this.link.nc.request(readSubject(p), pack(read), { timeout: (this.options.queryTimeoutMs ?? 30_000) + 5000 });
+      // the copy may wait out a stream leader election for the barrier, then the read's own time
+      const timeout = LAST_SEQ_DEADLINE_MS + (this.options.queryTimeoutMs ?? 30_000) + 5000;
+      const m = await this.link.nc.request(readSubject(p), pack(read), { timeout });
       reply = unpack<ForwardedReply>(m.data);
     } catch {
       throw noCopy(p);
@@ -308,6 +341,20 @@ export class ClusterNode {
     await this.link.close();
     await this.metaEnv.root.close();
   }
+}
+
+/**
+ * OWN_BARRIER as a read's barrier: the copy asks for its stream's last sequence itself. A node of an older version
+ * would wait for it until its timeout and answer 503, never a read that could miss a write.
+ */
+const OWN_BARRIER = Number.POSITIVE_INFINITY;
+
+/** discard lets go of an answer that is not used (its body unread). */
+async function discard(answer: Promise<Response>): Promise<void> {
+  await answer.then(
+    (r) => r.body?.cancel(),
+    () => {},
+  );
 }
 
 const errorResponse = (e: ApiError) =>

@@ -9,7 +9,10 @@ const ALIVE_EVERY_MS = 3000;
 const ALIVE_TIMEOUT_MS = 10_000;
 const CHUNK_BYTES = 512 * 1024;
 
-/** RelayedRequest is a request sent to another node: its method, URL, headers, body and the barrier it must wait for. */
+/**
+ * RelayedRequest is a request sent to another node: its method, URL, headers, body and the barrier it must wait for
+ * (Infinity: the stream's last sequence, which the copy asks for itself once the request arrives).
+ */
 export interface RelayedRequest {
   method: string;
   url: string;

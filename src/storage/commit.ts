@@ -10,6 +10,7 @@ import type { Environment } from "../schema.ts";
 import { BLOCK_MAX, assembleBlock, type Entry } from "./block.ts";
 import type { Dictionary } from "./dictionary.ts";
 import { encodeEntries, type EncodedBlock } from "./encode.ts";
+import type { DocumentText } from "./fulltext-encoder.ts";
 import type { NeedleIndex } from "./needle-index.ts";
 import type { BlockTerms, Postings } from "./postings.ts";
 import { monthOf, type UsageStore } from "./usage.ts";
@@ -58,8 +59,8 @@ export interface CommittedBlock {
   firstId: string;
   size: number;
   terms: BlockTerms;
-  /** the full-text document (blockWords) */
-  words: string;
+  /** the full-text document (blockWords, or its terms) */
+  words: DocumentText;
   /** the filters of its rare values, one per stripe (needles.ts) */
   filters: Uint32Array[];
 }
@@ -169,7 +170,7 @@ function readyBlocks(writes: PendingWrite[]): ReadyBlock[] {
     const entries = group.length === 1 ? group[0].entries : group.flatMap((w) => w.entries);
     for (let i = 0; i < entries.length; i += BLOCK_MAX) {
       const block = entries.length <= BLOCK_MAX ? entries : entries.slice(i, i + BLOCK_MAX);
-      const b = encodeEntries(block);
+      const b = encodeEntries(block, false); // on the main thread: the full-text worker splits the words
       out.push({
         ws,
         env,

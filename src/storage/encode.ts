@@ -1,6 +1,7 @@
 // encode: a block's stored parts made from its entries, on any thread (bulk bodies are prepared on an ingest
 // worker): its columns but the ids, its postings, its distinct actions, its full-text document and its filter.
 import { blockWords, encodeColumns, type Columns, type Entry } from "./block.ts";
+import { documentTerms, type DocumentText } from "./fulltext-encoder.ts";
 import { blockFilters } from "./needles.ts";
 import { blockTerms, type BlockTerms } from "./postings.ts";
 
@@ -12,20 +13,23 @@ export interface EncodedBlock {
   terms: BlockTerms;
   /** distinct actions, for the dictionary */
   actions: string[];
-  /** the full-text document (blockWords) */
-  text: string;
+  /** the full-text document (blockWords), its words split already when encoded off the main thread */
+  text: DocumentText;
   /** the filters of its rare values, one per stripe (needles.ts) */
   filters: Uint32Array[];
 }
 
-/** encodeEntries encodes at most BLOCK_MAX entries, in id order, as one block. */
-export function encodeEntries(entries: readonly Omit<Entry, "id">[]): EncodedBlock {
+/**
+ * encodeEntries encodes at most BLOCK_MAX entries, in id order, as one block. `splitWords` splits the full-text
+ * words here rather than in the full-text worker: an ingest worker's block may be applied by several cluster copies.
+ */
+export function encodeEntries(entries: readonly Omit<Entry, "id">[], splitWords = true): EncodedBlock {
   return {
     size: entries.length,
     columns: encodeColumns(entries),
     terms: blockTerms(entries),
     actions: [...new Set(entries.map((e) => e.action))],
-    text: blockWords(entries),
+    text: splitWords ? documentTerms(blockWords(entries)) : blockWords(entries),
     filters: blockFilters(entries),
   };
 }

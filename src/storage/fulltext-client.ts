@@ -3,10 +3,11 @@
 // request path. A search is posted on the same queue and waited for, so it runs after every add posted
 // before it: an acknowledged write is always found, with no index lag to reason about.
 import { TurnQueue } from "../turn.ts";
+import type { DocumentText } from "./fulltext-encoder.ts";
 import { MessageChannel, Worker, receiveMessageOnPort, type MessagePort } from "node:worker_threads";
 
 export type WorkerRequest =
-  | { op: "add"; id: number; doc: number; text: string; entries: number }
+  | { op: "add"; id: number; doc: number; text: DocumentText; entries: number }
   | { op: "search"; id: number; query: string; limit: number; call: number }
   | { op: "export"; id: number; call: number }
   | { op: "import"; id: number; chunks: [string, string][] }
@@ -78,7 +79,7 @@ export class FullTextWorker {
     return ++this.ids;
   }
 
-  add(id: number, doc: number, text: string, entries: number): void {
+  add(id: number, doc: number, text: DocumentText, entries: number): void {
     this.outbox.push({ op: "add", id, doc, text, entries });
     this.posted = (this.posted + entries) | 0; // int32, as the worker's count is
     this.outboxEntries += entries;

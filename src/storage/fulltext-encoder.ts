@@ -4,6 +4,30 @@
 // sealed segments stay searchable, at a fraction of its cost: the Encoder runs three regular expressions
 // over the whole text, this one pass over the words that hold digits.
 
+import { addWords } from "../words.ts";
+
+/**
+ * DocumentText is a block's full-text document as the worker takes it: its text (actions and messages; the worker
+ * splits the words), or the terms to index, split already where the block was encoded and joined by spaces (a
+ * cluster's front splits once for every copy of the block).
+ */
+export type DocumentText = string | { terms: string };
+
+/** documentTerms splits a document's words and cuts them into the terms the index takes (what the worker would do). */
+export function documentTerms(text: string): { terms: string } {
+  const words = new Set<string>();
+  addWords(text, words);
+  return { terms: indexTerms(words).join(" ") }; // a word holds no space
+}
+
+/** termsToIndex gives the terms of a document, splitting its words unless that was done. */
+export function termsToIndex(doc: DocumentText): string[] {
+  if (typeof doc !== "string") return doc.terms === "" ? [] : doc.terms.split(" ");
+  const words = new Set<string>();
+  addWords(doc, words);
+  return indexTerms(words);
+}
+
 const ZERO = 0x30;
 const NINE = 0x39;
 const isDigit = (c: number) => c >= ZERO && c <= NINE;

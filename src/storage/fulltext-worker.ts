@@ -3,8 +3,7 @@
 import { parentPort, workerData } from "node:worker_threads";
 import type { MessagePort } from "node:worker_threads";
 import { Index } from "flexsearch";
-import { addWords } from "../words.ts";
-import { encodeTerms, indexTerms } from "./fulltext-encoder.ts";
+import { encodeTerms, termsToIndex } from "./fulltext-encoder.ts";
 import type { WorkerRequest } from "./fulltext-client.ts";
 
 const { signal, replies, later } = workerData as { signal: Int32Array; replies: MessagePort; later: MessagePort };
@@ -42,9 +41,7 @@ function run(r: WorkerRequest): void {
   try {
     switch (r.op) {
       case "add": {
-        const words = new Set<string>();
-        addWords(r.text, words);
-        index(r.id).add(r.doc, indexTerms(words) as unknown as string); // encodeTerms passes a list of terms as it is
+        index(r.id).add(r.doc, termsToIndex(r.text) as unknown as string); // encodeTerms passes a list of terms as it is
         Atomics.add(signal, 1, r.entries); // entries done: the client's backlog
         return;
       }

@@ -14,13 +14,14 @@
 import type { Database } from "lmdb";
 import type { Environment } from "../schema.ts";
 import { FullTextWorker, MAX_BACKLOG } from "./fulltext-client.ts";
+import type { DocumentText } from "./fulltext-encoder.ts";
 import { rangeKeys, type BlockRef, type ScanRange } from "./keys.ts";
 
-/** BlockText is what the index needs of a block: its key and its text (actions and messages, the worker splits the words). */
+/** BlockText is what the index needs of a block: its key and its document (fulltext-encoder.ts). */
 export interface BlockText {
   ms: number;
   firstId: string;
-  text: string;
+  text: DocumentText;
   entries: number;
 }
 

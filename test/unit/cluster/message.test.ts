@@ -1,5 +1,6 @@
 // A write crosses the partition stream unchanged (contract §13): entries and encoded blocks come back as sent.
 import { expect, test } from "bun:test";
+import { Packr } from "msgpackr";
 import { decodeWrite, encodeWrite } from "../../../src/cluster/message.ts";
 import { encodeEntries } from "../../../src/storage/encode.ts";
 import type { Entry } from "../../../src/storage/block.ts";
@@ -31,4 +32,23 @@ test("encoded blocks come back with their typed arrays", () => {
   const back = decodeWrite(encodeWrite({ ws: "w", env: "production", ms: 5, limit: 10, prepared: { ids: ["i"], blocks: [block] } }));
   expect(back.prepared!.blocks[0]).toEqual(block);
   expect(back.prepared!.blocks[0].filters[0]).toBeInstanceOf(Uint32Array);
+});
+
+test("a bulk write crosses compressed, its ids and blocks exactly as sent", () => {
+  const rows = Array.from({ length: 300 }, (_row, i) => {
+    const { id: _, ...rest } = entry({ message: `request ${i} took ${i * 7} ms`, tags: [`t${i % 5}`] });
+    return rest;
+  });
+  const ids = rows.map((_, i) => `01a20fa0-7756-7239-949a-${String(i).padStart(12, "0")}`);
+  const m = { ws: "w", env: "production" as const, ms: 5, limit: -1, prepared: { ids, blocks: [encodeEntries(rows)] } };
+  const bytes = encodeWrite(m);
+  expect(bytes[0]).toBe(0xc1);
+  const back = decodeWrite(bytes);
+  expect(back.prepared!.ids).toEqual(ids);
+  expect(back.prepared!.blocks).toEqual(m.prepared.blocks);
+});
+
+test("a write packed before the framing byte (a stream written by an older front) still reads", () => {
+  const old = new Packr({ moreTypes: true, useRecords: false }).pack({ ws: "w", env: "production", ms: 5, limit: -1, entriesJson: JSON.stringify([entry()]) });
+  expect(decodeWrite(old).entries).toEqual([entry()]);
 });

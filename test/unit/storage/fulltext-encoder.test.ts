@@ -2,7 +2,7 @@
 import { expect, test } from "bun:test";
 import fc from "fast-check";
 import { Encoder } from "flexsearch";
-import { encodeTerms, indexTerms } from "../../../src/storage/fulltext-encoder.ts";
+import { documentTerms, encodeTerms, indexTerms, termsToIndex } from "../../../src/storage/fulltext-encoder.ts";
 
 // the options the index used until 2026-11-23: segments sealed then hold these terms
 const flexsearch = new Encoder({ normalize: false, dedupe: false, split: " ", cache: false, minlength: 1, maxlength: Number.MAX_SAFE_INTEGER });
@@ -44,5 +44,14 @@ test("an add's terms of words (indexTerms) are those of the words joined by spac
       expect(encodeTerms(terms)).toBe(terms);
     }),
     { numRuns: 20_000 },
+  );
+});
+
+test("a document's terms split where it is encoded are the terms the worker would index from its text", () => {
+  fc.assert(
+    fc.property(fc.array(fc.oneof(fc.string(), fc.string({ unit: "grapheme" }), fc.stringMatching(/^[a-z0-9 .\-\n]{0,40}$/)), { maxLength: 20 }), (parts) => {
+      const text = parts.join("\n");
+      expect(termsToIndex(documentTerms(text))).toEqual(termsToIndex(text));
+    }),
   );
 });
