@@ -77,6 +77,7 @@ export function decodeWrite(data: Uint8Array): WriteMessage {
   const m: WriteMessage = { ws: p.ws, env: p.env, ms: p.ms, limit: p.limit };
   if (p.entriesJson !== undefined) m.entries = JSON.parse(p.entriesJson) as Entry[];
   if (p.ids !== undefined && p.blocks !== undefined) m.prepared = { ids: typeof p.ids === "string" ? splitIds(p.ids) : p.ids, blocks: p.blocks };
+  if (p.rejected !== undefined) m.rejected = p.rejected;
   return m;
 }
 

@@ -26,6 +26,14 @@ test("entries come back exactly as sent, a __proto__ key included", () => {
   expect(Object.keys(back.entries![0].metadata as object)).toContain("__proto__");
 });
 
+test("a shipper request's rejected entries come back as sent, small and compressed", () => {
+  for (const count of [1, 40]) {
+    const items = Array.from({ length: count }, (_, index) => ({ index, field: "message", reason: "too large", sample: `{"message":"${"z".repeat(200)}"}` }));
+    const m = { ws: "w", env: "production" as const, ms: 5, limit: -1, rejected: { protocol: "es" as const, items } };
+    expect(decodeWrite(encodeWrite(m))).toEqual(m);
+  }
+});
+
 test("encoded blocks come back with their typed arrays", () => {
   const { id: _, ...rest } = entry();
   const block = encodeEntries([rest]);
