@@ -81,7 +81,7 @@ export function services(deps: AppDeps) {
     clock,
     gate,
     tails: new TailStreams(gate, entries, new TailHub(entries), { ...DEFAULT_TAIL_SETTINGS, ...deps.tail }),
-    ingest: new IngestService(deps.writeTo ?? entries, clock),
+    ingest: new IngestService(deps.writeTo ?? entries, clock, deps.writeTo !== undefined),
     admin: new AdminService(meta, deps.plans),
     /** the last entries each workspace environment's shippers had rejected */
     rejections: new RejectionLog(deps.forwardRejections),

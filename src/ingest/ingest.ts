@@ -36,7 +36,7 @@ export interface WriteSink {
 export class IngestService {
   private readonly ids = new IdGenerator();
   /** checks and encodes bulk bodies, large ones on its own worker thread */
-  private readonly preparer = new Preparer();
+  private readonly preparer: Preparer;
   /**
    * The clock read once an event-loop turn. Every request a turn handles had arrived before the turn read it, so it
    * is each one's receipt time; sharing it, the single writes of a turn commit as one block (commit.ts).
@@ -45,7 +45,11 @@ export class IngestService {
   constructor(
     private readonly store: WriteSink,
     private readonly clock: () => number = Date.now,
-  ) {}
+    /** split the full-text words where blocks are encoded: the store sends them to several copies (a cluster) */
+    splitWords = false,
+  ) {
+    this.preparer = new Preparer(splitWords);
+  }
 
   /** createOne stores a single entry and returns it as stored; bounds are its body's scan's (checkEntry). */
   async createOne(body: unknown, caller: Caller, bounds?: EntryBounds): Promise<Row> {

@@ -7,12 +7,12 @@ import { shipBlock, type PrepareReply, type PrepareRequest } from "./preparer.ts
 import { prepareShipped, type ShippedBatch } from "./shipped.ts";
 
 parentPort!.on("message", (request: PrepareRequest) => {
-  const { call, plan } = request;
+  const { call, plan, split } = request;
   let reply: PrepareReply;
   const transfer: ArrayBuffer[] = [];
   try {
     const batch: Omit<ShippedBatch, "total" | "rejected"> & Partial<ShippedBatch> =
-      "shipped" in request ? prepareShipped(request.shipped, plan) : prepareBatch(request.body, plan, request.env);
+      "shipped" in request ? prepareShipped(request.shipped, plan, split) : prepareBatch(request.body, plan, request.env, split);
     const blocks = batch.blocks.map((block) => {
       const shipped = shipBlock(block);
       // msgpackr packs into one reused buffer: give each column a buffer of its own to hand over

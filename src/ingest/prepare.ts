@@ -16,13 +16,13 @@ export interface PreparedBatch {
   blocks: EncodedBlock[];
 }
 
-/** prepareBatch runs every check of POST /logs/bulk on a body and encodes its blocks; it throws the ApiError to answer. */
-export function prepareBatch(body: JsonBody, plan: Plan, keyEnvironment: Environment): PreparedBatch {
+/** prepareBatch runs every check of POST /logs/bulk on a body and encodes its blocks (encodeEntries' `splitWords`); it throws the ApiError to answer. */
+export function prepareBatch(body: JsonBody, plan: Plan, keyEnvironment: Environment, splitWords = false): PreparedBatch {
   const entries = acceptBatch(parseJson(body.bytes), plan, keyEnvironment, body.bounds);
   const blocks: EncodedBlock[] = [];
   for (let i = 0; i < entries.length; i += BLOCK_MAX) {
     const block = entries.length <= BLOCK_MAX ? entries : entries.slice(i, i + BLOCK_MAX);
-    blocks.push(encodeEntries(block));
+    blocks.push(encodeEntries(block, splitWords));
   }
   return { count: entries.length, blocks };
 }

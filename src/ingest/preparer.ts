@@ -12,7 +12,7 @@ import { prepareBatch, type PreparedBatch } from "./prepare.ts";
 import { prepareShipped, type ShippedBatch, type ShippedBody } from "./shipped.ts";
 
 /** PrepareRequest asks the worker for a bulk body's blocks, or (with `shipped`) a protocol request's. */
-export type PrepareRequest = { call: number; body: JsonBody; plan: Plan; env: Environment } | { call: number; shipped: ShippedBody; plan: Plan };
+export type PrepareRequest = { call: number; split: boolean } & ({ body: JsonBody; plan: Plan; env: Environment } | { shipped: ShippedBody; plan: Plan });
 export type PrepareReply =
   | ({ call: number; count: number; blocks: ShippedBlock[] } & Partial<Pick<ShippedBatch, "total" | "rejected" | "ops">>)
   | { call: number; error: { status?: number; code?: ErrorCode; message: string; details?: Record<string, unknown> } };
@@ -30,17 +30,20 @@ export class Preparer {
   private readonly waiting = new Map<number, { resolve: (b: PreparedBatch | ShippedBatch) => void; reject: (e: unknown) => void }>();
   private calls = 0;
 
+  /** `split`: the full-text words are split where blocks are encoded (encodeEntries), not by the full-text worker */
+  constructor(private readonly split = false) {}
+
   /** prepare checks and encodes a bulk body (see prepareBatch), on the worker when it is large. */
   async prepare(body: JsonBody, plan: Plan, env: Environment): Promise<PreparedBatch> {
     const { bytes } = body;
-    if (bytes.byteLength < WORKER_MIN_BYTES) return prepareBatch(body, plan, env);
-    return this.post<PreparedBatch>((call) => ({ call, body, plan, env }), bytes);
+    if (bytes.byteLength < WORKER_MIN_BYTES) return prepareBatch(body, plan, env, this.split);
+    return this.post<PreparedBatch>((call) => ({ call, split: this.split, body, plan, env }), bytes);
   }
 
   /** prepareShipped decodes and checks a protocol request (see shipped.ts), on the worker when it is large. */
   async prepareShipped(shipped: ShippedBody, plan: Plan): Promise<ShippedBatch> {
-    if (shipped.bytes.byteLength < SHIPPED_WORKER_MIN_BYTES) return prepareShipped(shipped, plan);
-    return this.post<ShippedBatch>((call) => ({ call, shipped, plan }), shipped.bytes);
+    if (shipped.bytes.byteLength < SHIPPED_WORKER_MIN_BYTES) return prepareShipped(shipped, plan, this.split);
+    return this.post<ShippedBatch>((call) => ({ call, split: this.split, shipped, plan }), shipped.bytes);
   }
 
   private post<B extends PreparedBatch | ShippedBatch>(request: (call: number) => PrepareRequest, bytes: Uint8Array): Promise<B> {

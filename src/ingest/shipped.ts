@@ -51,16 +51,16 @@ export interface ShippedBatch {
 }
 
 /** prepareShipped decodes a protocol body (a 400 when it cannot be decoded at all), checks each entry and encodes those that pass. */
-export function prepareShipped(body: ShippedBody, plan: Plan): ShippedBatch {
+export function prepareShipped(body: ShippedBody, plan: Plan, splitWords = false): ShippedBatch {
   const items = decode(body);
   // protobuf strings are decoded from UTF-8 (asBuffer), so none holds a lone surrogate: the rule need not look
-  const batch = checkItems(items, plan, body.json ? UNBOUNDED : { ...UNBOUNDED, surrogates: false });
+  const batch = checkItems(items, plan, body.json ? UNBOUNDED : { ...UNBOUNDED, surrogates: false }, splitWords);
   if (body.protocol === "es") batch.ops = items.map((i) => ({ op: i.op ?? "create", index: i.index ?? "" }));
   return batch;
 }
 
 /** checkItems runs the entry rules on decoded items; the syslog listener calls it directly for its lines. */
-export function checkItems(items: Item[], plan: Plan, bound: EntryBound = UNBOUNDED): ShippedBatch {
+export function checkItems(items: Item[], plan: Plan, bound: EntryBound = UNBOUNDED, splitWords = false): ShippedBatch {
   const entries: NewEntry[] = [];
   const rejected: Rejection[] = [];
   items.forEach((item, index) => {
@@ -76,7 +76,8 @@ export function checkItems(items: Item[], plan: Plan, bound: EntryBound = UNBOUN
     }
   });
   const blocks: EncodedBlock[] = [];
-  for (let i = 0; i < entries.length; i += BLOCK_MAX) blocks.push(encodeEntries(entries.length <= BLOCK_MAX ? entries : entries.slice(i, i + BLOCK_MAX)));
+  for (let i = 0; i < entries.length; i += BLOCK_MAX)
+    blocks.push(encodeEntries(entries.length <= BLOCK_MAX ? entries : entries.slice(i, i + BLOCK_MAX), splitWords));
   return { total: items.length, count: entries.length, blocks, rejected };
 }
 

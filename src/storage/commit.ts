@@ -170,7 +170,7 @@ function readyBlocks(writes: PendingWrite[]): ReadyBlock[] {
     const entries = group.length === 1 ? group[0].entries : group.flatMap((w) => w.entries);
     for (let i = 0; i < entries.length; i += BLOCK_MAX) {
       const block = entries.length <= BLOCK_MAX ? entries : entries.slice(i, i + BLOCK_MAX);
-      const b = encodeEntries(block, false); // on the main thread: the full-text worker splits the words
+      const b = encodeEntries(block); // on the main thread: the full-text worker splits the words
       out.push({
         ws,
         env,

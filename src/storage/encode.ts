@@ -21,9 +21,10 @@ export interface EncodedBlock {
 
 /**
  * encodeEntries encodes at most BLOCK_MAX entries, in id order, as one block. `splitWords` splits the full-text
- * words here rather than in the full-text worker: an ingest worker's block may be applied by several cluster copies.
+ * words here rather than in the full-text worker: a cluster front's block is applied by several copies, while one
+ * process's full-text worker splits them beside the ingest.
  */
-export function encodeEntries(entries: readonly Omit<Entry, "id">[], splitWords = true): EncodedBlock {
+export function encodeEntries(entries: readonly Omit<Entry, "id">[], splitWords = false): EncodedBlock {
   return {
     size: entries.length,
     columns: encodeColumns(entries),
