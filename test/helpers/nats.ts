@@ -5,6 +5,7 @@ import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
+import { diesWithTest } from "./process.ts";
 
 export interface NatsCluster {
   /** client URLs, one a server */
@@ -68,7 +69,7 @@ async function startOnce(n: number): Promise<NatsCluster & { alive(): boolean }>
     return conf;
   });
   const start = async (i: number) => {
-    procs[i] = Bun.spawn(["nats-server", "-c", confs[i]], { stdout: "ignore", stderr: "ignore" });
+    procs[i] = Bun.spawn(diesWithTest(["nats-server", "-c", confs[i]]), { stdout: "ignore", stderr: "ignore" });
     await waitListening(ports[i].client);
   };
   await Promise.all(ports.map((_, i) => start(i)));

@@ -4,6 +4,14 @@ import type { Subprocess } from "bun";
 import { RUNTIME_ENV } from "../../src/runtime.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
+const SETPRIV = Bun.which("setpriv");
+
+/**
+ * diesWithTest makes a spawned program get SIGKILL when the test process ends, however it ends (setpriv's
+ * parent-death signal; setpriv then runs the program in its own place, under the same pid): a run cut short leaves
+ * no server behind.
+ */
+export const diesWithTest = (argv: string[]): string[] => (SETPRIV ? [SETPRIV, "--pdeathsig", "KILL", "--", ...argv] : argv);
 
 export interface ServerProcess {
   proc: Subprocess<"ignore", "pipe", "pipe">;
@@ -18,7 +26,7 @@ export interface ServerProcess {
 
 /** spawnServer starts `bun src/main.ts` on dataDir, with the runtime settings npm start gives it, and resolves once it listens. */
 export async function spawnServer(dataDir: string, env: Record<string, string> = {}): Promise<ServerProcess> {
-  const proc = Bun.spawn([process.execPath, "src/main.ts"], {
+  const proc = Bun.spawn(diesWithTest([process.execPath, "src/main.ts"]), {
     cwd: ROOT,
     env: { ...process.env, ...RUNTIME_ENV, SLUICE_DATA_DIR: dataDir, SLUICE_HOST: "127.0.0.1", SLUICE_PORT: "0", ...env }, // as npm start runs it
     stdout: "pipe",
