@@ -181,8 +181,12 @@ describe("cluster", () => {
     }
     expect(written.size).toBe(partitions);
     const added = await c.addNode();
-    const { assignment } = await rebalance(c.nats.urls);
-    const mine = assignment.flatMap((nodes, p) => (nodes.includes(added.options.nodeId) ? [p] : []));
+    // rebalance lists the live nodes from the bucket, which a replica may serve a moment behind the new node's first beat
+    let mine: number[] = [];
+    for (const until = Date.now() + 10_000; mine.length === 0 && Date.now() < until; await Bun.sleep(200)) {
+      const { assignment } = await rebalance(c.nats.urls);
+      mine = assignment.flatMap((nodes, p) => (nodes.includes(added.options.nodeId) ? [p] : []));
+    }
     expect(mine.length).toBeGreaterThan(0);
     const until = Date.now() + 20_000;
     while (!mine.every((p) => p in added.held()) && Date.now() < until) await Bun.sleep(50);
