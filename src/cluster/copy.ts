@@ -16,6 +16,8 @@ const IN_FLIGHT = 512;
 const APPLIED = "cluster.applied";
 /** how often a copy checks that it moves while its stream is ahead; two still checks in a row make it consume again */
 const STALL_CHECK_MS = 1500;
+/** how long stop() waits for the consumer loop to end before closing the environment */
+const STOP_WAIT_MS = 1000;
 
 /** PartitionCopy is a partition's LMDB environment (a full Sluice data directory) fed from its stream. */
 export class PartitionCopy {
@@ -91,6 +93,7 @@ export class PartitionCopy {
     });
     const messages = await consumer.consume({ max_messages: 256 });
     this.messages = messages;
+    if (this.stopped) await messages.close(); // stop() came while the consumer was being made: nobody else closes it
     const pending: Promise<unknown>[] = [];
     let expected = this.applied + 1;
     try {
@@ -130,7 +133,8 @@ export class PartitionCopy {
     this.stopped = true;
     clearInterval(this.watchdog);
     await this.messages?.close();
-    await this.running;
+    // a consumer still being made (seconds, while a new stream elects its leader) is closed as soon as it is: not waited for
+    await Promise.race([this.running, Bun.sleep(STOP_WAIT_MS)]);
     await this.sluice.close();
   }
 }

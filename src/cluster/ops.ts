@@ -44,9 +44,16 @@ async function withConnection<T>(urls: string[], fn: (nc: NatsConnection) => Pro
 /**
  * initCluster makes the partition streams (R replicas, deduplicating retries by message id for 2 minutes) and the
  * buckets, stores the settings, and creates the admin token and a first workspace as a first start does; running
- * it again on an initialised cluster changes nothing and returns no secrets.
+ * it again on an initialised cluster changes nothing and returns no secrets. Without `firstWorkspace` (tests that start
+ * empty, as a single process's test harness does) only the admin token is made.
  */
-export async function initCluster(urls: string[], settings: ClusterSettings, plans: PlanTable, adminToken: string | undefined): Promise<FirstStart> {
+export async function initCluster(
+  urls: string[],
+  settings: ClusterSettings,
+  plans: PlanTable,
+  adminToken: string | undefined,
+  firstWorkspace = true,
+): Promise<FirstStart> {
   await withConnection(urls, async (nc) => {
     const jsm = await jetstreamManager(nc, { timeout: 10_000 });
     const kvm = new Kvm(nc);
@@ -85,7 +92,7 @@ export async function initCluster(urls: string[], settings: ClusterSettings, pla
     const mirror = new MetaMirror(dbs.meta, link.meta);
     await mirror.start();
     const meta = new MetaStore(mirror.proxy());
-    const made = await bootstrap(meta, new AdminService(meta, plans), adminToken);
+    const made = await bootstrap(meta, new AdminService(meta, plans), adminToken, firstWorkspace);
     await mirror.stop();
     return made;
   } finally {

@@ -1,6 +1,6 @@
 // A Sluice cluster in this process: 3 nats-server processes (nats.ts) and N cluster nodes on temporary data
 // directories, each driven through handle(Request) as a server would; every node and server is stopped by close().
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ClusterNode, type NodeOptions } from "../../src/cluster/node.ts";
@@ -8,7 +8,7 @@ import { initCluster, rebalance } from "../../src/cluster/ops.ts";
 import type { Role } from "../../src/config.ts";
 import { PlanTable, type Plan } from "../../src/limits/plans.ts";
 import type { Environment, KeyType } from "../../src/schema.ts";
-import { startNatsCluster, type NatsCluster } from "./nats.ts";
+import { startNatsCluster, waitStreams, type NatsCluster } from "./nats.ts";
 import { ADMIN_TOKEN, type CallOptions, type TestOptions } from "./sluice.ts";
 
 export interface TestCluster {
@@ -32,21 +32,31 @@ export interface ClusterOptions {
   queryTimeoutMs?: number;
   /** the app's settings of a single process, as startTestSluice takes them (clock, segment size, tails, …) */
   app?: Omit<TestOptions, "plans">;
+  /**
+   * a directory that holds the whole cluster (NATS stores and node data) and that close() leaves: a cluster started on a
+   * home that held one is that cluster restarted (every NATS server and node stopped, then started again).
+   */
+  home?: string;
 }
+
+const MARK = "cluster-initialised";
 
 /** startTestCluster starts NATS, initialises the cluster, starts the nodes, assigns the copies and waits until every node holds its own. */
 export async function startTestCluster(opts: ClusterOptions = {}): Promise<TestCluster> {
-  const nats = await startNatsCluster(3);
-  const dir = mkdtempSync(join(tmpdir(), "sluice-cluster-"));
+  const dir = opts.home ?? mkdtempSync(join(tmpdir(), "sluice-cluster-"));
+  const nats = await startNatsCluster(3, opts.home && join(opts.home, "nats"));
   const plans = new PlanTable(opts.plans);
   const nodes: ClusterNode[] = [];
   const closeAll = async () => {
     await Promise.allSettled(nodes.map((n) => n.stop()));
     await nats.stop();
-    rmSync(dir, { recursive: true, force: true });
+    if (!opts.home) rmSync(dir, { recursive: true, force: true });
   };
   try {
-    await initCluster(nats.urls, { partitions: opts.partitions ?? 4, replicas: 3, copies: opts.copies ?? 2 }, plans, ADMIN_TOKEN);
+    if (!existsSync(join(dir, MARK))) {
+      await initCluster(nats.urls, { partitions: opts.partitions ?? 4, replicas: 3, copies: opts.copies ?? 2 }, plans, ADMIN_TOKEN, false); // empty, as a single process's test starts
+      writeFileSync(join(dir, MARK), "");
+    } else await waitStreams(nats.urls); // restarted: every stream elects its leader again
     const base: Omit<NodeOptions, "nodeId" | "dataDir" | "roles" | "urls"> = {
       ...opts.app,
       plans,

@@ -26,11 +26,12 @@ export function freePort(): number {
 /**
  * startNatsCluster starts `n` JetStream servers routed to each other and resolves once every one takes clients. A
  * server that could not bind its ports (another process took one between freePort and its start) exits: then all are
- * stopped and started again on new ports, at most three times.
+ * stopped and started again on new ports, at most three times. Given `home`, the servers keep their stores there (and
+ * stop() leaves them): started again on the same home, they are the same cluster on new ports, its streams kept.
  */
-export async function startNatsCluster(n = 3): Promise<NatsCluster> {
+export async function startNatsCluster(n = 3, home?: string): Promise<NatsCluster> {
   for (let attempt = 1; ; attempt++) {
-    const cluster = await startOnce(n);
+    const cluster = await startOnce(n, home);
     await Bun.sleep(200);
     if (cluster.alive()) return cluster;
     await cluster.stop();
@@ -38,8 +39,9 @@ export async function startNatsCluster(n = 3): Promise<NatsCluster> {
   }
 }
 
-async function startOnce(n: number): Promise<NatsCluster & { alive(): boolean }> {
-  const dir = mkdtempSync(join(tmpdir(), "sluice-nats-"));
+async function startOnce(n: number, home?: string): Promise<NatsCluster & { alive(): boolean }> {
+  const dir = home ?? mkdtempSync(join(tmpdir(), "sluice-nats-"));
+  if (home) mkdirSync(home, { recursive: true });
   const ports = Array.from({ length: n }, () => ({ client: freePort(), route: freePort() }));
   const procs: (Subprocess | undefined)[] = [];
   const confs = ports.map((p, i) => {
@@ -77,7 +79,7 @@ async function startOnce(n: number): Promise<NatsCluster & { alive(): boolean }>
     async stop() {
       for (const p of procs) p?.kill(9);
       await Promise.all(procs.map((p) => p?.exited));
-      rmSync(dir, { recursive: true, force: true });
+      if (!home) rmSync(dir, { recursive: true, force: true });
     },
   };
 }
@@ -95,6 +97,31 @@ export async function waitJetStream(urls: string[]): Promise<void> {
         if (Date.now() > until) throw new Error(`JetStream did not come up within 20 s: ${e}`);
         await Bun.sleep(200);
       }
+    }
+  } finally {
+    await nc.close();
+  }
+}
+
+/** waitStreams waits (at most 30 s) until every stream has a leader: after a restart of every server, they elect them anew. */
+export async function waitStreams(urls: string[]): Promise<void> {
+  const nc = await connect({ servers: urls });
+  try {
+    const jsm = await jetstreamManager(nc, { timeout: 2000 });
+    const until = Date.now() + 30_000;
+    for (;;) {
+      const leaderless: string[] = [];
+      try {
+        for await (const name of jsm.streams.names()) {
+          const info = await jsm.streams.info(name).catch(() => undefined);
+          if (!info?.cluster?.leader) leaderless.push(name);
+        }
+      } catch {
+        leaderless.push("(the stream list)");
+      }
+      if (leaderless.length === 0) return;
+      if (Date.now() > until) throw new Error(`streams without a leader 30 s after a restart: ${leaderless.join(", ")}`);
+      await Bun.sleep(200);
     }
   } finally {
     await nc.close();

@@ -52,13 +52,15 @@ export interface TestOptions {
 
 /**
  * startTestSluice opens a fresh data directory; pass an existing dir to reopen it (restart). With SLUICE_TEST_CLUSTER
- * set (`round-robin` or `one`), a fresh one is a cluster instead (3 NATS servers, 3 nodes: helpers/cluster.ts), whose
- * calls go round-robin through every node or all through node 0; its internals (dbs, app, svc) are not there.
+ * set (`round-robin` or `one`), it is a cluster instead (3 NATS servers, 3 nodes: helpers/cluster.ts) kept in that
+ * directory, whose calls go round-robin through every node or all through node 0; reopening its directory restarts
+ * every server and node; its internals (dbs, svc) are not there.
  */
 export function startTestSluice(dir?: string, opts: TestOptions = {}): TestSluice {
   const mode = process.env.SLUICE_TEST_CLUSTER;
-  if (mode && dir === undefined) return clusterTestSluice(mode === "one" ? "one" : "round-robin", opts);
-  return singleTestSluice(dir ?? mkdtempSync(join(tmpdir(), "sluice-test-")), opts);
+  const home = dir ?? mkdtempSync(join(tmpdir(), mode ? "sluice-test-cluster-" : "sluice-test-"));
+  if (mode) return clusterTestSluice(mode === "one" ? "one" : "round-robin", opts, home);
+  return singleTestSluice(home, opts);
 }
 
 function singleTestSluice(dir: string, opts: TestOptions): TestSluice {
@@ -96,9 +98,8 @@ function singleTestSluice(dir: string, opts: TestOptions): TestSluice {
 }
 
 /** clusterTestSluice is a TestSluice whose calls go to a cluster started in the background (test/helpers/cluster.ts). */
-function clusterTestSluice(mode: "one" | "round-robin", opts: TestOptions): TestSluice {
-  const dir = mkdtempSync(join(tmpdir(), "sluice-test-cluster-"));
-  const ready = import("./cluster.ts").then(({ startTestCluster }) => startTestCluster({ plans: opts.plans, app: opts }));
+function clusterTestSluice(mode: "one" | "round-robin", opts: TestOptions, dir: string): TestSluice {
+  const ready = import("./cluster.ts").then(({ startTestCluster }) => startTestCluster({ plans: opts.plans, app: opts, home: dir }));
   let turn = 0;
   const next = () => (mode === "one" ? 0 : turn++ % 3);
   const call: TestSluice["call"] = async (method, path, o) => (await ready).call(next(), method, path, o);
@@ -114,8 +115,7 @@ function clusterTestSluice(mode: "one" | "round-robin", opts: TestOptions): Test
     admin: (method, path, body) => call(method, `/api/v1/admin${path}`, { body, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }),
     workspace: async (plan) => (await ready).workspace(plan),
     async close() {
-      await (await ready).close();
-      rmSync(dir, { recursive: true, force: true });
+      await (await ready).close(); // the directory stays, as a single process's does: the test removes it
     },
   } as TestSluice;
   for (const name of ["dbs", "svc"] as const) Object.defineProperty(sluice, name, { get: missing(name) });
