@@ -4,6 +4,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { Subscription } from "@nats-io/transport-node";
+import type { Caller } from "../auth/authenticate.ts";
 import type { Role } from "../config.ts";
 import { compose, type SluiceOptions } from "../compose.ts";
 import { ApiError } from "../errors.ts";
@@ -11,7 +12,7 @@ import { openDatabases } from "../storage/db.ts";
 import { RetentionSweeper } from "../storage/retention.ts";
 import { fetchBackup, serveBackups } from "./backup.ts";
 import { PartitionCopy } from "./copy.ts";
-import { SharedPlans } from "./plans.ts";
+import { SharedPlans, share } from "./plans.ts";
 import { ClusterSink } from "./front.ts";
 import { Link } from "./link.ts";
 import { pack, unpack } from "./message.ts";
@@ -29,6 +30,9 @@ export interface NodeOptions extends Omit<SluiceOptions, "dataDir" | "meta" | "w
   retentionSweepMs?: number;
 }
 
+/** SLUICE_IP_RATE_PER_MIN's default (config.ts), for a node started without it */
+const DEFAULT_IP_RATE = 6000;
+
 interface ForwardedReply {
   status: number;
   headers: [string, string][];
@@ -37,9 +41,8 @@ interface ForwardedReply {
 
 /** the paths an API key opens: the workspace API and the shipper routes */
 const WORKSPACE_PATHS = ["/api/v1/workspace/", "/otlp/", "/loki/", "/es/"];
-const WRITES = new Set(["POST /api/v1/workspace/logs", "POST /api/v1/workspace/logs/bulk", "POST /api/v1/workspace/logs/validate"]);
-const isRead = (method: string, path: string) =>
-  path.startsWith("/api/v1/workspace/") && !WRITES.has(`${method} ${path}`) && path !== "/api/v1/workspace/openapi.json";
+/** reads the front answers itself: the rejections its shippers met are kept where they were met */
+const FRONT_READS = new Set(["/api/v1/workspace/rejections"]);
 
 /** ClusterNode is one running node: `handle` answers any request of the HTTP API. */
 export class ClusterNode {
@@ -48,6 +51,8 @@ export class ClusterNode {
   readonly restored = new Set<number>();
   private readonly serving = new Map<number, Subscription[]>();
   private readonly timers: ReturnType<typeof setInterval>[] = [];
+  /** reads this node's front (or another node's) admitted, by the hash of their key: a copy does not admit them again */
+  private readonly admitted = new WeakMap<Request, string>();
   private assigning: Promise<void> = Promise.resolve();
   private closed = false;
 
@@ -58,6 +63,8 @@ export class ClusterNode {
     private readonly mirror: MetaMirror,
     private readonly metaEnv: ReturnType<typeof openDatabases>,
     readonly front: ReturnType<typeof compose>,
+    /** where the front's writes go: the partition streams */
+    readonly sink: ClusterSink,
     private readonly log: (line: Record<string, unknown>) => void,
   ) {}
 
@@ -77,8 +84,18 @@ export class ClusterNode {
     const mirror = new MetaMirror(metaEnv.meta, link.meta, log, { nc: link.nc, count: live });
     await mirror.start();
     const sink = new ClusterSink(link, settings.partitions, options.queryTimeoutMs ?? 30_000);
-    const front = compose({ ...options, dataDir: join(options.dataDir, "front"), meta: mirror.proxy(), writeTo: sink });
-    const node = new ClusterNode(options, link, settings, mirror, metaEnv, front, log);
+    let node: ClusterNode | undefined;
+    const ipRate = options.ipRatePerMinute ?? DEFAULT_IP_RATE;
+    const front = compose({
+      ...options,
+      // this node's share of the per-IP figure, as of each plan's (contract §13: rate limits per front node)
+      ipRatePerMinute: typeof ipRate === "number" ? () => share(ipRate, plans.liveFronts) : ipRate,
+      dataDir: join(options.dataDir, "front"),
+      meta: mirror.proxy(),
+      writeTo: sink,
+      handoff: { elsewhere: (request, caller) => node?.readElsewhere(request, caller) },
+    });
+    node = new ClusterNode(options, link, settings, mirror, metaEnv, front, sink, log);
     if (options.roles.includes("storage")) await node.followAssignment();
     await node.beat();
     node.timers.push(setInterval(() => void node.beat().catch(() => {}), NODE_BEAT_MS));
@@ -100,41 +117,53 @@ export class ClusterNode {
     return this.copies.get(p);
   }
 
-  /** handle answers one request: writes through the front, reads on a copy of the caller's partition. */
+  /**
+   * handle answers one request through the front, which admits it (authentication, this node's rate limits,
+   * permission) and writes through the partition streams; an admitted read is answered on a copy (readElsewhere).
+   */
   async handle(request: Request): Promise<Response> {
     const url = new URL(request.url, "http://localhost");
     if (url.pathname === "/readyz" && !this.ready) return Response.json({ status: "unavailable" }, { status: 503 });
     if (url.pathname.startsWith("/api/v1/admin/")) await this.mirror.catchUp().catch(() => false); // what another node's admin call made is seen here
-    const scoped = WORKSPACE_PATHS.some((prefix) => url.pathname.startsWith(prefix));
-    const workspaceId = scoped ? await this.caller(request.headers) : undefined;
-    if (!isRead(request.method, url.pathname) || workspaceId === undefined) return this.front.app.handle(request); // the front's route gives the 401 of a single process
-    try {
-      const p = partitionOf(workspaceId, this.settings.partitions);
-      const barrier = await this.link.lastSeq(p);
-      const local = this.copies.get(p);
-      if (local) return await this.readOn(local, request, barrier);
-      return await this.forward(p, request, barrier);
-    } catch (e) {
-      if (e instanceof ApiError) return errorResponse(e);
-      throw e;
-    }
+    else if (WORKSPACE_PATHS.some((prefix) => url.pathname.startsWith(prefix))) await this.caller(request.headers);
+    return this.front.app.handle(request);
+  }
+
+  /** readElsewhere answers a read the front admitted on a copy of the caller's partition, once it has applied the read's barrier. */
+  private readElsewhere(request: Request, caller: Caller): Promise<Response> | undefined {
+    if (FRONT_READS.has(new URL(request.url, "http://localhost").pathname)) return undefined;
+    return this.readOnPartition(request, caller);
+  }
+
+  private async readOnPartition(request: Request, caller: Caller): Promise<Response> {
+    const p = partitionOf(caller.workspace.id, this.settings.partitions);
+    const barrier = await this.link.lastSeq(p);
+    const local = this.copies.get(p);
+    if (!local) return this.forward(p, request, barrier, caller.key.hash);
+    this.admitted.set(request, caller.key.hash);
+    return this.readOn(local, request, barrier);
   }
 
   /**
-   * caller is the workspace of the request's key, if any; a key this node does not know yet may have been made on
-   * another node a moment ago, so the meta mirror catches up with the bucket first (bounded).
+   * caller makes sure this node knows the request's key, if it presents one: a key this node does not know yet may
+   * have been made on another node a moment ago, so the meta mirror catches up with the bucket first (bounded).
    */
-  private async caller(headers: Headers): Promise<string | undefined> {
+  private async caller(headers: Headers): Promise<void> {
     try {
-      return this.front.auth.authenticate(headers).workspace.id;
+      this.front.auth.authenticate(headers);
+      return;
     } catch (e) {
-      if (!(e instanceof ApiError) || e.code !== "AUTH_INVALID_API_KEY" || !this.ready) return undefined;
+      if (!(e instanceof ApiError) || e.code !== "AUTH_INVALID_API_KEY" || !this.ready) return;
     }
     await this.mirror.catchUp().catch(() => false);
+  }
+
+  /** knowsKey is caller for a key known by its hash (a read another node admitted). */
+  private async knowsKey(hash: string): Promise<void> {
     try {
-      return this.front.auth.authenticate(headers).workspace.id;
+      this.front.auth.authenticateHash(hash);
     } catch {
-      return undefined;
+      if (this.ready) await this.mirror.catchUp().catch(() => false);
     }
   }
 
@@ -144,9 +173,9 @@ export class ClusterNode {
   }
 
   /** forward sends a read to a node holding a copy of partition p (NATS request, queue group: one of them answers). */
-  private async forward(p: number, request: Request, barrier: number): Promise<Response> {
+  private async forward(p: number, request: Request, barrier: number, keyHash: string): Promise<Response> {
     const body = request.method === "GET" || request.method === "HEAD" ? null : new Uint8Array(await request.arrayBuffer());
-    const read: RelayedRequest = { method: request.method, url: request.url, headers: [...request.headers], body, barrier };
+    const read: RelayedRequest = { method: request.method, url: request.url, headers: [...request.headers], body, barrier, keyHash };
     if (new URL(request.url, "http://localhost").pathname.endsWith("/logs/tail")) {
       const streamed = await askStream(this.link.nc, tailSubject(p), read, 10_000);
       if (!streamed) throw noCopy(p);
@@ -181,7 +210,9 @@ export class ClusterNode {
   /** answer runs a request relayed from another node on this node's copy, once it has applied the request's barrier. */
   private async answer(copy: PartitionCopy, read: RelayedRequest): Promise<Response> {
     const request = new Request(read.url, { method: read.method, headers: read.headers, body: read.body });
-    await this.caller(request.headers); // a key the asking node knew is known here too (the mirror catches up)
+    if (read.keyHash === undefined) return errorResponse(new ApiError(400, "VALIDATION_INVALID_REQUEST", "a relayed read names no admitted key; upgrade every node"));
+    this.admitted.set(request, read.keyHash);
+    await this.knowsKey(read.keyHash); // a key the asking node knew is known here too (the mirror catches up)
     try {
       return await this.readOn(copy, request, read.barrier);
     } catch (e) {
@@ -209,7 +240,10 @@ export class ClusterNode {
           if (!existsSync(dir) && (await this.worthCopying(p, assignment[p])) && (await fetchBackup(this.link.nc, p, dir).catch(() => false)))
             this.restored.add(p);
           if (this.closed) return;
-          const copy = new PartitionCopy(p, this.options.dataDir, { ...this.options, meta: this.mirror.proxy() }, this.link, this.log);
+          // a copy answers only reads a front admitted; the access log is the front's, one line a request
+          const handoff = { admittedAs: (request: Request) => this.admitted.get(request) };
+          const copyOptions = { ...this.options, accessLog: undefined, meta: this.mirror.proxy(), handoff };
+          const copy = new PartitionCopy(p, this.options.dataDir, copyOptions, this.link, this.log);
           this.copies.set(p, copy);
           copy.start();
           this.serving.set(p, [

@@ -64,7 +64,8 @@ export async function initCluster(
       if (was.partitions !== settings.partitions)
         throw new Error(`the cluster was initialised with ${was.partitions} partitions; a workspace's partition depends on it, so it cannot change`);
     }
-    for (let p = 0; p < settings.partitions; p++) {
+    // made side by side: each replicated stream waits for its own leader election
+    const made: Promise<unknown>[] = Array.from({ length: settings.partitions }, (_, p) => {
       const config = {
         name: streamOf(p),
         subjects: [subjectOf(p)],
@@ -74,14 +75,15 @@ export async function initCluster(
         discard: DiscardPolicy.Old,
         duplicate_window: 120_000_000_000, // ns: a front's retries with the same message id within 2 min are stored once
       };
-      await retried(() =>
+      return retried(() =>
         jsm.streams.add(config).catch((e) => {
           if (!String(e).includes("already in use")) throw e;
         }),
       );
-    }
-    await retried(() => kvm.create(META_BUCKET, { replicas: settings.replicas, history: 1 }));
-    await retried(() => kvm.create(NODES_BUCKET, { replicas: settings.replicas, history: 1, ttl: NODE_TTL_MS }));
+    });
+    made.push(retried(() => kvm.create(META_BUCKET, { replicas: settings.replicas, history: 1 })));
+    made.push(retried(() => kvm.create(NODES_BUCKET, { replicas: settings.replicas, history: 1, ttl: NODE_TTL_MS })));
+    await Promise.all(made);
     await clusterKv.put("config", JSON.stringify(settings));
   });
   // the first workspace and the admin token, through the mirror as any node's writes go

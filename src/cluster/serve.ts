@@ -1,5 +1,6 @@
 // serve: `sluice serve` in cluster mode: a cluster node behind Bun's HTTP server, stopped cleanly by SIGTERM/SIGINT.
 import type { Config } from "../config.ts";
+import { holdWrite } from "../http/pipelining.ts";
 import { planTable } from "../limits/plans-file.ts";
 import { ClusterNode } from "./node.ts";
 
@@ -29,6 +30,10 @@ export async function startClusterServer(config: Config, print: (text: string) =
       return node.handle(request);
     },
   });
+  // the front sees the client's address (its per-IP limit), as a listening single process does
+  node.front.app.server = server;
+  // a write that a pipelined request made Bun close the connection of is dropped before it runs (http/pipelining.ts)
+  node.front.app.onRequest(holdWrite);
   const shown = config.host === "0.0.0.0" || config.host === "::" ? "localhost" : config.host;
   const baseUrl = `http://${shown}:${server.port}`;
   print(`Sluice listening on ${baseUrl} (node ${cluster.nodeId}: ${cluster.roles.join(", ")}; cluster ${cluster.urls.join(",")}; data in ${config.dataDir})`);

@@ -37,6 +37,8 @@ export interface ClusterOptions {
    * home that held one is that cluster restarted (every NATS server and node stopped, then started again).
    */
   home?: string;
+  /** how many of the nodes (the first) have the front role, the others only query and storage (default: all) */
+  fronts?: number;
 }
 
 const MARK = "cluster-initialised";
@@ -72,7 +74,8 @@ export async function startTestCluster(opts: ClusterOptions = {}): Promise<TestC
       nodes.push(node);
       return node;
     };
-    for (let i = 0; i < (opts.nodes ?? 3); i++) await addNode();
+    const count = opts.nodes ?? 3;
+    for (let i = 0; i < count; i++) await addNode(i < (opts.fronts ?? count) ? undefined : ["query", "storage"]);
     const { assignment } = await rebalance(nats.urls);
     const until = Date.now() + 20_000;
     while (!nodes.every((n) => assignment.every((copies, p) => !copies.includes(n.options.nodeId) || p in n.held()))) {

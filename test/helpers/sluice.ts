@@ -6,6 +6,7 @@ import { compose } from "../../src/compose.ts";
 import type { TailSettings } from "../../src/http/tail.ts";
 import { PlanTable, type Plan } from "../../src/limits/plans.ts";
 import type { Environment, KeyType } from "../../src/schema.ts";
+import type { TestCluster } from "./cluster.ts";
 
 type Sluice = ReturnType<typeof compose>;
 
@@ -53,8 +54,9 @@ export interface TestOptions {
 /**
  * startTestSluice opens a fresh data directory; pass an existing dir to reopen it (restart). With SLUICE_TEST_CLUSTER
  * set (`round-robin` or `one`), it is a cluster instead (3 NATS servers, 3 nodes: helpers/cluster.ts) kept in that
- * directory, whose calls go round-robin through every node or all through node 0; reopening its directory restarts
- * every server and node; its internals (dbs, svc) are not there.
+ * directory, whose calls go round-robin through every front node or all through node 0; reopening its directory
+ * restarts every server and node; its internals (dbs, svc) are not there. SLUICE_TEST_CLUSTER_FRONTS=1 gives the
+ * cluster one front node (the others query and storage), whose rate limits are then the plans' whole figures.
  */
 export function startTestSluice(dir?: string, opts: TestOptions = {}): TestSluice {
   const mode = process.env.SLUICE_TEST_CLUSTER;
@@ -99,14 +101,24 @@ function singleTestSluice(dir: string, opts: TestOptions): TestSluice {
 
 /** clusterTestSluice is a TestSluice whose calls go to a cluster started in the background (test/helpers/cluster.ts). */
 function clusterTestSluice(mode: "one" | "round-robin", opts: TestOptions, dir: string): TestSluice {
-  const ready = import("./cluster.ts").then(({ startTestCluster }) => startTestCluster({ plans: opts.plans, app: opts, home: dir }));
+  const fronts = Number(process.env.SLUICE_TEST_CLUSTER_FRONTS || 3);
+  const ready = import("./cluster.ts").then(({ startTestCluster }) => startTestCluster({ plans: opts.plans, app: opts, home: dir, fronts }));
   let turn = 0;
-  const next = () => (mode === "one" ? 0 : turn++ % 3);
+  const next = () => (mode === "one" ? 0 : turn++ % fronts); // as a load balancer sends calls: to front nodes
   const call: TestSluice["call"] = async (method, path, o) => (await ready).call(next(), method, path, o);
   // app.handle too: a test that builds its own Request sends it to a node as any other call
   const app = { handle: async (request: Request) => (await ready).nodes[next()].handle(request) } as unknown as TestSluice["app"];
+  let started: TestCluster | undefined;
+  void ready.then((c) => (started = c)).catch(() => {});
   const missing = (what: string) => () => {
     throw new Error(`${what} is not there when SLUICE_TEST_CLUSTER runs the tests on a cluster`);
+  };
+  // of a single process's services, what a cluster has too: the admin service (node 0's, on the shared bucket), and
+  // entries.append, which goes through node 0's front to the partition streams as its writes do
+  const svc = () => {
+    if (!started) throw new Error("svc is there once the cluster has started: await a call or s.workspace() first");
+    const node = started.nodes[0];
+    return { admin: node.front.admin, entries: { append: node.sink.append.bind(node.sink) } };
   };
   const sluice: TestSluice = {
     dir,
@@ -118,7 +130,8 @@ function clusterTestSluice(mode: "one" | "round-robin", opts: TestOptions, dir: 
       await (await ready).close(); // the directory stays, as a single process's does: the test removes it
     },
   } as TestSluice;
-  for (const name of ["dbs", "svc"] as const) Object.defineProperty(sluice, name, { get: missing(name) });
+  Object.defineProperty(sluice, "dbs", { get: missing("dbs") });
+  Object.defineProperty(sluice, "svc", { get: svc });
   return sluice;
 }
 
