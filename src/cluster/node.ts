@@ -122,11 +122,16 @@ export class ClusterNode {
    * permission) and writes through the partition streams; an admitted read is answered on a copy (readElsewhere).
    */
   async handle(request: Request): Promise<Response> {
+    return (await this.before(request)) ?? this.front.app.handle(request);
+  }
+
+  /** before is what the node does ahead of its front (serve.ts runs it as the front's first hook): an answer, or undefined. */
+  async before(request: Request): Promise<Response | undefined> {
     const url = new URL(request.url, "http://localhost");
     if (url.pathname === "/readyz" && !this.ready) return Response.json({ status: "unavailable" }, { status: 503 });
     if (url.pathname.startsWith("/api/v1/admin/")) await this.mirror.catchUp().catch(() => false); // what another node's admin call made is seen here
     else if (WORKSPACE_PATHS.some((prefix) => url.pathname.startsWith(prefix))) await this.caller(request.headers);
-    return this.front.app.handle(request);
+    return undefined;
   }
 
   /** readElsewhere answers a read the front admitted on a copy of the caller's partition, once it has applied the read's barrier. */

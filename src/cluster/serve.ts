@@ -19,21 +19,23 @@ export async function startClusterServer(config: Config, print: (text: string) =
     tail: { heartbeatMs: config.tailHeartbeatSeconds * 1000, maxPerKey: config.tailMaxPerKey },
     retentionSweepMs: config.retentionSweepSeconds * 1000,
   });
-  const server = Bun.serve({
-    port: config.port,
-    hostname: config.host,
-    maxRequestBodySize: Number.MAX_SAFE_INTEGER, // each route enforces its own limit while the body streams in
-    idleTimeout: config.idleTimeoutSeconds,
-    fetch: (request, server) => {
-      // a live tail is silent between heartbeats: it must outlive the idle timeout, as the single process's tail route arranges
-      if (request.url.includes("/logs/tail")) server.timeout(request, 0);
-      return node.handle(request);
-    },
-  });
-  // the front sees the client's address (its per-IP limit), as a listening single process does
-  node.front.app.server = server;
-  // a write that a pipelined request made Bun close the connection of is dropped before it runs (http/pipelining.ts)
-  node.front.app.onRequest(holdWrite);
+  // the front listens as a single process's app does (Bun's router, the client's address for the per-IP limit); the
+  // node's own step comes first, and a write that a pipelined request made Bun close the connection of is dropped
+  // before it runs (http/pipelining.ts)
+  const app = node.front.app
+    .onRequest(({ request, server }) => {
+      // a live tail is silent between heartbeats: it must outlive the idle timeout (the copy answering it cannot reach this server)
+      if (request.url.includes("/logs/tail")) server?.timeout(request, 0);
+      return node.before(request);
+    })
+    .onRequest(holdWrite)
+    .listen({
+      port: config.port,
+      hostname: config.host,
+      maxRequestBodySize: Number.MAX_SAFE_INTEGER, // each route enforces its own limit while the body streams in
+      idleTimeout: config.idleTimeoutSeconds,
+    });
+  const server = app.server!;
   const shown = config.host === "0.0.0.0" || config.host === "::" ? "localhost" : config.host;
   const baseUrl = `http://${shown}:${server.port}`;
   print(`Sluice listening on ${baseUrl} (node ${cluster.nodeId}: ${cluster.roles.join(", ")}; cluster ${cluster.urls.join(",")}; data in ${config.dataDir})`);

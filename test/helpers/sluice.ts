@@ -6,6 +6,7 @@ import { compose } from "../../src/compose.ts";
 import type { TailSettings } from "../../src/http/tail.ts";
 import { PlanTable, type Plan } from "../../src/limits/plans.ts";
 import type { Environment, KeyType } from "../../src/schema.ts";
+import { partitionOf } from "../../src/cluster/names.ts";
 import type { TestCluster } from "./cluster.ts";
 
 type Sluice = ReturnType<typeof compose>;
@@ -55,7 +56,7 @@ export interface TestOptions {
  * startTestSluice opens a fresh data directory; pass an existing dir to reopen it (restart). With SLUICE_TEST_CLUSTER
  * set (`round-robin` or `one`), it is a cluster instead (3 NATS servers, 3 nodes: helpers/cluster.ts) kept in that
  * directory, whose calls go round-robin through every front node or all through node 0; reopening its directory
- * restarts every server and node; its internals (dbs, svc) are not there. SLUICE_TEST_CLUSTER_FRONTS=1 gives the
+ * restarts every server and node; of its internals, svc has what a cluster has too (clusterTestSluice), dbs is not there. SLUICE_TEST_CLUSTER_FRONTS=1 gives the
  * cluster one front node (the others query and storage), whose rate limits are then the plans' whole figures.
  */
 export function startTestSluice(dir?: string, opts: TestOptions = {}): TestSluice {
@@ -102,7 +103,9 @@ function singleTestSluice(dir: string, opts: TestOptions): TestSluice {
 /** clusterTestSluice is a TestSluice whose calls go to a cluster started in the background (test/helpers/cluster.ts). */
 function clusterTestSluice(mode: "one" | "round-robin", opts: TestOptions, dir: string): TestSluice {
   const fronts = Number(process.env.SLUICE_TEST_CLUSTER_FRONTS || 3);
-  const ready = import("./cluster.ts").then(({ startTestCluster }) => startTestCluster({ plans: opts.plans, app: opts, home: dir, fronts }));
+  const ready = import("./cluster.ts").then(
+    ({ startTestCluster }) => startTestCluster({ plans: opts.plans, app: { ...opts, ipRatePerMinute: opts.ipRatePerMinute ?? 6000 }, home: dir, fronts }), // 6,000: the app's default, as a single process's test has it
+  );
   let turn = 0;
   const next = () => (mode === "one" ? 0 : turn++ % fronts); // as a load balancer sends calls: to front nodes
   const call: TestSluice["call"] = async (method, path, o) => (await ready).call(next(), method, path, o);
@@ -113,12 +116,23 @@ function clusterTestSluice(mode: "one" | "round-robin", opts: TestOptions, dir: 
   const missing = (what: string) => () => {
     throw new Error(`${what} is not there when SLUICE_TEST_CLUSTER runs the tests on a cluster`);
   };
-  // of a single process's services, what a cluster has too: the admin service (node 0's, on the shared bucket), and
-  // entries.append, which goes through node 0's front to the partition streams as its writes do
+  // of a single process's services, what a cluster has too: the admin service (node 0's, on the shared bucket),
+  // entries.append, which goes through node 0's front to the partition streams as its writes do, and usage.used, read
+  // on the copy of the workspace's partition that has applied the most
   const svc = () => {
-    if (!started) throw new Error("svc is there once the cluster has started: await a call or s.workspace() first");
-    const node = started.nodes[0];
-    return { admin: node.front.admin, entries: { append: node.sink.append.bind(node.sink) } };
+    const cluster = started;
+    if (!cluster) throw new Error("svc is there once the cluster has started: await a call or s.workspace() first");
+    const node = cluster.nodes[0];
+    const copyOf = (ws: string) => {
+      const p = partitionOf(ws, node.settings.partitions);
+      const copies = cluster.nodes.flatMap((n) => n.copyOf(p) ?? []);
+      return copies.reduce((a, b) => (b.applied > a.applied ? b : a));
+    };
+    return {
+      admin: node.front.admin,
+      entries: { append: node.sink.append.bind(node.sink) },
+      usage: { used: (ws: string, month: string) => copyOf(ws).sluice.usage.used(ws, month) },
+    };
   };
   const sluice: TestSluice = {
     dir,
