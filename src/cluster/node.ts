@@ -129,7 +129,8 @@ export class ClusterNode {
   async before(request: Request): Promise<Response | undefined> {
     const url = new URL(request.url, "http://localhost");
     if (url.pathname === "/readyz" && !this.ready) return Response.json({ status: "unavailable" }, { status: 503 });
-    if (url.pathname.startsWith("/api/v1/admin/")) await this.mirror.catchUp().catch(() => false); // what another node's admin call made is seen here
+    if (url.pathname.startsWith("/api/v1/admin/"))
+      await this.mirror.catchUp().catch(() => false); // what another node's admin call made is seen here
     else if (WORKSPACE_PATHS.some((prefix) => url.pathname.startsWith(prefix))) await this.caller(request.headers);
     return undefined;
   }
@@ -215,7 +216,8 @@ export class ClusterNode {
   /** answer runs a request relayed from another node on this node's copy, once it has applied the request's barrier. */
   private async answer(copy: PartitionCopy, read: RelayedRequest): Promise<Response> {
     const request = new Request(read.url, { method: read.method, headers: read.headers, body: read.body });
-    if (read.keyHash === undefined) return errorResponse(new ApiError(400, "VALIDATION_INVALID_REQUEST", "a relayed read names no admitted key; upgrade every node"));
+    if (read.keyHash === undefined)
+      return errorResponse(new ApiError(400, "VALIDATION_INVALID_REQUEST", "a relayed read names no admitted key; upgrade every node"));
     this.admitted.set(request, read.keyHash);
     await this.knowsKey(read.keyHash); // a key the asking node knew is known here too (the mirror catches up)
     try {

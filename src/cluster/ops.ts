@@ -13,7 +13,18 @@ import { openDatabases } from "../storage/db.ts";
 import { MetaStore } from "../storage/meta.ts";
 import { Link } from "./link.ts";
 import { MetaMirror } from "./meta-mirror.ts";
-import { CLUSTER_BUCKET, META_BUCKET, NODES_BUCKET, NODE_TTL_MS, rendezvous, streamOf, subjectOf, type Assignment, type ClusterSettings } from "./names.ts";
+import {
+  CLUSTER_BUCKET,
+  META_BUCKET,
+  natsServers,
+  NODES_BUCKET,
+  NODE_TTL_MS,
+  rendezvous,
+  streamOf,
+  subjectOf,
+  type Assignment,
+  type ClusterSettings,
+} from "./names.ts";
 
 /**
  * retried runs fn again for up to 20 s while it fails: just after the servers start, JetStream may refuse a
@@ -33,7 +44,7 @@ async function retried<T>(fn: () => Promise<T>): Promise<T> {
 
 /** withConnection runs fn on a fresh connection to NATS and closes it. */
 async function withConnection<T>(urls: string[], fn: (nc: NatsConnection) => Promise<T>): Promise<T> {
-  const nc = await connect({ servers: urls, name: "sluice-cluster-cli", timeout: 5000 });
+  const nc = await connect({ ...natsServers(urls), name: "sluice-cluster-cli", timeout: 5000 });
   try {
     return await fn(nc);
   } finally {

@@ -39,6 +39,37 @@ export interface ClusterOptions {
   home?: string;
   /** how many of the nodes (the first) have the front role, the others only query and storage (default: all) */
   fronts?: number;
+  /**
+   * run on NATS servers this test process shares, in a JetStream account of the cluster's own (seconds less a cluster);
+   * the servers stay up while the process runs, so a restart on `home` restarts the nodes only
+   */
+  shared?: boolean;
+}
+
+/** JetStream accounts of a shared set of NATS servers; past them, another set starts */
+const ACCOUNTS = 48;
+const pools: { nats: NatsCluster; taken: number }[] = [];
+const accountOfHome = new Map<string, { nats: NatsCluster; urls: string[] }>();
+let pooling: Promise<unknown> = Promise.resolve();
+
+/** sharedAccount gives a cluster an unused account of the shared NATS servers (the same one again for a home). */
+function sharedAccount(home: string | undefined): Promise<{ nats: NatsCluster; urls: string[] }> {
+  const known = home === undefined ? undefined : accountOfHome.get(home);
+  if (known) return Promise.resolve(known);
+  const next = pooling.then(async () => {
+    let pool = pools.find((p) => p.taken < ACCOUNTS);
+    if (!pool) {
+      pool = { nats: await startNatsCluster(3, undefined, ACCOUNTS), taken: 0 };
+      pools.push(pool);
+      const nats = pool.nats;
+      process.once("exit", () => nats.stopNow());
+    }
+    const account = { nats: pool.nats, urls: pool.nats.accountUrls(pool.taken++) };
+    if (home !== undefined) accountOfHome.set(home, account);
+    return account;
+  });
+  pooling = next.catch(() => {});
+  return next;
 }
 
 const MARK = "cluster-initialised";
@@ -46,19 +77,21 @@ const MARK = "cluster-initialised";
 /** startTestCluster starts NATS, initialises the cluster, starts the nodes, assigns the copies and waits until every node holds its own. */
 export async function startTestCluster(opts: ClusterOptions = {}): Promise<TestCluster> {
   const dir = opts.home ?? mkdtempSync(join(tmpdir(), "sluice-cluster-"));
-  const nats = await startNatsCluster(3, opts.home && join(opts.home, "nats"));
+  const shared = opts.shared ? await sharedAccount(opts.home) : undefined;
+  const nats = shared?.nats ?? (await startNatsCluster(3, opts.home && join(opts.home, "nats")));
+  const urls = shared?.urls ?? nats.urls;
   const plans = new PlanTable(opts.plans);
   const nodes: ClusterNode[] = [];
   const closeAll = async () => {
     await Promise.allSettled(nodes.map((n) => n.stop()));
-    await nats.stop();
+    if (!shared) await nats.stop();
     if (!opts.home) rmSync(dir, { recursive: true, force: true });
   };
   try {
     if (!existsSync(join(dir, MARK))) {
-      await initCluster(nats.urls, { partitions: opts.partitions ?? 4, replicas: 3, copies: opts.copies ?? 2 }, plans, ADMIN_TOKEN, false); // empty, as a single process's test starts
+      await initCluster(urls, { partitions: opts.partitions ?? 4, replicas: 3, copies: opts.copies ?? 2 }, plans, ADMIN_TOKEN, false); // empty, as a single process's test starts
       writeFileSync(join(dir, MARK), "");
-    } else await waitStreams(nats.urls); // restarted: every stream elects its leader again
+    } else if (!shared) await waitStreams(urls); // restarted: every stream elects its leader again
     const base: Omit<NodeOptions, "nodeId" | "dataDir" | "roles" | "urls"> = {
       ...opts.app,
       plans,
@@ -68,15 +101,15 @@ export async function startTestCluster(opts: ClusterOptions = {}): Promise<TestC
       log: () => {},
       storageLog: () => {},
     };
-    const addNode = async (roles: Role[] = ["front", "query", "storage"], urls = nats.urls) => {
+    const addNode = async (roles: Role[] = ["front", "query", "storage"], nodeUrls = urls) => {
       const nodeId = `n${nodes.length}`;
-      const node = await ClusterNode.start({ ...base, urls, nodeId, roles, dataDir: join(dir, nodeId) });
+      const node = await ClusterNode.start({ ...base, urls: nodeUrls, nodeId, roles, dataDir: join(dir, nodeId) });
       nodes.push(node);
       return node;
     };
     const count = opts.nodes ?? 3;
     for (let i = 0; i < count; i++) await addNode(i < (opts.fronts ?? count) ? undefined : ["query", "storage"]);
-    const { assignment } = await rebalance(nats.urls);
+    const { assignment } = await rebalance(urls);
     const until = Date.now() + 20_000;
     while (!nodes.every((n) => assignment.every((copies, p) => !copies.includes(n.options.nodeId) || p in n.held()))) {
       if (Date.now() > until) throw new Error("the nodes did not open their assigned copies within 20 s");

@@ -9,10 +9,14 @@ import { connect } from "@nats-io/transport-node";
 export interface NatsCluster {
   /** client URLs, one a server */
   urls: string[];
+  /** the client URLs as account `a<i>` (of `accounts`, each its own JetStream: streams and buckets apart) */
+  accountUrls(i: number): string[];
   /** kill9 kills server i at once (kill -9); start(i) starts it again on the same ports and store */
   kill9(i: number): void;
   start(i: number): Promise<void>;
   stop(): Promise<void>;
+  /** stopNow kills every server and removes the store at once (for a process's exit, which waits for nothing) */
+  stopNow(): void;
 }
 
 /** freePort asks the kernel for a port nobody listens on (a listener on port 0, closed at once). */
@@ -28,10 +32,12 @@ export function freePort(): number {
  * server that could not bind its ports (another process took one between freePort and its start) exits: then all are
  * stopped and started again on new ports, at most three times. Given `home`, the servers keep their stores there (and
  * stop() leaves them): started again on the same home, they are the same cluster on new ports, its streams kept.
+ * With `accounts`, the servers have that many accounts with JetStream (a0, the default, a1, …): several Sluice
+ * clusters can share the servers, each in an account of its own.
  */
-export async function startNatsCluster(n = 3, home?: string): Promise<NatsCluster> {
+export async function startNatsCluster(n = 3, home?: string, accounts = 1): Promise<NatsCluster> {
   for (let attempt = 1; ; attempt++) {
-    const cluster = await startOnce(n, home);
+    const cluster = await startOnce(n, home, accounts);
     await Bun.sleep(200);
     if (cluster.alive()) return cluster;
     await cluster.stop();
@@ -39,7 +45,7 @@ export async function startNatsCluster(n = 3, home?: string): Promise<NatsCluste
   }
 }
 
-async function startOnce(n: number, home?: string): Promise<NatsCluster & { alive(): boolean }> {
+async function startOnce(n: number, home: string | undefined, accounts: number): Promise<NatsCluster & { alive(): boolean }> {
   const dir = home ?? mkdtempSync(join(tmpdir(), "sluice-nats-"));
   if (home) mkdirSync(home, { recursive: true });
   const ports = Array.from({ length: n }, () => ({ client: freePort(), route: freePort() }));
@@ -57,12 +63,18 @@ async function startOnce(n: number, home?: string): Promise<NatsCluster & { aliv
         "max_payload: 8MB",
         `jetstream { store_dir: "${store}", max_memory_store: 64MB, max_file_store: 4GB }`,
         `cluster { name: sluice, listen: "127.0.0.1:${p.route}", routes: [${routes.join(", ")}] }`,
+        ...(accounts > 1
+          ? [
+              `accounts { ${Array.from({ length: accounts }, (_, a) => `a${a}: { jetstream: enabled, users: [{ user: a${a}, password: a${a} }] }`).join(", ")} }`,
+              "no_auth_user: a0",
+            ]
+          : []),
       ].join("\n"),
     );
     return conf;
   });
   const start = async (i: number) => {
-    procs[i] = Bun.spawn(["nats-server", "-c", confs[i]], { stdout: "ignore", stderr: "ignore" });
+    procs[i] = Bun.spawn(["nats-server", "-c", confs[i]], { stdout: "ignore", stderr: process.env.NATS_DEBUG_LOG ? Bun.file(`${process.env.NATS_DEBUG_LOG}-${ports[i].client}`) : "ignore" });
     await waitListening(ports[i].client);
   };
   await Promise.all(ports.map((_, i) => start(i)));
@@ -71,11 +83,16 @@ async function startOnce(n: number, home?: string): Promise<NatsCluster & { aliv
   return {
     alive,
     urls: ports.map((p) => `nats://127.0.0.1:${p.client}`),
+    accountUrls: (a) => ports.map((p) => `nats://a${a}:a${a}@127.0.0.1:${p.client}`),
     kill9(i) {
       procs[i]?.kill(9);
       procs[i] = undefined;
     },
     start,
+    stopNow() {
+      for (const p of procs) p?.kill(9);
+      if (!home) rmSync(dir, { recursive: true, force: true });
+    },
     async stop() {
       for (const p of procs) p?.kill(9);
       await Promise.all(procs.map((p) => p?.exited));

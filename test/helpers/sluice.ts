@@ -104,7 +104,8 @@ function singleTestSluice(dir: string, opts: TestOptions): TestSluice {
 function clusterTestSluice(mode: "one" | "round-robin", opts: TestOptions, dir: string): TestSluice {
   const fronts = Number(process.env.SLUICE_TEST_CLUSTER_FRONTS || 3);
   const ready = import("./cluster.ts").then(
-    ({ startTestCluster }) => startTestCluster({ plans: opts.plans, app: { ...opts, ipRatePerMinute: opts.ipRatePerMinute ?? 6000 }, home: dir, fronts }), // 6,000: the app's default, as a single process's test has it
+    ({ startTestCluster }) =>
+      startTestCluster({ plans: opts.plans, app: { ...opts, ipRatePerMinute: opts.ipRatePerMinute ?? 6000 }, home: dir, fronts, shared: true }), // 6,000: the app's default, as a single process's test has it
   );
   let turn = 0;
   const next = () => (mode === "one" ? 0 : turn++ % fronts); // as a load balancer sends calls: to front nodes
