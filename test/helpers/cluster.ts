@@ -3,6 +3,9 @@
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { jetstreamManager } from "@nats-io/jetstream";
+import { connect } from "@nats-io/transport-node";
+import { natsServers } from "../../src/cluster/names.ts";
 import { ClusterNode, type NodeOptions } from "../../src/cluster/node.ts";
 import { initCluster, rebalance } from "../../src/cluster/ops.ts";
 import type { Role } from "../../src/config.ts";
@@ -51,6 +54,25 @@ const ACCOUNTS = 48;
 const pools: { nats: NatsCluster; taken: number }[] = [];
 const accountOfHome = new Map<string, { nats: NatsCluster; urls: string[] }>();
 let pooling: Promise<unknown> = Promise.resolve();
+
+/**
+ * dropShared deletes the streams and buckets of the cluster kept in `home` on the shared NATS servers, once its test
+ * removed the directory: the servers then keep no idle replicated streams of finished tests.
+ */
+export async function dropShared(home: string): Promise<void> {
+  const account = accountOfHome.get(home);
+  if (!account) return;
+  accountOfHome.delete(home);
+  const nc = await connect({ ...natsServers(account.urls), timeout: 5000 });
+  try {
+    const jsm = await jetstreamManager(nc, { timeout: 5000 });
+    const names: string[] = [];
+    for await (const name of jsm.streams.names()) names.push(name);
+    await Promise.allSettled(names.map((name) => jsm.streams.delete(name)));
+  } finally {
+    await nc.close();
+  }
+}
 
 /** sharedAccount gives a cluster an unused account of the shared NATS servers (the same one again for a home). */
 function sharedAccount(home: string | undefined): Promise<{ nats: NatsCluster; urls: string[] }> {

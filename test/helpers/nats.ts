@@ -74,7 +74,10 @@ async function startOnce(n: number, home: string | undefined, accounts: number):
     return conf;
   });
   const start = async (i: number) => {
-    procs[i] = Bun.spawn(["nats-server", "-c", confs[i]], { stdout: "ignore", stderr: process.env.NATS_DEBUG_LOG ? Bun.file(`${process.env.NATS_DEBUG_LOG}-${ports[i].client}`) : "ignore" });
+    procs[i] = Bun.spawn(["nats-server", "-c", confs[i]], {
+      stdout: "ignore",
+      stderr: process.env.NATS_DEBUG_LOG ? Bun.file(`${process.env.NATS_DEBUG_LOG}-${ports[i].client}`) : "ignore",
+    });
     await waitListening(ports[i].client);
   };
   await Promise.all(ports.map((_, i) => start(i)));

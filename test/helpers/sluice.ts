@@ -107,6 +107,7 @@ function clusterTestSluice(mode: "one" | "round-robin", opts: TestOptions, dir: 
     ({ startTestCluster }) =>
       startTestCluster({ plans: opts.plans, app: { ...opts, ipRatePerMinute: opts.ipRatePerMinute ?? 6000 }, home: dir, fronts, shared: true }), // 6,000: the app's default, as a single process's test has it
   );
+  clusterHomes.add(dir);
   let turn = 0;
   const next = () => (mode === "one" ? 0 : turn++ % fronts); // as a load balancer sends calls: to front nodes
   const call: TestSluice["call"] = async (method, path, o) => (await ready).call(next(), method, path, o);
@@ -150,8 +151,14 @@ function clusterTestSluice(mode: "one" | "round-robin", opts: TestOptions, dir: 
   return sluice;
 }
 
-/** removeDir deletes a test data directory. */
-export const removeDir = (dir: string) => rmSync(dir, { recursive: true, force: true });
+/** the directories of clusters on shared NATS servers: removing one drops its streams there too */
+const clusterHomes = new Set<string>();
+
+/** removeDir deletes a test data directory (and the streams of a cluster kept there, in the background). */
+export const removeDir = (dir: string) => {
+  rmSync(dir, { recursive: true, force: true });
+  if (clusterHomes.delete(dir)) void import("./cluster.ts").then(({ dropShared }) => dropShared(dir)).catch(() => {});
+};
 
 /** entry makes a valid CreateLogRequest, with overrides. */
 export function entry(over: Record<string, unknown> = {}): Record<string, unknown> {
