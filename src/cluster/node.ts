@@ -53,6 +53,8 @@ export class ClusterNode {
   private readonly timers: ReturnType<typeof setInterval>[] = [];
   /** reads this node's front (or another node's) admitted, by the hash of their key: a copy does not admit them again */
   private readonly admitted = new WeakMap<Request, string>();
+  /** how to end each open tail relayed from another node's copy */
+  private readonly relayed = new Set<() => void>();
   private assigning: Promise<void> = Promise.resolve();
   private closed = false;
 
@@ -185,7 +187,7 @@ export class ClusterNode {
     if (new URL(request.url, "http://localhost").pathname.endsWith("/logs/tail")) {
       const streamed = await askStream(this.link.nc, tailSubject(p), read, 10_000);
       if (!streamed) throw noCopy(p);
-      return streamed;
+      return this.endable(streamed);
     }
     let reply: ForwardedReply;
     try {
@@ -195,6 +197,48 @@ export class ClusterNode {
       throw noCopy(p);
     }
     return new Response(reply.body, { status: reply.status, headers: reply.headers });
+  }
+
+  /** endable is a relayed stream that endStreams can end (a clean stop must not wait on a tail). */
+  private endable(response: Response): Response {
+    const reader = response.body!.getReader();
+    let end = () => {};
+    const body = new ReadableStream<Uint8Array>({
+      start: (controller) => {
+        end = () => {
+          this.relayed.delete(end);
+          void reader.cancel().catch(() => {});
+          try {
+            controller.close();
+          } catch {
+            // already closed
+          }
+        };
+        this.relayed.add(end);
+      },
+      pull: async (controller) => {
+        const { done, value } = await reader.read().catch(() => ({ done: true, value: undefined }));
+        if (!done) return controller.enqueue(value);
+        this.relayed.delete(end);
+        try {
+          controller.close();
+        } catch {
+          // ended meanwhile
+        }
+      },
+      cancel: () => {
+        this.relayed.delete(end);
+        return reader.cancel();
+      },
+    });
+    return new Response(body, { status: response.status, headers: response.headers });
+  }
+
+  /** endStreams ends every open tail of this node's clients, answered by its own copies or relayed from others. */
+  endStreams(): void {
+    for (const copy of this.copies.values()) copy.sluice.tails.closeAll();
+    for (const end of [...this.relayed]) end();
+    this.front.tails.closeAll();
   }
 
   /** serve answers the reads other nodes forward for partition p, from this node's copy. */

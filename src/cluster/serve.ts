@@ -2,6 +2,7 @@
 import type { Config } from "../config.ts";
 import { holdWrite } from "../http/pipelining.ts";
 import { planTable } from "../limits/plans-file.ts";
+import { lineLog } from "../turn.ts";
 import { ClusterNode } from "./node.ts";
 
 /** startClusterServer runs a cluster node until a signal stops it; the returned stop() does the same for tests. */
@@ -14,6 +15,7 @@ export async function startClusterServer(config: Config, print: (text: string) =
     adminToken: config.adminToken,
     ipRatePerMinute: config.ipRatePerMinute,
     trustProxyHops: config.trustProxyHops,
+    accessLog: config.accessLog ? lineLog() : undefined,
     bodyTimeoutMs: config.bodyTimeoutSeconds * 1000,
     queryTimeoutMs: config.queryTimeoutSeconds * 1000,
     tail: { heartbeatMs: config.tailHeartbeatSeconds * 1000, maxPerKey: config.tailMaxPerKey },
@@ -42,6 +44,7 @@ export async function startClusterServer(config: Config, print: (text: string) =
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
+      node.endStreams(); // a tail is a request that never finishes by itself
       await server.stop(false);
       await node.stop();
     })());

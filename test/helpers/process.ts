@@ -79,10 +79,14 @@ async function spawnCluster(dataDir: string, env: Record<string, string>, mode: 
     const init = await runCli(["cluster", "init", "--partitions", "4", "--replicas", "3", "--copies", "2"], clusterEnv);
     if (init.code !== 0) throw new Error(`server exited before listening: ${init.stdout}${init.stderr}`);
     initOutput = init.stdout;
-    for (let i = 0; i < 3; i++) {
-      const roles = i < fronts ? "front,query,storage" : "query,storage";
-      nodes.push(await spawnOne(join(dataDir, `n${i}`), { ...clusterEnv, SLUICE_NODE_ID: `n${i}`, SLUICE_ROLES: roles }));
-    }
+    const started = await Promise.allSettled(
+      [0, 1, 2].map((i) =>
+        spawnOne(join(dataDir, `n${i}`), { ...clusterEnv, SLUICE_NODE_ID: `n${i}`, SLUICE_ROLES: i < fronts ? "front,query,storage" : "query,storage" }),
+      ),
+    );
+    for (const r of started) if (r.status === "fulfilled") nodes.push(r.value);
+    const failed = started.find((r) => r.status === "rejected");
+    if (failed) throw failed.reason;
     const rebalanced = await runCli(["cluster", "rebalance"], clusterEnv);
     if (rebalanced.code !== 0) throw new Error(`sluice cluster rebalance failed: ${rebalanced.stderr}`);
     const until = Date.now() + 30_000;
