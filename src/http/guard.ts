@@ -86,8 +86,14 @@ export class Gate {
   }
 
   /** stillValid tells whether the key of an admitted call is still valid now (not revoked, not expired): open streams recheck it. */
-  stillValid(headers: Headers): boolean {
+  stillValid(request: Request): boolean {
+    const { headers } = request;
     try {
+      const admittedAs = this.handoff?.admittedAs?.(request);
+      if (admittedAs !== undefined) {
+        this.auth.authenticateHash(admittedAs, this.clock()); // a front admitted it (by key or session): its key is what lasts
+        return true;
+      }
       const token = this.sessions && !this.auth.presents(headers) ? sessionToken(headers) : undefined;
       if (token !== undefined) this.auth.authenticateHash(this.sessions!.keyHashOf(token, this.clock()), this.clock());
       else this.auth.authenticate(headers, this.clock());
