@@ -42,7 +42,7 @@ interface ForwardedReply {
 /** the paths an API key opens: the workspace API and the shipper routes */
 const WORKSPACE_PATHS = ["/api/v1/workspace/", "/otlp/", "/loki/", "/es/"];
 /** reads the front answers itself: the rejections its shippers met are kept where they were met */
-const FRONT_READS = new Set(["/api/v1/workspace/rejections"]);
+const FRONT_READS = new Set(["/api/v1/workspace/ingest/rejections"]);
 
 /** ClusterNode is one running node: `handle` answers any request of the HTTP API. */
 export class ClusterNode {
@@ -77,7 +77,7 @@ export class ClusterNode {
     const log = options.log ?? ((line) => console.error(JSON.stringify(line)));
     const link = await Link.open(options.urls, options.nodeId);
     const settings = await link.settings();
-    const metaEnv = openDatabases(join(options.dataDir, "meta"), options.storageLog);
+    const metaEnv = openDatabases(join(options.dataDir, "meta"), options.storageLog, options.mapBytes);
     const live = async () => {
       let n = 0;
       for await (const _ of await link.nodes.keys()) n++;

@@ -118,6 +118,7 @@ export async function startTestCluster(opts: ClusterOptions = {}): Promise<TestC
       ...opts.app,
       plans,
       adminToken: ADMIN_TOKEN,
+      mapBytes: 2 ** 34, // a test process holds many clusters of a dozen environments each: 1 TiB each would use up its address space
       ipRatePerMinute: opts.app?.ipRatePerMinute ?? -1,
       queryTimeoutMs: opts.queryTimeoutMs ?? opts.app?.queryTimeoutMs ?? 15_000,
       log: () => {},
