@@ -113,7 +113,9 @@ export async function startTestCluster(opts: ClusterOptions = {}): Promise<TestC
     if (!existsSync(join(dir, MARK))) {
       await initCluster(urls, { partitions: opts.partitions ?? 4, replicas: 3, copies: opts.copies ?? 2 }, plans, ADMIN_TOKEN, false); // empty, as a single process's test starts
       writeFileSync(join(dir, MARK), "");
-    } else if (!shared) await waitStreams(urls); // restarted: every stream elects its leader again
+    }
+    // a barrier, not a wait: each new stream (and, after a restart of the servers, each stream) has elected its leader
+    await waitStreams(urls);
     const base: Omit<NodeOptions, "nodeId" | "dataDir" | "roles" | "urls"> = {
       ...opts.app,
       plans,

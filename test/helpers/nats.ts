@@ -5,6 +5,7 @@ import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
+import { natsServers } from "../../src/cluster/names.ts";
 
 export interface NatsCluster {
   /** client URLs, one a server */
@@ -125,7 +126,8 @@ export async function waitJetStream(urls: string[]): Promise<void> {
 
 /** waitStreams waits (at most 30 s) until every stream has a leader: after a restart of every server, they elect them anew. */
 export async function waitStreams(urls: string[]): Promise<void> {
-  const nc = await connect({ servers: urls });
+  const nc = await connect(natsServers(urls)); // the account of the URLs' user
+
   try {
     const jsm = await jetstreamManager(nc, { timeout: 2000 });
     const until = Date.now() + 30_000;

@@ -1,4 +1,5 @@
 // A real Sluice server process on 127.0.0.1 and a random port, for tests of starts, signals and crashes.
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Socket, Subprocess } from "bun";
 import { RUNTIME_ENV } from "../../src/runtime.ts";
@@ -76,9 +77,13 @@ async function spawnCluster(dataDir: string, env: Record<string, string>, mode: 
   };
   try {
     const clusterEnv = { ...env, SLUICE_CLUSTER: nats.urls.join(",") };
-    const init = await runCli(["cluster", "init", "--partitions", "4", "--replicas", "3", "--copies", "2"], clusterEnv);
-    if (init.code !== 0) throw new Error(`server exited before listening: ${init.stdout}${init.stderr}`);
-    initOutput = init.stdout;
+    const again = existsSync(join(dataDir, "nats", "initialised")); // started again: init and the assignment are kept
+    if (!again) {
+      const init = await runCli(["cluster", "init", "--partitions", "4", "--replicas", "3", "--copies", "2"], clusterEnv);
+      if (init.code !== 0) throw new Error(`server exited before listening: ${init.stdout}${init.stderr}`);
+      initOutput = init.stdout;
+      writeFileSync(join(dataDir, "nats", "initialised"), "");
+    }
     const started = await Promise.allSettled(
       [0, 1, 2].map((i) =>
         spawnOne(join(dataDir, `n${i}`), { ...clusterEnv, SLUICE_NODE_ID: `n${i}`, SLUICE_ROLES: i < fronts ? "front,query,storage" : "query,storage" }),
@@ -87,12 +92,13 @@ async function spawnCluster(dataDir: string, env: Record<string, string>, mode: 
     for (const r of started) if (r.status === "fulfilled") nodes.push(r.value);
     const failed = started.find((r) => r.status === "rejected");
     if (failed) throw failed.reason;
-    const rebalanced = await runCli(["cluster", "rebalance"], clusterEnv);
-    if (rebalanced.code !== 0) throw new Error(`sluice cluster rebalance failed: ${rebalanced.stderr}`);
+    const rebalanced = again ? undefined : await runCli(["cluster", "rebalance"], clusterEnv);
+    if (rebalanced && rebalanced.code !== 0) throw new Error(`sluice cluster rebalance failed: ${rebalanced.stderr}`);
     const until = Date.now() + 30_000;
-    while ((await runCli(["cluster", "status"], clusterEnv)).code !== 0) {
+    const { clusterStatus } = await import("../../src/cluster/ops.ts"); // what `sluice cluster status` reads, without a process each time
+    while (!(await clusterStatus(nats.urls).catch(() => ({ ok: false }))).ok) {
       if (Date.now() > until) throw new Error("the cluster's copies did not catch up within 30 s (sluice cluster status)");
-      await Bun.sleep(300);
+      await Bun.sleep(100);
     }
   } catch (e) {
     await teardown();

@@ -54,10 +54,11 @@ export interface TestOptions {
 
 /**
  * startTestSluice opens a fresh data directory; pass an existing dir to reopen it (restart). With SLUICE_TEST_CLUSTER
- * set (`round-robin` or `one`), it is a cluster instead (3 NATS servers, 3 nodes: helpers/cluster.ts) kept in that
- * directory, whose calls go round-robin through every front node or all through node 0; reopening its directory
- * restarts every server and node; of its internals, svc has what a cluster has too (clusterTestSluice), dbs is not there. SLUICE_TEST_CLUSTER_FRONTS=1 gives the
- * cluster one front node (the others query and storage), whose rate limits are then the plans' whole figures.
+ * set (`round-robin` or `one`), it is a cluster instead (3 nodes in this process on 3 NATS servers the test process
+ * shares, an account each: helpers/cluster.ts) kept in that directory, whose calls go round-robin through every front
+ * node or all through node 0; reopening its directory restarts every node on the data it kept. Of its internals, svc
+ * has what a cluster has too (clusterTestSluice), dbs is not there. SLUICE_TEST_CLUSTER_FRONTS=1 gives the cluster one
+ * front node (the others query and storage), whose rate limits are then the plans' whole figures.
  */
 export function startTestSluice(dir?: string, opts: TestOptions = {}): TestSluice {
   const mode = process.env.SLUICE_TEST_CLUSTER;
