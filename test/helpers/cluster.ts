@@ -134,7 +134,14 @@ export async function startTestCluster(opts: ClusterOptions = {}): Promise<TestC
     };
     const count = opts.nodes ?? 3;
     for (let i = 0; i < count; i++) await addNode(i < (opts.fronts ?? count) ? undefined : ["query", "storage"]);
-    const { assignment } = await rebalance(urls);
+    // a barrier: rebalance once the nodes bucket lists every node's first beat
+    const listed = Date.now() + 20_000;
+    let assignment = (await rebalance(urls).catch(() => undefined))?.assignment;
+    while (!assignment || assignment.flat().length < (opts.partitions ?? 4) * Math.min(opts.copies ?? 2, nodes.length)) {
+      if (Date.now() > listed) throw new Error("rebalance did not see the nodes' beats within 20 s");
+      await Bun.sleep(50);
+      assignment = (await rebalance(urls).catch(() => undefined))?.assignment;
+    }
     const until = Date.now() + 20_000;
     while (!nodes.every((n) => assignment.every((copies, p) => !copies.includes(n.options.nodeId) || p in n.held()))) {
       if (Date.now() > until) throw new Error("the nodes did not open their assigned copies within 20 s");

@@ -78,6 +78,8 @@ async function spawnCluster(dataDir: string, env: Record<string, string>, mode: 
   try {
     const clusterEnv = { ...env, SLUICE_CLUSTER: nats.urls.join(",") };
     const again = existsSync(join(dataDir, "nats", "initialised")); // started again: init and the assignment are kept
+    const { waitStreams } = await import("./nats.ts");
+    if (again) await waitStreams(nats.urls); // a barrier: every stream has elected its leader again before a node opens it
     if (!again) {
       const init = await runCli(["cluster", "init", "--partitions", "4", "--replicas", "3", "--copies", "2"], clusterEnv);
       if (init.code !== 0) throw new Error(`server exited before listening: ${init.stdout}${init.stderr}`);
