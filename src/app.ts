@@ -5,6 +5,7 @@ import { AdminService } from "./admin/service.ts";
 import { Authenticator } from "./auth/authenticate.ts";
 import { Sessions } from "./auth/sessions.ts";
 import { Gate } from "./http/guard.ts";
+import type { Handoff } from "./http/handoff.ts";
 import { RateLimiter } from "./limits/rate.ts";
 import { ApiError, CLIENT_CLOSED, ClientClosed } from "./errors.ts";
 import { accountRoutes } from "./http/account.ts";
@@ -36,8 +37,8 @@ export interface AppDeps {
   plans: PlanTable;
   /** epoch ms; injected by tests so that minutes and months pass without sleeping */
   clock?: () => number;
-  /** requests per minute per client IP; -1 for none (SLUICE_IP_RATE_PER_MIN, default 6,000) */
-  ipRatePerMinute?: number;
+  /** requests per minute per client IP; -1 for none (SLUICE_IP_RATE_PER_MIN, default 6,000); a cluster node's share changes */
+  ipRatePerMinute?: number | (() => number);
   /** proxies in front whose X-Forwarded-For entries are trusted (SLUICE_TRUST_PROXY) */
   trustProxyHops?: number;
   /** entries per full-text segment before it is sealed and persisted (tests make it small) */
@@ -58,6 +59,8 @@ export interface AppDeps {
   writeTo?: WriteSink;
   /** where the shipper routes' rejections go instead of this process's list (cluster mode: the partition logs) */
   forwardRejections?: (batch: RejectedBatch) => Promise<void>;
+  /** cluster mode: where admitted reads are answered, and which reads a front admitted (http/handoff.ts) */
+  handoff?: Handoff;
 }
 
 /** Services are the parts the routes share; built once per data directory. */
@@ -69,7 +72,7 @@ export function services(deps: AppDeps) {
   const limiter = new RateLimiter(deps.ipRatePerMinute ?? 6000);
   const auth = new Authenticator(meta, deps.plans);
   const sessions = new Sessions();
-  const gate = new Gate(auth, limiter, clock, deps.trustProxyHops ?? 0, deps.bodyTimeoutMs, sessions);
+  const gate = new Gate(auth, limiter, clock, deps.trustProxyHops ?? 0, deps.bodyTimeoutMs, sessions, deps.handoff);
   return {
     meta,
     usage,

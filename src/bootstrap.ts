@@ -10,13 +10,13 @@ export interface FirstStart {
 }
 
 /** bootstrap creates what a fresh data directory lacks and returns the secrets to print once. */
-export async function bootstrap(meta: MetaStore, admin: AdminService, envAdminToken: string | undefined): Promise<FirstStart> {
+export async function bootstrap(meta: MetaStore, admin: AdminService, envAdminToken: string | undefined, firstWorkspace = true): Promise<FirstStart> {
   const made: FirstStart = {};
   if (envAdminToken === undefined && meta.adminTokenHash() === undefined) {
     made.adminToken = `sla_${randomText(40)}`;
     await meta.setAdminTokenHash(hashSecret(made.adminToken));
   }
-  if (meta.workspaces().length === 0) {
+  if (firstWorkspace && meta.workspaces().length === 0) {
     const ws = await admin.createWorkspace({ name: "default", plan: "unlimited" });
     const key = await admin.createKey(ws.id, { name: "default", environment: "development", type: "rw" });
     made.workspaceId = ws.id;

@@ -14,11 +14,13 @@ export interface SluiceOptions extends Omit<AppDeps, "dbs"> {
   storageLog?: (line: Record<string, unknown>) => void;
   /** the meta database to use instead of the data directory's own (cluster: the node's mirror of the shared bucket) */
   meta?: Database;
+  /** the address space LMDB maps at first (default 1 TiB): a process holding many environments, as a cluster test does, maps less */
+  mapBytes?: number;
 }
 
 /** compose opens the data directory and builds every part; close() stores what is held and closes storage. */
 export function compose(options: SluiceOptions) {
-  const opened = openDatabases(options.dataDir, options.storageLog);
+  const opened = openDatabases(options.dataDir, options.storageLog, options.mapBytes);
   const dbs = options.meta ? { ...opened, meta: options.meta } : opened;
   const deps: AppDeps = { ...options, dbs };
   const parts = services(deps);

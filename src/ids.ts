@@ -19,14 +19,21 @@ export class IdGenerator {
   private counter = 0;
 
   /**
-   * after returns `count` ids above `id`: of its millisecond while its counter has room, else of the next one (a
-   * cluster front's write that another front's overtook keeps its millisecond when it can).
+   * above re-keys the ids of one write just above `after`: of its millisecond while its counter has room, else of
+   * the next one; each id keeps its own random bits. Deterministic, so every cluster copy re-keys a write that
+   * another front's overtook alike, and the front that sent it computes the same ids.
    */
-  static after(id: string, count: number): { ms: number; ids: string[] } {
+  static above(after: string, ids: string[]): { ms: number; ids: string[] } {
     const g = new IdGenerator();
-    g.lastMs = uuidTimeMs(id);
-    g.counter = counterOf(id);
-    return g.next(count, g.lastMs);
+    let ms = uuidTimeMs(after);
+    g.counter = counterOf(after);
+    if (g.counter + ids.length > COUNTER_MAX) {
+      ms += 1;
+      g.counter = 0;
+    }
+    const random = new Uint8Array(4 * ids.length);
+    for (let i = 0; i < ids.length; i++) for (let k = 0; k < 4; k++) random[4 * i + k] = parseInt(ids[i].slice(28 + 2 * k, 30 + 2 * k), 16);
+    return g.drawn(ids.length, ms, random);
   }
 
   /** next returns `count` ids for one write together with their shared server timestamp. */
@@ -39,9 +46,13 @@ export class IdGenerator {
       this.counter = 0;
     }
     this.lastMs = ms;
+    return this.drawn(count, ms, crypto.getRandomValues(new Uint8Array(4 * count)));
+  }
+
+  /** drawn writes `count` ids of millisecond `ms` from the counter on. */
+  private drawn(count: number, ms: number, random: Uint8Array): { ms: number; ids: string[] } {
     // one ASCII buffer read as one flat string, each id a slice of it: strings built piece by piece are
     // ropes here, which JSON.stringify and join must flatten one by one (over twice the cost for 1,000 ids)
-    const random = crypto.getRandomValues(new Uint8Array(4 * count));
     const out = Buffer.alloc(ID_CHARS * count); // a Buffer decodes itself, without the copy Buffer.from(u8.buffer) makes on every write
     writePrefix(out, ms);
     for (let i = 0, at = 0; i < count; i++, at += ID_CHARS) {

@@ -1,5 +1,5 @@
 // server: opens a data directory, builds the app, listens, sweeps expired entries, and shuts down cleanly on SIGTERM/SIGINT.
-import { TurnQueue } from "./turn.ts";
+import { lineLog } from "./turn.ts";
 import { banner, bootstrap } from "./bootstrap.ts";
 import { startClusterServer } from "./cluster/serve.ts";
 import { compose } from "./compose.ts";
@@ -70,10 +70,4 @@ export async function startServer(config: Config, print: (text: string) => void 
   process.once("SIGTERM", onSignal);
   process.once("SIGINT", onSignal);
   return { port: server.port, baseUrl, stop };
-}
-
-/** lineLog prints JSON lines on stdout in one write an event-loop turn, however many requests the turn answered. */
-function lineLog(): (line: Record<string, unknown>) => void {
-  const lines = new TurnQueue<string>((turn) => console.log(turn.join("\n")));
-  return (line) => lines.push(JSON.stringify(line));
 }

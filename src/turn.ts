@@ -1,5 +1,5 @@
 // turn: work done once an event-loop turn: a value read once for all the requests of a turn (PerTurn), and items
-// gathered during a turn and handled together at its end (TurnQueue).
+// gathered during a turn and handled together at its end (TurnQueue), such as the access log's lines (lineLog).
 
 /**
  * PerTurn holds what `read` gave for the rest of the event-loop turn: the turn's I/O callbacks and their promises
@@ -43,4 +43,10 @@ export class TurnQueue<T> {
     this.items = [];
     this.drain(items);
   }
+}
+
+/** lineLog prints JSON lines on stdout in one write an event-loop turn, however many requests the turn answered. */
+export function lineLog(): (line: Record<string, unknown>) => void {
+  const lines = new TurnQueue<string>((turn) => console.log(turn.join("\n")));
+  return (line) => lines.push(JSON.stringify(line));
 }

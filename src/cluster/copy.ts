@@ -6,6 +6,7 @@ import { join } from "node:path";
 import type { ConsumerMessages } from "@nats-io/jetstream";
 import { DeliverPolicy } from "@nats-io/jetstream";
 import { compose, type SluiceOptions } from "../compose.ts";
+import { IdGenerator } from "../ids.ts";
 import type { Link } from "./link.ts";
 import { decodeWrite, pack, type VerdictMessage, type WriteMessage } from "./message.ts";
 import { streamOf, verdictSubject } from "./names.ts";
@@ -19,6 +20,8 @@ export const APPLIED = "cluster.applied";
 const lastKeyOf = (ws: string, env: string) => `cluster.last/${ws}/${env}`;
 /** how often a copy checks that it moves while its stream is ahead; two still checks in a row make it consume again */
 const STALL_CHECK_MS = 1500;
+/** how long stop() waits for the consumer loop to end before closing the environment */
+const STOP_WAIT_MS = 1000;
 
 /** PartitionCopy is a partition's LMDB environment (a full Sluice data directory) fed from its stream. */
 export class PartitionCopy {
@@ -102,6 +105,7 @@ export class PartitionCopy {
     });
     const messages = await consumer.consume({ max_messages: 256 });
     this.messages = messages;
+    if (this.stopped) await messages.close(); // stop() came while the consumer was being made: nobody else closes it
     const pending: Promise<unknown>[] = [];
     let expected = this.applied + 1;
     try {
@@ -151,25 +155,30 @@ export class PartitionCopy {
 
   /**
    * store applies one write through the entry store, its sequence in its transaction, then tells waiting reads and
-   * fronts. A write whose first key is not above its tenant's last one is refused (the front sends it again, above):
-   * so each tenant's keys rise in log order, and a live tail, which sends in key order, never passes an entry that
-   * is still to come. Every copy decides alike, in log order, from what it stored with the sequences before.
+   * fronts. A write whose first key is not above its tenant's last one is stored re-keyed just above it
+   * (IdGenerator.above): so each tenant's keys rise in log order, and a live tail, which sends in key order, never
+   * passes an entry that is still to come. Every copy decides alike, in log order, from what it stored before.
    */
   private async store(seq: number, m: WriteMessage): Promise<void> {
     const root = this.sluice.dbs.root;
-    const ids = m.prepared ? m.prepared.ids : (m.entries ?? []).map((e) => e.id);
+    const sent = m.prepared ? m.prepared.ids : (m.entries ?? []).map((e) => e.id);
     const name = lastKeyOf(m.ws, m.env);
     const last = this.lastKeys.get(name) ?? (root.get(name) as { ms: number; id: string } | undefined);
-    const inOrder = !last || m.ms > last.ms || (m.ms === last.ms && ids[0] > last.id);
-    const key = inOrder ? { ms: m.ms, id: ids[ids.length - 1] } : last;
+    const inOrder = !last || m.ms > last.ms || (m.ms === last.ms && sent[0] > last.id);
+    const { ms, ids } = inOrder ? { ms: m.ms, ids: sent } : IdGenerator.above(last.id, sent);
+    const key = { ms, id: ids[ids.length - 1] };
     this.lastKeys.set(name, key);
-    const alsoPut = () => Promise.all([root.put(APPLIED, seq), inOrder && root.put(name, key)]);
+    const alsoPut = () => Promise.all([root.put(APPLIED, seq), root.put(name, key)]);
     const tenant = { ws: m.ws, env: m.env };
-    // a write out of order goes through the committer as one over a limit of 0: its sequence commits in order with the others'
-    const limit = inOrder ? m.limit : 0;
     const verdict = m.prepared
-      ? await this.sluice.entries.appendPrepared(tenant, m.ms, m.prepared.ids, m.prepared.blocks, limit, alsoPut)
-      : await this.sluice.entries.append(tenant, m.ms, m.entries ?? [], limit, alsoPut);
+      ? await this.sluice.entries.appendPrepared(tenant, ms, ids, m.prepared.blocks, m.limit, alsoPut)
+      : await this.sluice.entries.append(
+          tenant,
+          ms,
+          (m.entries ?? []).map((e, i) => (inOrder ? e : { ...e, id: ids[i] })),
+          m.limit,
+          alsoPut,
+        );
     this.mark.advance(seq);
     this.link.nc.publish(verdictSubject(this.partition), pack({ seq, ...verdict, ...(inOrder ? {} : { after: last }) } satisfies VerdictMessage));
   }
@@ -192,7 +201,8 @@ export class PartitionCopy {
     this.stopped = true;
     clearInterval(this.watchdog);
     await this.messages?.close();
-    await this.running;
+    // a consumer still being made (seconds, while a new stream elects its leader) is closed as soon as it is: not waited for
+    await Promise.race([this.running, Bun.sleep(STOP_WAIT_MS)]);
     await this.sluice.close();
   }
 }

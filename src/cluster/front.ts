@@ -1,7 +1,7 @@
 // front: the write side of a cluster node. An accepted write is published to its workspace's partition stream and
 // answered once JetStream has acknowledged it and a copy has applied it: the copies decide in log order, so the
 // quota is exact however many fronts race, and each tenant's keys rise in log order (a write whose key another
-// front's overtook is sent again above it).
+// front's overtook is stored re-keyed above it).
 import { ApiError } from "../errors.ts";
 import { IdGenerator } from "../ids.ts";
 import type { Keyed, WriteSink } from "../ingest/ingest.ts";
@@ -16,8 +16,6 @@ import { partitionOf, VERDICTS } from "./names.ts";
 
 /** verdicts kept after they arrive, for a front that hears one before its own acknowledgement */
 const VERDICTS_KEPT = 20_000;
-/** how many times a write refused for its order is sent again above the key it must follow, before 503 */
-const REKEY_TRIES = 20;
 
 /** ClusterSink is the WriteSink of a front: the partition streams instead of a local entry store. */
 export class ClusterSink implements WriteSink {
@@ -71,28 +69,15 @@ export class ClusterSink implements WriteSink {
   /**
    * send publishes a write (its first id is its message id: retries are stored once) and returns the verdict of the
    * partition's copies, which apply it in log order. One whose key is not above its tenant's last key (another
-   * front's write with a later key came first in the log) is refused by every copy alike, and sent again with ids
-   * just above that key: so keys rise in log order and live tails miss nothing.
+   * front's write with a later key came first in the log) is stored by every copy alike re-keyed just above that
+   * key: so keys rise in log order and live tails miss nothing, and the front computes the same ids.
    */
-  private async send(first: WriteMessage): Promise<Keyed> {
-    const p = partitionOf(first.ws, this.partitions);
-    let m = first;
-    for (let attempt = 0; ; attempt++) {
-      const ids = m.prepared ? m.prepared.ids : (m.entries ?? []).map((e) => e.id);
-      const seq = await this.link.publish(p, encodeWrite(m), ids[0]);
-      const v = await this.verdict(p, seq);
-      if (!v.after) return { stored: v.stored, used: v.used, ...(m === first ? {} : { rekeyed: { ms: m.ms, ids } }) };
-      if (attempt + 1 >= REKEY_TRIES) throw busy(`the write was refused ${REKEY_TRIES} times for writes of other nodes coming first; retry`);
-      m = this.above(m, v.after);
-    }
-  }
-
-  /** above is the write with ids above `after` (of its millisecond when they fit), its entries and blocks unchanged. */
-  private above(m: WriteMessage, after: { id: string }): WriteMessage {
-    const count = m.prepared ? m.prepared.ids.length : (m.entries ?? []).length;
-    const drawn = IdGenerator.after(after.id, count);
-    if (m.prepared) return { ...m, ms: drawn.ms, prepared: { ids: drawn.ids, blocks: m.prepared.blocks } };
-    return { ...m, ms: drawn.ms, entries: (m.entries ?? []).map((e, i) => ({ ...e, id: drawn.ids[i] })) };
+  private async send(m: WriteMessage): Promise<Keyed> {
+    const p = partitionOf(m.ws, this.partitions);
+    const ids = m.prepared ? m.prepared.ids : (m.entries ?? []).map((e) => e.id);
+    const seq = await this.link.publish(p, encodeWrite(m), ids[0]);
+    const v = await this.verdict(p, seq);
+    return { stored: v.stored, used: v.used, ...(v.after ? { rekeyed: IdGenerator.above(v.after.id, ids) } : {}) };
   }
 
   /** verdict waits for the first copy's verdict of a partition's sequence. */

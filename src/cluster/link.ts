@@ -3,7 +3,7 @@ import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManage
 import { Kvm, type KV } from "@nats-io/kv";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { ApiError } from "../errors.ts";
-import { CLUSTER_BUCKET, META_BUCKET, NODES_BUCKET, streamOf, subjectOf, type Assignment, type ClusterSettings } from "./names.ts";
+import { CLUSTER_BUCKET, META_BUCKET, NODES_BUCKET, natsServers, streamOf, subjectOf, type Assignment, type ClusterSettings } from "./names.ts";
 
 /** how long a write may wait for JetStream's acknowledgement, retries with its message id included (a leader election takes 5–7 s) */
 const PUBLISH_DEADLINE_MS = 12_000;
@@ -42,7 +42,7 @@ export class Link {
   /** open connects (retrying for ever once connected) and opens the buckets `sluice cluster init` made. */
   static async open(urls: string[], name: string): Promise<Link> {
     const nc = await connect({
-      servers: urls,
+      ...natsServers(urls),
       name,
       maxReconnectAttempts: -1,
       reconnectTimeWait: 250,

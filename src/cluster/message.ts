@@ -24,8 +24,8 @@ export interface WriteMessage {
 
 /**
  * Verdict of a write as a copy announces it: the stream sequence it applied, stored or refused by the quota, and the
- * month's count; or, with `after`, refused because its first key (server millisecond, id) is not above the key of
- * the tenant's last write (`after`), which a write from another front took first: the front sends it again above.
+ * month's count; with `after`, its first key (server millisecond, id) was not above the key of the tenant's last
+ * write (`after`), which a write from another front took first: it was stored re-keyed just above (IdGenerator.above).
  */
 export interface VerdictMessage {
   seq: number;

@@ -54,3 +54,20 @@ export function rendezvous(nodes: string[], partitions: number, copies: number):
       .sort(),
   );
 }
+
+/**
+ * natsServers reads the NATS URLs of SLUICE_CLUSTER as the client's options: the servers, and the user and password
+ * that a URL may carry (nats://user:password@host:port), which the client would otherwise not send.
+ */
+export function natsServers(urls: string[]): { servers: string[]; user?: string; pass?: string } {
+  let user: string | undefined;
+  let pass: string | undefined;
+  const servers = urls.map((u) => {
+    const m = /^([a-z]+:\/\/)([^:@/]*)(?::([^@/]*))?@(.*)$/i.exec(u);
+    if (!m) return u;
+    user ??= decodeURIComponent(m[2]);
+    pass ??= m[3] === undefined ? undefined : decodeURIComponent(m[3]);
+    return m[1] + m[4];
+  });
+  return { servers, ...(user === undefined ? {} : { user }), ...(pass === undefined ? {} : { pass }) };
+}

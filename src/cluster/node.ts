@@ -1,6 +1,6 @@
-// node: a Sluice process in cluster mode (contract §13). Its front writes to the partition streams (front.ts), its
-// storage copies apply them (copy.ts), and a read is run, after its barrier, on a copy of the workspace's partition:
-// this node's own, or another node's through a NATS request. Workspaces and keys come from the meta bucket.
+// node: a Sluice process in cluster mode (contract §13). Its front admits every request and writes to the partition
+// streams (front.ts); its storage copies apply them (copy.ts); an admitted read is answered on a copy of the
+// workspace's partition (reads.ts). Workspaces and keys come from the meta bucket.
 import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Subscription } from "@nats-io/transport-node";
@@ -11,13 +11,12 @@ import { openDatabases } from "../storage/db.ts";
 import { RetentionSweeper } from "../storage/retention.ts";
 import { fetchBackup, serveBackups } from "./backup.ts";
 import { APPLIED, PartitionCopy } from "./copy.ts";
-import { SharedPlans } from "./plans.ts";
+import { SharedPlans, share } from "./plans.ts";
 import { ClusterSink } from "./front.ts";
-import { LAST_SEQ_DEADLINE_MS, Link } from "./link.ts";
-import { pack, unpack } from "./message.ts";
+import { Link } from "./link.ts";
 import { MetaMirror } from "./meta-mirror.ts";
-import { NODE_BEAT_MS, partitionOf, readSubject, streamOf, tailSubject, type ClusterSettings } from "./names.ts";
-import { askStream, serveStream, type RelayedRequest } from "./relay.ts";
+import { NODE_BEAT_MS, streamOf, type ClusterSettings } from "./names.ts";
+import { ClusterReads } from "./reads.ts";
 import { StreamTrimmer, TRIM_EVERY_MS } from "./trim.ts";
 
 /** NodeOptions are a node's settings: the cluster's, and the app's options of a single process. */
@@ -32,17 +31,11 @@ export interface NodeOptions extends Omit<SluiceOptions, "dataDir" | "meta" | "w
   trimEveryMs?: number;
 }
 
-interface ForwardedReply {
-  status: number;
-  headers: [string, string][];
-  body: Uint8Array;
-}
+/** SLUICE_IP_RATE_PER_MIN's default (config.ts), for a node started without it */
+const DEFAULT_IP_RATE = 6000;
 
 /** the paths an API key opens: the workspace API and the shipper routes */
 const WORKSPACE_PATHS = ["/api/v1/workspace/", "/otlp/", "/loki/", "/es/"];
-const WRITES = new Set(["POST /api/v1/workspace/logs", "POST /api/v1/workspace/logs/bulk", "POST /api/v1/workspace/logs/validate"]);
-const isRead = (method: string, path: string) =>
-  path.startsWith("/api/v1/workspace/") && !WRITES.has(`${method} ${path}`) && path !== "/api/v1/workspace/openapi.json";
 
 /** ClusterNode is one running node: `handle` answers any request of the HTTP API. */
 export class ClusterNode {
@@ -51,9 +44,8 @@ export class ClusterNode {
   readonly restored = new Set<number>();
   private readonly serving = new Map<number, Subscription[]>();
   private readonly timers: ReturnType<typeof setInterval>[] = [];
+  readonly reads: ClusterReads;
   private assigning: Promise<void> = Promise.resolve();
-  /** reads run before their barrier was known (readOn): kept, or run again because the copy was behind */
-  readonly early = { kept: 0, again: 0 };
   private closed = false;
 
   private constructor(
@@ -63,8 +55,18 @@ export class ClusterNode {
     private readonly mirror: MetaMirror,
     private readonly metaEnv: ReturnType<typeof openDatabases>,
     readonly front: ReturnType<typeof compose>,
+    /** where the front's writes go: the partition streams */
+    readonly sink: ClusterSink,
     private readonly log: (line: Record<string, unknown>) => void,
-  ) {}
+  ) {
+    this.reads = new ClusterReads(link, {
+      partitions: settings.partitions,
+      queryTimeoutMs: options.queryTimeoutMs ?? 30_000,
+      copyOf: (p) => this.copies.get(p),
+      knowsKey: (hash) => this.knowsKey(hash),
+      log,
+    });
+  }
 
   /** start connects to NATS, mirrors the meta bucket, and begins serving, consuming and announcing itself. */
   static async start(given: NodeOptions): Promise<ClusterNode> {
@@ -73,7 +75,7 @@ export class ClusterNode {
     const log = options.log ?? ((line) => console.error(JSON.stringify(line)));
     const link = await Link.open(options.urls, options.nodeId);
     const settings = await link.settings();
-    const metaEnv = openDatabases(join(options.dataDir, "meta"), options.storageLog);
+    const metaEnv = openDatabases(join(options.dataDir, "meta"), options.storageLog, options.mapBytes);
     const live = async () => {
       let n = 0;
       for await (const _ of await link.nodes.keys()) n++;
@@ -82,15 +84,20 @@ export class ClusterNode {
     const mirror = new MetaMirror(metaEnv.meta, link.meta, log, { nc: link.nc, count: live });
     await mirror.start();
     const sink = new ClusterSink(link, settings.partitions, options.queryTimeoutMs ?? 30_000);
+    let node: ClusterNode | undefined;
+    const ipRate = options.ipRatePerMinute ?? DEFAULT_IP_RATE;
     const front = compose({
       ...options,
+      // this node's share of the per-IP figure, as of each plan's (contract §13: rate limits per front node)
+      ipRatePerMinute: typeof ipRate === "number" ? () => share(ipRate, plans.liveFronts) : ipRate,
       dataDir: join(options.dataDir, "front"),
       meta: mirror.proxy(),
       writeTo: sink,
       // a rejection list is diagnostic: one that cannot reach the log is dropped, the request's answer stands
       forwardRejections: (batch) => sink.reject(batch).catch(() => {}),
+      handoff: { elsewhere: (request, caller) => node?.reads.elsewhere(request, caller) },
     });
-    const node = new ClusterNode(options, link, settings, mirror, metaEnv, front, log);
+    node = new ClusterNode(options, link, settings, mirror, metaEnv, front, sink, log);
     if (options.roles.includes("storage")) {
       await node.followAssignment();
       const trimmer = new StreamTrimmer(link, settings, options.nodeId, () => node.held());
@@ -121,124 +128,57 @@ export class ClusterNode {
     return this.copies.get(p);
   }
 
-  /** handle answers one request: writes through the front, reads on a copy of the caller's partition. */
+  /** early counts the reads run before their barrier was known: kept, or run again because the copy was behind. */
+  get early(): { kept: number; again: number } {
+    return this.reads.early;
+  }
+
+  /**
+   * handle answers one request through the front, which admits it (authentication, this node's rate limits,
+   * permission) and writes through the partition streams; an admitted read is answered on a copy (readElsewhere).
+   */
   async handle(request: Request): Promise<Response> {
+    return (await this.before(request)) ?? this.front.app.handle(request);
+  }
+
+  /** before is what the node does ahead of its front (serve.ts runs it as the front's first hook): an answer, or undefined. */
+  async before(request: Request): Promise<Response | undefined> {
     const url = new URL(request.url, "http://localhost");
     if (url.pathname === "/readyz" && !this.ready) return Response.json({ status: "unavailable" }, { status: 503 });
-    if (url.pathname.startsWith("/api/v1/admin/")) await this.mirror.catchUp().catch(() => false); // what another node's admin call made is seen here
-    const scoped = WORKSPACE_PATHS.some((prefix) => url.pathname.startsWith(prefix));
-    const workspaceId = scoped ? await this.caller(request.headers) : undefined;
-    if (!isRead(request.method, url.pathname) || workspaceId === undefined) return this.front.app.handle(request); // the front's route gives the 401 of a single process
-    try {
-      const p = partitionOf(workspaceId, this.settings.partitions);
-      const local = this.copies.get(p);
-      if (local) return await this.readOn(local, request, OWN_BARRIER);
-      return await this.forward(p, request);
-    } catch (e) {
-      if (e instanceof ApiError) return errorResponse(e);
-      throw e;
-    }
+    if (url.pathname.startsWith("/api/v1/admin/"))
+      await this.mirror.catchUp().catch(() => false); // what another node's admin call made is seen here
+    else if (WORKSPACE_PATHS.some((prefix) => url.pathname.startsWith(prefix))) await this.caller(request.headers);
+    return undefined;
   }
 
   /**
-   * caller is the workspace of the request's key, if any; a key this node does not know yet may have been made on
-   * another node a moment ago, so the meta mirror catches up with the bucket first (bounded).
+   * caller makes sure this node knows the request's key, if it presents one: a key this node does not know yet may
+   * have been made on another node a moment ago, so the meta mirror catches up with the bucket first (bounded).
    */
-  private async caller(headers: Headers): Promise<string | undefined> {
+  private async caller(headers: Headers): Promise<void> {
     try {
-      return this.front.auth.authenticate(headers).workspace.id;
+      this.front.auth.authenticate(headers);
+      return;
     } catch (e) {
-      if (!(e instanceof ApiError) || e.code !== "AUTH_INVALID_API_KEY" || !this.ready) return undefined;
+      if (!(e instanceof ApiError) || e.code !== "AUTH_INVALID_API_KEY" || !this.ready) return;
     }
     await this.mirror.catchUp().catch(() => false);
+  }
+
+  /** knowsKey is caller for a key known by its hash (a read another node admitted). */
+  private async knowsKey(hash: string): Promise<void> {
     try {
-      return this.front.auth.authenticate(headers).workspace.id;
+      this.front.auth.authenticateHash(hash);
     } catch {
-      return undefined;
+      if (this.ready) await this.mirror.catchUp().catch(() => false);
     }
   }
 
-  /**
-   * readOn runs a read on a copy once it has applied `barrier`, or with OWN_BARRIER the stream's last sequence, asked
-   * for now (after the read began, so it covers every write acknowledged before). While that answer travels, a copy
-   * that looks current runs the read at once: kept if the copy had applied the barrier when the read started, else
-   * run again once it has. A live tail never starts before its barrier.
-   */
-  private async readOn(copy: PartitionCopy, request: Request, barrier: number): Promise<Response> {
-    const timeoutMs = this.options.queryTimeoutMs ?? 30_000;
-    if (barrier !== OWN_BARRIER) {
-      if (!(await copy.reached(barrier, timeoutMs))) throw notCaughtUp(copy.partition);
-      return copy.sluice.app.handle(request);
-    }
-    const last = this.link.lastSeq(copy.partition);
-    if (copy.likelyCurrent && !new URL(request.url, "http://localhost").pathname.endsWith("/logs/tail")) {
-      const startedAt = copy.applied;
-      const early = copy.sluice.app.handle(request.clone() as Request);
-      const seq = await last.catch(async (e) => {
-        await discard(early);
-        throw e;
-      });
-      if (startedAt >= seq) {
-        this.early.kept++;
-        return early;
-      }
-      this.early.again++;
-      void discard(early); // let go without waiting: the read again starts now
-    }
-    const seq = await last;
-    if (!(await copy.reached(seq, timeoutMs))) throw notCaughtUp(copy.partition);
-    return copy.sluice.app.handle(request);
-  }
-
-  /**
-   * forward sends a read to a node holding a copy of partition p (NATS request, queue group: one of them answers),
-   * which takes the barrier itself (OWN_BARRIER): the stream's last sequence asked for after this read began.
-   */
-  private async forward(p: number, request: Request): Promise<Response> {
-    const body = request.method === "GET" || request.method === "HEAD" ? null : new Uint8Array(await request.arrayBuffer());
-    const read: RelayedRequest = { method: request.method, url: request.url, headers: [...request.headers], body, barrier: OWN_BARRIER };
-    if (new URL(request.url, "http://localhost").pathname.endsWith("/logs/tail")) {
-      const streamed = await askStream(this.link.nc, tailSubject(p), read, 10_000);
-      if (!streamed) throw noCopy(p);
-      return streamed;
-    }
-    let reply: ForwardedReply;
-    try {
-      // the copy may wait out a stream leader election for the barrier, then the read's own time
-      const timeout = LAST_SEQ_DEADLINE_MS + (this.options.queryTimeoutMs ?? 30_000) + 5000;
-      const m = await this.link.nc.request(readSubject(p), pack(read), { timeout });
-      reply = unpack<ForwardedReply>(m.data);
-    } catch {
-      throw noCopy(p);
-    }
-    return new Response(reply.body, { status: reply.status, headers: reply.headers });
-  }
-
-  /** serve answers the reads other nodes forward for partition p, from this node's copy. */
-  private serve(copy: PartitionCopy): Subscription {
-    const sub = this.link.nc.subscribe(readSubject(copy.partition), { queue: "copies" });
-    void (async () => {
-      for await (const m of sub) {
-        void (async () => {
-          const response = await this.answer(copy, unpack<RelayedRequest>(m.data));
-          m.respond(
-            pack({ status: response.status, headers: [...response.headers], body: new Uint8Array(await response.arrayBuffer()) } satisfies ForwardedReply),
-          );
-        })().catch((e) => this.log({ level: "error", msg: "a forwarded read failed", error: String(e) }));
-      }
-    })();
-    return sub;
-  }
-
-  /** answer runs a request relayed from another node on this node's copy, once it has applied the request's barrier. */
-  private async answer(copy: PartitionCopy, read: RelayedRequest): Promise<Response> {
-    const request = new Request(read.url, { method: read.method, headers: read.headers, body: read.body });
-    await this.caller(request.headers); // a key the asking node knew is known here too (the mirror catches up)
-    try {
-      return await this.readOn(copy, request, read.barrier);
-    } catch (e) {
-      return errorResponse(e instanceof ApiError ? e : notCaughtUp(copy.partition));
-    }
+  /** endStreams ends every open tail of this node's clients, answered by its own copies or relayed from others. */
+  endStreams(): void {
+    for (const copy of this.copies.values()) copy.sluice.tails.closeAll();
+    this.reads.endRelayed();
+    this.front.tails.closeAll();
   }
 
   /** followAssignment opens and closes copies as the stored assignment says, now and whenever it changes. */
@@ -269,14 +209,13 @@ export class ClusterNode {
             }
           }
           if (this.closed) return;
-          const copy = new PartitionCopy(p, this.options.dataDir, { ...this.options, meta: this.mirror.proxy() }, this.link, this.log);
+          // a copy answers only reads a front admitted; the access log is the front's, one line a request
+          const handoff = { admittedAs: (request: Request) => this.reads.admittedAs(request) };
+          const copyOptions = { ...this.options, accessLog: undefined, meta: this.mirror.proxy(), handoff };
+          const copy = new PartitionCopy(p, this.options.dataDir, copyOptions, this.link, this.log);
           this.copies.set(p, copy);
           copy.start();
-          this.serving.set(p, [
-            this.serve(copy),
-            serveStream(this.link.nc, tailSubject(p), (read) => this.answer(copy, read)),
-            serveBackups(this.link.nc, copy, join(this.options.dataDir, "tmp")),
-          ]);
+          this.serving.set(p, [...this.reads.serve(copy), serveBackups(this.link.nc, copy, join(this.options.dataDir, "tmp"))]);
           const sweeper = new RetentionSweeper(copy.sluice.entries, copy.sluice.meta, (ws, nowMs) => this.options.plans.retentionFloor(ws.plan, nowMs));
           this.timers.push(setInterval(() => void sweeper.sweep().catch(() => {}), this.options.retentionSweepMs ?? 600_000));
         }
@@ -297,7 +236,7 @@ export class ClusterNode {
   private async trimmedPast(p: number): Promise<boolean> {
     const first = (await this.link.jsm.streams.info(streamOf(p))).state.first_seq;
     if (first <= 1) return false; // never trimmed
-    const dbs = openDatabases(join(this.options.dataDir, `p${p}`), this.options.storageLog);
+    const dbs = openDatabases(join(this.options.dataDir, `p${p}`), this.options.storageLog, this.options.mapBytes);
     const applied = (dbs.root.get(APPLIED) as number | undefined) ?? 0;
     await dbs.root.close();
     return applied + 1 < first;
@@ -342,43 +281,3 @@ export class ClusterNode {
     await this.metaEnv.root.close();
   }
 }
-
-/**
- * OWN_BARRIER as a read's barrier: the copy asks for its stream's last sequence itself. A node of an older version
- * would wait for it until its timeout and answer 503, never a read that could miss a write.
- */
-const OWN_BARRIER = Number.POSITIVE_INFINITY;
-
-/** discard lets go of an answer that is not used (its body unread). */
-async function discard(answer: Promise<Response>): Promise<void> {
-  await answer.then(
-    (r) => r.body?.cancel(),
-    () => {},
-  );
-}
-
-const errorResponse = (e: ApiError) =>
-  Response.json(
-    { error_code: e.code, message: e.message, request_id: crypto.randomUUID(), ...(e.details ? { details: e.details } : {}) },
-    { status: e.status, headers: e.headers },
-  );
-const notCaughtUp = (p: number) =>
-  new ApiError(
-    503,
-    "INTERNAL_LOG_SERVICE_ERROR",
-    `no copy of partition ${p} caught up with its log in time; retry, and check \`sluice cluster status\``,
-    undefined,
-    {
-      "retry-after": "2",
-    },
-  );
-const noCopy = (p: number) =>
-  new ApiError(
-    503,
-    "INTERNAL_LOG_SERVICE_ERROR",
-    `no node holding a copy of partition ${p} answered; run \`sluice cluster rebalance\` and check \`sluice cluster status\``,
-    undefined,
-    {
-      "retry-after": "2",
-    },
-  );

@@ -14,7 +14,18 @@ import { MetaStore } from "../storage/meta.ts";
 import { Link } from "./link.ts";
 import { MetaMirror } from "./meta-mirror.ts";
 import { liveNodes } from "./status.ts";
-import { CLUSTER_BUCKET, META_BUCKET, NODES_BUCKET, NODE_TTL_MS, rendezvous, streamOf, subjectOf, type Assignment, type ClusterSettings } from "./names.ts";
+import {
+  CLUSTER_BUCKET,
+  META_BUCKET,
+  natsServers,
+  NODES_BUCKET,
+  NODE_TTL_MS,
+  rendezvous,
+  streamOf,
+  subjectOf,
+  type Assignment,
+  type ClusterSettings,
+} from "./names.ts";
 
 /**
  * retried runs fn again for up to 20 s while it fails: just after the servers start, JetStream may refuse a
@@ -34,7 +45,7 @@ async function retried<T>(fn: () => Promise<T>): Promise<T> {
 
 /** withConnection runs fn on a fresh connection to NATS and closes it. */
 async function withConnection<T>(urls: string[], fn: (nc: NatsConnection) => Promise<T>): Promise<T> {
-  const nc = await connect({ servers: urls, name: "sluice-cluster-cli", timeout: 5000 });
+  const nc = await connect({ ...natsServers(urls), name: "sluice-cluster-cli", timeout: 5000 });
   try {
     return await fn(nc);
   } finally {
@@ -45,9 +56,16 @@ async function withConnection<T>(urls: string[], fn: (nc: NatsConnection) => Pro
 /**
  * initCluster makes the partition streams (R replicas, deduplicating retries by message id for 2 minutes) and the
  * buckets, stores the settings, and creates the admin token and a first workspace as a first start does; running
- * it again on an initialised cluster changes nothing and returns no secrets.
+ * it again on an initialised cluster changes nothing and returns no secrets. Without `firstWorkspace` (tests that start
+ * empty, as a single process's test harness does) only the admin token is made.
  */
-export async function initCluster(urls: string[], settings: ClusterSettings, plans: PlanTable, adminToken: string | undefined): Promise<FirstStart> {
+export async function initCluster(
+  urls: string[],
+  settings: ClusterSettings,
+  plans: PlanTable,
+  adminToken: string | undefined,
+  firstWorkspace = true,
+): Promise<FirstStart> {
   await withConnection(urls, async (nc) => {
     const jsm = await jetstreamManager(nc, { timeout: 10_000 });
     const kvm = new Kvm(nc);
@@ -58,7 +76,8 @@ export async function initCluster(urls: string[], settings: ClusterSettings, pla
       if (was.partitions !== settings.partitions)
         throw new Error(`the cluster was initialised with ${was.partitions} partitions; a workspace's partition depends on it, so it cannot change`);
     }
-    for (let p = 0; p < settings.partitions; p++) {
+    // made side by side: each replicated stream waits for its own leader election
+    const made: Promise<unknown>[] = Array.from({ length: settings.partitions }, (_, p) => {
       const config = {
         name: streamOf(p),
         subjects: [subjectOf(p)],
@@ -68,14 +87,15 @@ export async function initCluster(urls: string[], settings: ClusterSettings, pla
         discard: DiscardPolicy.Old,
         duplicate_window: 120_000_000_000, // ns: a front's retries with the same message id within 2 min are stored once
       };
-      await retried(() =>
+      return retried(() =>
         jsm.streams.add(config).catch((e) => {
           if (!String(e).includes("already in use")) throw e;
         }),
       );
-    }
-    await retried(() => kvm.create(META_BUCKET, { replicas: settings.replicas, history: 1 }));
-    await retried(() => kvm.create(NODES_BUCKET, { replicas: settings.replicas, history: 1, ttl: NODE_TTL_MS }));
+    });
+    made.push(retried(() => kvm.create(META_BUCKET, { replicas: settings.replicas, history: 1 })));
+    made.push(retried(() => kvm.create(NODES_BUCKET, { replicas: settings.replicas, history: 1, ttl: NODE_TTL_MS })));
+    await Promise.all(made);
     await clusterKv.put("config", JSON.stringify(settings));
   });
   // the first workspace and the admin token, through the mirror as any node's writes go
@@ -86,7 +106,7 @@ export async function initCluster(urls: string[], settings: ClusterSettings, pla
     const mirror = new MetaMirror(dbs.meta, link.meta);
     await mirror.start();
     const meta = new MetaStore(mirror.proxy());
-    const made = await bootstrap(meta, new AdminService(meta, plans), adminToken);
+    const made = await bootstrap(meta, new AdminService(meta, plans), adminToken, firstWorkspace);
     await mirror.stop();
     return made;
   } finally {

@@ -19,6 +19,8 @@ export interface RelayedRequest {
   headers: [string, string][];
   body: Uint8Array | null;
   barrier: number;
+  /** the hash of the key the asking node admitted the request as (the answering copy does not admit it again) */
+  keyHash?: string;
   /** the subject the answer streams to */
   inbox?: string;
 }

@@ -1,6 +1,8 @@
 // serve: `sluice serve` in cluster mode: a cluster node behind Bun's HTTP server, stopped cleanly by SIGTERM/SIGINT.
 import type { Config } from "../config.ts";
+import { holdWrite } from "../http/pipelining.ts";
 import { planTable } from "../limits/plans-file.ts";
+import { lineLog } from "../turn.ts";
 import { ClusterNode } from "./node.ts";
 
 /** startClusterServer runs a cluster node until a signal stops it; the returned stop() does the same for tests. */
@@ -13,28 +15,36 @@ export async function startClusterServer(config: Config, print: (text: string) =
     adminToken: config.adminToken,
     ipRatePerMinute: config.ipRatePerMinute,
     trustProxyHops: config.trustProxyHops,
+    accessLog: config.accessLog ? lineLog() : undefined,
     bodyTimeoutMs: config.bodyTimeoutSeconds * 1000,
     queryTimeoutMs: config.queryTimeoutSeconds * 1000,
     tail: { heartbeatMs: config.tailHeartbeatSeconds * 1000, maxPerKey: config.tailMaxPerKey },
     retentionSweepMs: config.retentionSweepSeconds * 1000,
   });
-  const server = Bun.serve({
-    port: config.port,
-    hostname: config.host,
-    maxRequestBodySize: Number.MAX_SAFE_INTEGER, // each route enforces its own limit while the body streams in
-    idleTimeout: config.idleTimeoutSeconds,
-    fetch: (request, server) => {
-      // a live tail is silent between heartbeats: it must outlive the idle timeout, as the single process's tail route arranges
-      if (request.url.includes("/logs/tail")) server.timeout(request, 0);
-      return node.handle(request);
-    },
-  });
+  // the front listens as a single process's app does (Bun's router, the client's address for the per-IP limit); the
+  // node's own step comes first, and a write that a pipelined request made Bun close the connection of is dropped
+  // before it runs (http/pipelining.ts)
+  const app = node.front.app
+    .onRequest(({ request, server }) => {
+      // a live tail is silent between heartbeats: it must outlive the idle timeout (the copy answering it cannot reach this server)
+      if (request.url.includes("/logs/tail")) server?.timeout(request, 0);
+      return node.before(request);
+    })
+    .onRequest(holdWrite)
+    .listen({
+      port: config.port,
+      hostname: config.host,
+      maxRequestBodySize: Number.MAX_SAFE_INTEGER, // each route enforces its own limit while the body streams in
+      idleTimeout: config.idleTimeoutSeconds,
+    });
+  const server = app.server!;
   const shown = config.host === "0.0.0.0" || config.host === "::" ? "localhost" : config.host;
   const baseUrl = `http://${shown}:${server.port}`;
   print(`Sluice listening on ${baseUrl} (node ${cluster.nodeId}: ${cluster.roles.join(", ")}; cluster ${cluster.urls.join(",")}; data in ${config.dataDir})`);
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
+      node.endStreams(); // a tail is a request that never finishes by itself
       await server.stop(false);
       await node.stop();
     })());

@@ -5,6 +5,7 @@ import type { Permission } from "../auth/keys.ts";
 import { type Sessions, sessionToken } from "../auth/sessions.ts";
 import { unauthorized } from "../errors.ts";
 import { clientIp, type CallKind, type RateLimiter } from "../limits/rate.ts";
+import { type Handoff, withRateHeaders } from "./handoff.ts";
 import type { Reply } from "./respond.ts";
 
 /** Call is what a workspace handler works with once the gate has let it through. */
@@ -44,17 +45,27 @@ export class Gate {
     readonly bodyTimeoutMs?: number,
     /** the web explorer's sign-ins (contract §12): a session cookie stands for its key on reads */
     readonly sessions?: Sessions,
+    /** cluster mode: reads admitted here are answered on a copy of their partition, which does not admit them again */
+    private readonly handoff?: Handoff,
   ) {}
 
   /** guarded wraps a handler so that it only runs for an admitted caller holding `permission`. */
   guarded<P, R extends string | Response = string>(permission: Permission, handler: (call: Call<P>) => R | Promise<R>, kind: CallKind = "other") {
     return ({ request, params, set, server }: ElysiaContext<P>) => {
       const now = this.clock();
+      const admittedAs = this.handoff?.admittedAs?.(request);
+      if (admittedAs !== undefined) {
+        const caller = this.auth.authenticateHash(admittedAs, now); // a front admitted it: its buckets were spent there
+        requirePermission(caller, permission);
+        return handler({ request, caller, params, now, set, server });
+      }
       const caller = this.callerOf(request, permission, now);
       const ip = this.limiter.limitsIps ? clientIp(server?.requestIP(request)?.address, request.headers.get("x-forwarded-for"), this.trustProxyHops) : "";
       // headers set here reach every later answer, errors included
       Object.assign(set.headers, this.limiter.admit({ keyId: caller.key.id, plan: caller.plan }, ip, kind, now));
       requirePermission(caller, permission);
+      const elsewhere = permission === "logs:read" ? this.handoff?.elsewhere?.(request, caller) : undefined;
+      if (elsewhere) return elsewhere.then((r) => withRateHeaders(r, set.headers)) as Promise<R>;
       return handler({ request, caller, params, now, set, server });
     };
   }
@@ -75,8 +86,14 @@ export class Gate {
   }
 
   /** stillValid tells whether the key of an admitted call is still valid now (not revoked, not expired): open streams recheck it. */
-  stillValid(headers: Headers): boolean {
+  stillValid(request: Request): boolean {
+    const { headers } = request;
     try {
+      const admittedAs = this.handoff?.admittedAs?.(request);
+      if (admittedAs !== undefined) {
+        this.auth.authenticateHash(admittedAs, this.clock()); // a front admitted it (by key or session): its key is what lasts
+        return true;
+      }
       const token = this.sessions && !this.auth.presents(headers) ? sessionToken(headers) : undefined;
       if (token !== undefined) this.auth.authenticateHash(this.sessions!.keyHashOf(token, this.clock()), this.clock());
       else this.auth.authenticate(headers, this.clock());

@@ -57,7 +57,8 @@ const chunkOf = (env: Environment, rows: readonly Row[]): Uint8Array => {
 
 interface Open {
   keyId: string;
-  headers: Headers;
+  /** the request that opened it: its key (or session, or the key a front admitted it as) is rechecked */
+  request: Request;
   end(): void;
 }
 
@@ -105,7 +106,7 @@ export class TailStreams {
           );
         }
         server?.timeout?.(request, 0); // a tail is silent between heartbeats: the idle timeout must not end it
-        const stream = this.stream(keyId, request.headers, caller.key.environment, (sink) => {
+        const stream = this.stream(keyId, request, caller.key.environment, (sink) => {
           const tail = new Tail(
             this.store,
             this.hub,
@@ -143,7 +144,7 @@ export class TailStreams {
     for (const o of [...this.open]) o.end();
   }
 
-  private stream(keyId: string, headers: Headers, env: Environment, makeTail: (sink: Sink) => Tail): ReadableStream<Uint8Array> {
+  private stream(keyId: string, request: Request, env: Environment, makeTail: (sink: Sink) => Tail): ReadableStream<Uint8Array> {
     let controller!: ReadableStreamDefaultController<Uint8Array>;
     let tail: Tail | undefined;
     let heartbeat: Timer | undefined;
@@ -174,7 +175,7 @@ export class TailStreams {
         // the consumer went away: the stream is closed already
       }
     };
-    const open: Open = { keyId, headers, end };
+    const open: Open = { keyId, request, end };
     const sink: Sink = {
       send: (row: Row) => write(eventOf(env, row)),
       sendAll: (rows: readonly Row[]) => write(chunkOf(env, rows)),
@@ -188,7 +189,7 @@ export class TailStreams {
     this.open.add(open);
     this.perKey.set(keyId, (this.perKey.get(keyId) ?? 0) + 1);
     this.recheck ??= setInterval(() => {
-      for (const o of [...this.open]) if (!this.gate.stillValid(o.headers)) o.end();
+      for (const o of [...this.open]) if (!this.gate.stillValid(o.request)) o.end();
     }, this.settings.recheckMs);
     return new ReadableStream<Uint8Array>(
       {

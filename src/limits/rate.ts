@@ -26,7 +26,12 @@ export class RateLimiter {
   private readonly keys = new Buckets();
   private readonly validates = new Buckets();
 
-  constructor(private readonly ipPerMinute: number) {}
+  /** ipPerMinute: a figure, or where to read it (a cluster node's share changes with the live front nodes) */
+  constructor(private readonly ipRate: number | (() => number)) {}
+
+  private get ipPerMinute(): number {
+    return typeof this.ipRate === "number" ? this.ipRate : this.ipRate();
+  }
 
   /** limitsIps tells whether admit needs the client's address (finding it costs a syscall per request). */
   get limitsIps(): boolean {
@@ -37,7 +42,8 @@ export class RateLimiter {
   admit(spender: Spender, clientIp: string, kind: CallKind, nowMs: number): Record<string, string> {
     const { plan, keyId } = spender;
     const checks: [Buckets, string, number, ErrorCode][] = [];
-    if (this.ipPerMinute > 0) checks.push([this.ips, clientIp, this.ipPerMinute, "RATE_LIMIT_IP_EXCEEDED"]);
+    const ipPerMinute = this.ipPerMinute;
+    if (ipPerMinute > 0) checks.push([this.ips, clientIp, ipPerMinute, "RATE_LIMIT_IP_EXCEEDED"]);
     if (plan.requests_per_minute >= 0) checks.push([this.keys, keyId, plan.requests_per_minute, "RATE_LIMIT_PLAN_EXCEEDED"]);
     if (kind === "validate" && plan.validate_requests_per_minute >= 0) {
       checks.push([this.validates, keyId, plan.validate_requests_per_minute, "RATE_LIMIT_VALIDATE_EXCEEDED"]);

@@ -27,16 +27,21 @@ export interface Databases {
   layout: Database;
 }
 
+/** 1 TiB: address space only, of the 128 TiB a process has; a process holding many environments maps less each */
+const DEFAULT_MAP_BYTES = 2 ** 40;
 const logLine = (line: Record<string, unknown>) => console.error(JSON.stringify(line));
 
-/** openDatabases opens (creating if needed) the LMDB environment in dataDir, its indexes in the current key layout. */
-export function openDatabases(dataDir: string, log = logLine): Databases {
+/**
+ * openDatabases opens (creating if needed) the LMDB environment in dataDir, its indexes in the current key layout.
+ * `mapBytes` is the address space it maps at first (lmdb-js maps more when the file outgrows it).
+ */
+export function openDatabases(dataDir: string, log = logLine, mapBytes = DEFAULT_MAP_BYTES): Databases {
   mkdirSync(dataDir, { recursive: true });
   const dataFile = join(dataDir, "sluice.mdb");
   const root = open({
     path: dataFile,
     maxDbs: 16,
-    mapSize: 2 ** 40, // address space only; the file grows as data does
+    mapSize: mapBytes, // address space only; the file grows as data does
     // lmdb-js default: overlappingSync. A put resolves at commit, which survives kill -9 of this process.
   });
   const dbs: Databases = {

@@ -1,14 +1,17 @@
 // A Sluice cluster in this process: 3 nats-server processes (nats.ts) and N cluster nodes on temporary data
 // directories, each driven through handle(Request) as a server would; every node and server is stopped by close().
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { jetstreamManager } from "@nats-io/jetstream";
+import { connect } from "@nats-io/transport-node";
+import { natsServers } from "../../src/cluster/names.ts";
 import { ClusterNode, type NodeOptions } from "../../src/cluster/node.ts";
 import { initCluster, rebalance } from "../../src/cluster/ops.ts";
 import type { Role } from "../../src/config.ts";
 import { PlanTable, type Plan } from "../../src/limits/plans.ts";
 import type { Environment, KeyType } from "../../src/schema.ts";
-import { startNatsCluster, type NatsCluster } from "./nats.ts";
+import { startNatsCluster, waitStreams, type NatsCluster } from "./nats.ts";
 import { ADMIN_TOKEN, type CallOptions, type TestOptions } from "./sluice.ts";
 
 export interface TestCluster {
@@ -32,38 +35,113 @@ export interface ClusterOptions {
   queryTimeoutMs?: number;
   /** the app's settings of a single process, as startTestSluice takes them (clock, segment size, tails, …) */
   app?: Omit<TestOptions, "plans">;
+  /**
+   * a directory that holds the whole cluster (NATS stores and node data) and that close() leaves: a cluster started on a
+   * home that held one is that cluster restarted (every NATS server and node stopped, then started again).
+   */
+  home?: string;
+  /** how many of the nodes (the first) have the front role, the others only query and storage (default: all) */
+  fronts?: number;
+  /**
+   * run on NATS servers this test process shares, in a JetStream account of the cluster's own (seconds less a cluster);
+   * the servers stay up while the process runs, so a restart on `home` restarts the nodes only
+   */
+  shared?: boolean;
 }
+
+/** JetStream accounts of a shared set of NATS servers; past them, another set starts */
+const ACCOUNTS = 48;
+const pools: { nats: NatsCluster; taken: number }[] = [];
+const accountOfHome = new Map<string, { nats: NatsCluster; urls: string[] }>();
+let pooling: Promise<unknown> = Promise.resolve();
+
+/**
+ * dropShared deletes the streams and buckets of the cluster kept in `home` on the shared NATS servers, once its test
+ * removed the directory: the servers then keep no idle replicated streams of finished tests.
+ */
+export async function dropShared(home: string): Promise<void> {
+  const account = accountOfHome.get(home);
+  if (!account) return;
+  accountOfHome.delete(home);
+  const nc = await connect({ ...natsServers(account.urls), timeout: 5000 });
+  try {
+    const jsm = await jetstreamManager(nc, { timeout: 5000 });
+    const names: string[] = [];
+    for await (const name of jsm.streams.names()) names.push(name);
+    await Promise.allSettled(names.map((name) => jsm.streams.delete(name)));
+  } finally {
+    await nc.close();
+  }
+}
+
+/** sharedAccount gives a cluster an unused account of the shared NATS servers (the same one again for a home). */
+function sharedAccount(home: string | undefined): Promise<{ nats: NatsCluster; urls: string[] }> {
+  const known = home === undefined ? undefined : accountOfHome.get(home);
+  if (known) return Promise.resolve(known);
+  const next = pooling.then(async () => {
+    let pool = pools.find((p) => p.taken < ACCOUNTS);
+    if (!pool) {
+      pool = { nats: await startNatsCluster(3, undefined, ACCOUNTS), taken: 0 };
+      pools.push(pool);
+      const nats = pool.nats;
+      process.once("exit", () => nats.stopNow());
+    }
+    const account = { nats: pool.nats, urls: pool.nats.accountUrls(pool.taken++) };
+    if (home !== undefined) accountOfHome.set(home, account);
+    return account;
+  });
+  pooling = next.catch(() => {});
+  return next;
+}
+
+const MARK = "cluster-initialised";
 
 /** startTestCluster starts NATS, initialises the cluster, starts the nodes, assigns the copies and waits until every node holds its own. */
 export async function startTestCluster(opts: ClusterOptions = {}): Promise<TestCluster> {
-  const nats = await startNatsCluster(3);
-  const dir = mkdtempSync(join(tmpdir(), "sluice-cluster-"));
+  const dir = opts.home ?? mkdtempSync(join(tmpdir(), "sluice-cluster-"));
+  const shared = opts.shared ? await sharedAccount(opts.home) : undefined;
+  const nats = shared?.nats ?? (await startNatsCluster(3, opts.home && join(opts.home, "nats")));
+  const urls = shared?.urls ?? nats.urls;
   const plans = new PlanTable(opts.plans);
   const nodes: ClusterNode[] = [];
   const closeAll = async () => {
     await Promise.allSettled(nodes.map((n) => n.stop()));
-    await nats.stop();
-    rmSync(dir, { recursive: true, force: true });
+    if (!shared) await nats.stop();
+    if (!opts.home) rmSync(dir, { recursive: true, force: true });
   };
   try {
-    await initCluster(nats.urls, { partitions: opts.partitions ?? 4, replicas: 3, copies: opts.copies ?? 2 }, plans, ADMIN_TOKEN);
+    if (!existsSync(join(dir, MARK))) {
+      await initCluster(urls, { partitions: opts.partitions ?? 4, replicas: 3, copies: opts.copies ?? 2 }, plans, ADMIN_TOKEN, false); // empty, as a single process's test starts
+      writeFileSync(join(dir, MARK), "");
+    }
+    // a barrier, not a wait: each new stream (and, after a restart of the servers, each stream) has elected its leader
+    await waitStreams(urls);
     const base: Omit<NodeOptions, "nodeId" | "dataDir" | "roles" | "urls"> = {
       ...opts.app,
       plans,
       adminToken: ADMIN_TOKEN,
+      mapBytes: 2 ** 34, // a test process holds many clusters of a dozen environments each: 1 TiB each would use up its address space
       ipRatePerMinute: opts.app?.ipRatePerMinute ?? -1,
       queryTimeoutMs: opts.queryTimeoutMs ?? opts.app?.queryTimeoutMs ?? 15_000,
       log: () => {},
       storageLog: () => {},
     };
-    const addNode = async (roles: Role[] = ["front", "query", "storage"], urls = nats.urls) => {
+    const addNode = async (roles: Role[] = ["front", "query", "storage"], nodeUrls = urls) => {
       const nodeId = `n${nodes.length}`;
-      const node = await ClusterNode.start({ ...base, urls, nodeId, roles, dataDir: join(dir, nodeId) });
+      const node = await ClusterNode.start({ ...base, urls: nodeUrls, nodeId, roles, dataDir: join(dir, nodeId) });
       nodes.push(node);
       return node;
     };
-    for (let i = 0; i < (opts.nodes ?? 3); i++) await addNode();
-    const { assignment } = await rebalance(nats.urls);
+    const count = opts.nodes ?? 3;
+    for (let i = 0; i < count; i++) await addNode(i < (opts.fronts ?? count) ? undefined : ["query", "storage"]);
+    // a barrier: rebalance once the nodes bucket lists every node's first beat
+    const listed = Date.now() + 20_000;
+    let assignment = (await rebalance(urls).catch(() => undefined))?.assignment;
+    while (!assignment || assignment.flat().length < (opts.partitions ?? 4) * Math.min(opts.copies ?? 2, nodes.length)) {
+      if (Date.now() > listed) throw new Error("rebalance did not see the nodes' beats within 20 s");
+      await Bun.sleep(50);
+      assignment = (await rebalance(urls).catch(() => undefined))?.assignment;
+    }
     const until = Date.now() + 20_000;
     while (!nodes.every((n) => assignment.every((copies, p) => !copies.includes(n.options.nodeId) || p in n.held()))) {
       if (Date.now() > until) throw new Error("the nodes did not open their assigned copies within 20 s");

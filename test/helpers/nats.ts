@@ -6,6 +6,7 @@ import type { Subprocess } from "bun";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import { diesWithTest } from "./process.ts";
+import { natsServers } from "../../src/cluster/names.ts";
 
 export interface NatsCluster {
   /** client URLs, one a server */
@@ -17,10 +18,14 @@ export interface NatsCluster {
   /** pause(i) stops server i without ending it (SIGSTOP): it answers nothing, its peers go on; resume(i) lets it run on (SIGCONT) */
   pause(i: number): void;
   resume(i: number): void;
+  /** the client URLs as account `a<i>` (of `accounts`, each its own JetStream: streams and buckets apart) */
+  accountUrls(i: number): string[];
   /** kill9 kills server i at once (kill -9); start(i) starts it again on the same ports and store */
   kill9(i: number): void;
   start(i: number): Promise<void>;
   stop(): Promise<void>;
+  /** stopNow kills every server and removes the store at once (for a process's exit, which waits for nothing) */
+  stopNow(): void;
 }
 
 /** freePort asks the kernel for a port nobody listens on (a listener on port 0, closed at once). */
@@ -34,11 +39,14 @@ export function freePort(): number {
 /**
  * startNatsCluster starts `n` JetStream servers routed to each other and resolves once every one takes clients. A
  * server that could not bind its ports (another process took one between freePort and its start) exits: then all are
- * stopped and started again on new ports, at most three times.
+ * stopped and started again on new ports, at most three times. Given `home`, the servers keep their stores there (and
+ * stop() leaves them): started again on the same home, they are the same cluster on new ports, its streams kept.
+ * With `accounts`, the servers have that many accounts with JetStream (a0, the default, a1, …): several Sluice
+ * clusters can share the servers, each in an account of its own.
  */
-export async function startNatsCluster(n = 3): Promise<NatsCluster> {
+export async function startNatsCluster(n = 3, home?: string, accounts = 1): Promise<NatsCluster> {
   for (let attempt = 1; ; attempt++) {
-    const cluster = await startOnce(n);
+    const cluster = await startOnce(n, home, accounts);
     await Bun.sleep(200);
     if (cluster.alive()) return cluster;
     await cluster.stop();
@@ -46,8 +54,9 @@ export async function startNatsCluster(n = 3): Promise<NatsCluster> {
   }
 }
 
-async function startOnce(n: number): Promise<NatsCluster & { alive(): boolean }> {
-  const dir = mkdtempSync(join(tmpdir(), "sluice-nats-"));
+async function startOnce(n: number, home: string | undefined, accounts: number): Promise<NatsCluster & { alive(): boolean }> {
+  const dir = home ?? mkdtempSync(join(tmpdir(), "sluice-nats-"));
+  if (home) mkdirSync(home, { recursive: true });
   const ports = Array.from({ length: n }, () => ({ client: freePort(), route: freePort(), http: freePort() }));
   const procs: (Subprocess | undefined)[] = [];
   const confs = ports.map((p, i) => {
@@ -64,12 +73,21 @@ async function startOnce(n: number): Promise<NatsCluster & { alive(): boolean }>
         "max_payload: 8MB",
         `jetstream { store_dir: "${store}", max_memory_store: 64MB, max_file_store: 4GB }`,
         `cluster { name: sluice, listen: "127.0.0.1:${p.route}", routes: [${routes.join(", ")}] }`,
+        ...(accounts > 1
+          ? [
+              `accounts { ${Array.from({ length: accounts }, (_, a) => `a${a}: { jetstream: enabled, users: [{ user: a${a}, password: a${a} }] }`).join(", ")} }`,
+              "no_auth_user: a0",
+            ]
+          : []),
       ].join("\n"),
     );
     return conf;
   });
   const start = async (i: number) => {
-    procs[i] = Bun.spawn(diesWithTest(["nats-server", "-c", confs[i]]), { stdout: "ignore", stderr: "ignore" });
+    procs[i] = Bun.spawn(diesWithTest(["nats-server", "-c", confs[i]]), {
+      stdout: "ignore",
+      stderr: process.env.NATS_DEBUG_LOG ? Bun.file(`${process.env.NATS_DEBUG_LOG}-${ports[i].client}`) : "ignore",
+    });
     await waitListening(ports[i].client);
   };
   await Promise.all(ports.map((_, i) => start(i)));
@@ -86,15 +104,20 @@ async function startOnce(n: number): Promise<NatsCluster & { alive(): boolean }>
     resume(i) {
       procs[i]?.kill("SIGCONT");
     },
+    accountUrls: (a) => ports.map((p) => `nats://a${a}:a${a}@127.0.0.1:${p.client}`),
     kill9(i) {
       procs[i]?.kill(9);
       procs[i] = undefined;
     },
     start,
+    stopNow() {
+      for (const p of procs) p?.kill(9);
+      if (!home) rmSync(dir, { recursive: true, force: true });
+    },
     async stop() {
       for (const p of procs) p?.kill(9); // a paused server dies of SIGKILL too
       await Promise.all(procs.map((p) => p?.exited));
-      rmSync(dir, { recursive: true, force: true });
+      if (!home) rmSync(dir, { recursive: true, force: true });
     },
   };
 }
@@ -112,6 +135,32 @@ export async function waitJetStream(urls: string[]): Promise<void> {
         if (Date.now() > until) throw new Error(`JetStream did not come up within 20 s: ${e}`);
         await Bun.sleep(200);
       }
+    }
+  } finally {
+    await nc.close();
+  }
+}
+
+/** waitStreams waits (at most 30 s) until every stream has a leader: after a restart of every server, they elect them anew. */
+export async function waitStreams(urls: string[]): Promise<void> {
+  const nc = await connect(natsServers(urls)); // the account of the URLs' user
+
+  try {
+    const jsm = await jetstreamManager(nc, { timeout: 2000 });
+    const until = Date.now() + 30_000;
+    for (;;) {
+      const leaderless: string[] = [];
+      try {
+        for await (const name of jsm.streams.names()) {
+          const info = await jsm.streams.info(name).catch(() => undefined);
+          if (!info?.cluster?.leader) leaderless.push(name);
+        }
+      } catch {
+        leaderless.push("(the stream list)");
+      }
+      if (leaderless.length === 0) return;
+      if (Date.now() > until) throw new Error(`streams without a leader 30 s after a restart: ${leaderless.join(", ")}`);
+      await Bun.sleep(200);
     }
   } finally {
     await nc.close();

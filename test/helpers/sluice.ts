@@ -6,6 +6,8 @@ import { compose } from "../../src/compose.ts";
 import type { TailSettings } from "../../src/http/tail.ts";
 import { PlanTable, type Plan } from "../../src/limits/plans.ts";
 import type { Environment, KeyType } from "../../src/schema.ts";
+import { partitionOf } from "../../src/cluster/names.ts";
+import type { TestCluster } from "./cluster.ts";
 
 type Sluice = ReturnType<typeof compose>;
 
@@ -52,13 +54,17 @@ export interface TestOptions {
 
 /**
  * startTestSluice opens a fresh data directory; pass an existing dir to reopen it (restart). With SLUICE_TEST_CLUSTER
- * set (`round-robin` or `one`), a fresh one is a cluster instead (3 NATS servers, 3 nodes: helpers/cluster.ts), whose
- * calls go round-robin through every node or all through node 0; its internals (dbs, app, svc) are not there.
+ * set (`round-robin` or `one`), it is a cluster instead (3 nodes in this process on 3 NATS servers the test process
+ * shares, an account each: helpers/cluster.ts) kept in that directory, whose calls go round-robin through every front
+ * node or all through node 0; reopening its directory restarts every node on the data it kept. Of its internals, svc
+ * has what a cluster has too (clusterTestSluice), dbs is not there. SLUICE_TEST_CLUSTER_FRONTS=1 gives the cluster one
+ * front node (the others query and storage), whose rate limits are then the plans' whole figures.
  */
 export function startTestSluice(dir?: string, opts: TestOptions = {}): TestSluice {
   const mode = process.env.SLUICE_TEST_CLUSTER;
-  if (mode && dir === undefined) return clusterTestSluice(mode === "one" ? "one" : "round-robin", opts);
-  return singleTestSluice(dir ?? mkdtempSync(join(tmpdir(), "sluice-test-")), opts);
+  const home = dir ?? mkdtempSync(join(tmpdir(), mode ? "sluice-test-cluster-" : "sluice-test-"));
+  if (mode) return clusterTestSluice(mode === "one" ? "one" : "round-robin", opts, home);
+  return singleTestSluice(home, opts);
 }
 
 function singleTestSluice(dir: string, opts: TestOptions): TestSluice {
@@ -96,16 +102,40 @@ function singleTestSluice(dir: string, opts: TestOptions): TestSluice {
 }
 
 /** clusterTestSluice is a TestSluice whose calls go to a cluster started in the background (test/helpers/cluster.ts). */
-function clusterTestSluice(mode: "one" | "round-robin", opts: TestOptions): TestSluice {
-  const dir = mkdtempSync(join(tmpdir(), "sluice-test-cluster-"));
-  const ready = import("./cluster.ts").then(({ startTestCluster }) => startTestCluster({ plans: opts.plans, app: opts }));
+function clusterTestSluice(mode: "one" | "round-robin", opts: TestOptions, dir: string): TestSluice {
+  const fronts = Number(process.env.SLUICE_TEST_CLUSTER_FRONTS || 3);
+  const ready = import("./cluster.ts").then(
+    ({ startTestCluster }) =>
+      startTestCluster({ plans: opts.plans, app: { ...opts, ipRatePerMinute: opts.ipRatePerMinute ?? 6000 }, home: dir, fronts, shared: true }), // 6,000: the app's default, as a single process's test has it
+  );
+  clusterHomes.add(dir);
   let turn = 0;
-  const next = () => (mode === "one" ? 0 : turn++ % 3);
+  const next = () => (mode === "one" ? 0 : turn++ % fronts); // as a load balancer sends calls: to front nodes
   const call: TestSluice["call"] = async (method, path, o) => (await ready).call(next(), method, path, o);
   // app.handle too: a test that builds its own Request sends it to a node as any other call
   const app = { handle: async (request: Request) => (await ready).nodes[next()].handle(request) } as unknown as TestSluice["app"];
+  let started: TestCluster | undefined;
+  void ready.then((c) => (started = c)).catch(() => {});
   const missing = (what: string) => () => {
     throw new Error(`${what} is not there when SLUICE_TEST_CLUSTER runs the tests on a cluster`);
+  };
+  // of a single process's services, what a cluster has too: the admin service (node 0's, on the shared bucket),
+  // entries.append, which goes through node 0's front to the partition streams as its writes do, and usage.used, read
+  // on the copy of the workspace's partition that has applied the most
+  const svc = () => {
+    const cluster = started;
+    if (!cluster) throw new Error("svc is there once the cluster has started: await a call or s.workspace() first");
+    const node = cluster.nodes[0];
+    const copyOf = (ws: string) => {
+      const p = partitionOf(ws, node.settings.partitions);
+      const copies = cluster.nodes.flatMap((n) => n.copyOf(p) ?? []);
+      return copies.reduce((a, b) => (b.applied > a.applied ? b : a));
+    };
+    return {
+      admin: node.front.admin,
+      entries: { append: node.sink.append.bind(node.sink) },
+      usage: { used: (ws: string, month: string) => copyOf(ws).sluice.usage.used(ws, month) },
+    };
   };
   const sluice: TestSluice = {
     dir,
@@ -114,16 +144,22 @@ function clusterTestSluice(mode: "one" | "round-robin", opts: TestOptions): Test
     admin: (method, path, body) => call(method, `/api/v1/admin${path}`, { body, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }),
     workspace: async (plan) => (await ready).workspace(plan),
     async close() {
-      await (await ready).close();
-      rmSync(dir, { recursive: true, force: true });
+      await (await ready).close(); // the directory stays, as a single process's does: the test removes it
     },
   } as TestSluice;
-  for (const name of ["dbs", "svc"] as const) Object.defineProperty(sluice, name, { get: missing(name) });
+  Object.defineProperty(sluice, "dbs", { get: missing("dbs") });
+  Object.defineProperty(sluice, "svc", { get: svc });
   return sluice;
 }
 
-/** removeDir deletes a test data directory. */
-export const removeDir = (dir: string) => rmSync(dir, { recursive: true, force: true });
+/** the directories of clusters on shared NATS servers: removing one drops its streams there too */
+const clusterHomes = new Set<string>();
+
+/** removeDir deletes a test data directory (and the streams of a cluster kept there, in the background). */
+export const removeDir = (dir: string) => {
+  rmSync(dir, { recursive: true, force: true });
+  if (clusterHomes.delete(dir)) void import("./cluster.ts").then(({ dropShared }) => dropShared(dir)).catch(() => {});
+};
 
 /** entry makes a valid CreateLogRequest, with overrides. */
 export function entry(over: Record<string, unknown> = {}): Record<string, unknown> {

@@ -146,11 +146,12 @@ describe("isUuid: canonical lowercase UUIDs only", () => {
   for (const [name, text] of rejected) test(`rejects ${name}`, () => expect(isUuid(text)).toBe(false));
 });
 
-describe("IdGenerator.after: ids above a given id", () => {
+describe("IdGenerator.above: a write's ids re-keyed above a given id", () => {
   test("of the same millisecond, each above it and ascending, from any generator's id", () => {
     for (let k = 0; k < 200; k++) {
       const [id] = new IdGenerator().next(1, 1_800_000_000_000 + k).ids;
-      const { ms, ids } = IdGenerator.after(id, 50);
+      const write = new IdGenerator().next(50, 1_700_000_000_000 + k).ids;
+      const { ms, ids } = IdGenerator.above(id, write);
       expect(ms).toBe(uuidTimeMs(id));
       expect(ids[0] > id).toBe(true);
       expectStrictlyIncreasing(ids);
@@ -158,9 +159,17 @@ describe("IdGenerator.after: ids above a given id", () => {
     }
   });
 
+  test("the same ids wherever they are computed (every copy and the front agree), each keeping its random bits", () => {
+    const [id] = new IdGenerator().next(1, 1_800_000_000_000).ids;
+    const write = new IdGenerator().next(20, 1_700_000_000_000).ids;
+    const a = IdGenerator.above(id, write);
+    expect(IdGenerator.above(id, [...write])).toEqual(a);
+    for (let i = 0; i < write.length; i++) expect(a.ids[i].slice(28)).toBe(write[i].slice(28));
+  });
+
   test("of the next millisecond once the counter has no room", () => {
     const top = "017f22e279b0-7fff-bfff-ffff00000000".replace(/^(\w{8})(\w{4})/, "$1-$2");
-    const { ms, ids } = IdGenerator.after(top, 2);
+    const { ms, ids } = IdGenerator.above(top, new IdGenerator().next(2, 1).ids);
     expect(ms).toBe(uuidTimeMs(top) + 1);
     expect(ids[0] > top).toBe(true);
   });

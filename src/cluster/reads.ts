@@ -1,0 +1,221 @@
+// reads: where a cluster node answers a read its front admitted (contract §13). It runs on a copy of the caller's
+// partition, this node's own or another node's through a NATS request, once that copy has applied every write
+// acknowledged before the read began; the copy does not admit the read again.
+import type { Subscription } from "@nats-io/transport-node";
+import type { Caller } from "../auth/authenticate.ts";
+import { ApiError } from "../errors.ts";
+import type { PartitionCopy } from "./copy.ts";
+import { LAST_SEQ_DEADLINE_MS, type Link } from "./link.ts";
+import { pack, unpack } from "./message.ts";
+import { partitionOf, readSubject, tailSubject } from "./names.ts";
+import { askStream, serveStream, type RelayedRequest } from "./relay.ts";
+
+/**
+ * OWN_BARRIER as a read's barrier: the copy asks for its stream's last sequence itself. A node of an older version
+ * would wait for it until its timeout and answer 503, never a read that could miss a write.
+ */
+const OWN_BARRIER = Number.POSITIVE_INFINITY;
+
+interface ForwardedReply {
+  status: number;
+  headers: [string, string][];
+  body: Uint8Array;
+}
+
+/** ReadsSettings are what the read path needs of its node. */
+export interface ReadsSettings {
+  partitions: number;
+  queryTimeoutMs: number;
+  /** this node's copy of partition p, if it holds one */
+  copyOf(p: number): PartitionCopy | undefined;
+  /** makes sure the node knows a key by its hash (a key made on another node a moment ago: the meta mirror catches up) */
+  knowsKey(hash: string): Promise<void>;
+  log(line: Record<string, unknown>): void;
+}
+
+/** ClusterReads answers a node's admitted reads on copies, and other nodes' reads on this node's copies. */
+export class ClusterReads {
+  /** reads this node's front (or another node's) admitted, by the hash of their key: a copy does not admit them again */
+  private readonly admitted = new WeakMap<Request, string>();
+  /** how to end each open tail relayed from another node's copy */
+  private readonly relayed = new Set<() => void>();
+  /** reads run before their barrier was known (readOn): kept, or run again because the copy was behind */
+  readonly early = { kept: 0, again: 0 };
+
+  constructor(
+    private readonly link: Link,
+    private readonly settings: ReadsSettings,
+  ) {}
+
+  /** admittedAs is the hash of the key a front admitted `request` as, for a copy's Gate (http/handoff.ts). */
+  admittedAs(request: Request): string | undefined {
+    return this.admitted.get(request);
+  }
+
+  /** elsewhere answers a read the front admitted on a copy of the caller's partition (rejection lists included: they travel the log). */
+  elsewhere(request: Request, caller: Caller): Promise<Response> {
+    const p = partitionOf(caller.workspace.id, this.settings.partitions);
+    const local = this.settings.copyOf(p);
+    return local ? this.readOn(local, request, caller.key.hash, OWN_BARRIER) : this.forward(p, request, caller.key.hash);
+  }
+
+  /** serve answers the reads and tails other nodes forward for `copy`'s partition. */
+  serve(copy: PartitionCopy): Subscription[] {
+    const sub = this.link.nc.subscribe(readSubject(copy.partition), { queue: "copies" });
+    void (async () => {
+      for await (const m of sub) {
+        void (async () => {
+          const response = await this.answer(copy, unpack<RelayedRequest>(m.data));
+          m.respond(
+            pack({ status: response.status, headers: [...response.headers], body: new Uint8Array(await response.arrayBuffer()) } satisfies ForwardedReply),
+          );
+        })().catch((e) => this.settings.log({ level: "error", msg: "a forwarded read failed", error: String(e) }));
+      }
+    })();
+    return [sub, serveStream(this.link.nc, tailSubject(copy.partition), (read) => this.answer(copy, read))];
+  }
+
+  /** endRelayed ends every open tail relayed from another node's copy (a clean stop must not wait on a tail). */
+  endRelayed(): void {
+    for (const end of [...this.relayed]) end();
+  }
+
+  /**
+   * readOn runs a read on a copy once it has applied `barrier`, or with OWN_BARRIER the stream's last sequence, asked
+   * for now (after the read began, so it covers every write acknowledged before). While that answer travels, a copy
+   * that looks current runs the read at once: kept if the copy had applied the barrier when the read started, else
+   * run again once it has. A live tail never starts before its barrier.
+   */
+  private async readOn(copy: PartitionCopy, request: Request, keyHash: string, barrier: number): Promise<Response> {
+    const timeoutMs = this.settings.queryTimeoutMs;
+    const run = (r: Request) => {
+      this.admitted.set(r, keyHash);
+      return copy.sluice.app.handle(r);
+    };
+    if (barrier !== OWN_BARRIER) {
+      if (!(await copy.reached(barrier, timeoutMs))) throw notCaughtUp(copy.partition);
+      return run(request);
+    }
+    const last = this.link.lastSeq(copy.partition);
+    if (copy.likelyCurrent && !new URL(request.url, "http://localhost").pathname.endsWith("/logs/tail")) {
+      const startedAt = copy.applied;
+      const early = run(request.clone() as Request);
+      const seq = await last.catch(async (e) => {
+        await discard(early);
+        throw e;
+      });
+      if (startedAt >= seq) {
+        this.early.kept++;
+        return early;
+      }
+      this.early.again++;
+      void discard(early); // let go without waiting: the read again starts now
+    }
+    const seq = await last;
+    if (!(await copy.reached(seq, timeoutMs))) throw notCaughtUp(copy.partition);
+    return run(request);
+  }
+
+  /**
+   * forward sends a read to a node holding a copy of partition p (NATS request, queue group: one of them answers),
+   * which takes the barrier itself (OWN_BARRIER): the stream's last sequence asked for after this read began.
+   */
+  private async forward(p: number, request: Request, keyHash: string): Promise<Response> {
+    const body = request.method === "GET" || request.method === "HEAD" ? null : new Uint8Array(await request.arrayBuffer());
+    const read: RelayedRequest = { method: request.method, url: request.url, headers: [...request.headers], body, barrier: OWN_BARRIER, keyHash };
+    if (new URL(request.url, "http://localhost").pathname.endsWith("/logs/tail")) {
+      const streamed = await askStream(this.link.nc, tailSubject(p), read, 10_000);
+      if (!streamed) throw noCopy(p);
+      return this.endable(streamed);
+    }
+    let reply: ForwardedReply;
+    try {
+      // the copy may wait out a stream leader election for the barrier, then the read's own time
+      const timeout = LAST_SEQ_DEADLINE_MS + this.settings.queryTimeoutMs + 5000;
+      const m = await this.link.nc.request(readSubject(p), pack(read), { timeout });
+      reply = unpack<ForwardedReply>(m.data);
+    } catch {
+      throw noCopy(p);
+    }
+    return new Response(reply.body, { status: reply.status, headers: reply.headers });
+  }
+
+  /** answer runs a request relayed from another node on this node's copy, once it has applied the request's barrier. */
+  private async answer(copy: PartitionCopy, read: RelayedRequest): Promise<Response> {
+    const request = new Request(read.url, { method: read.method, headers: read.headers, body: read.body });
+    if (read.keyHash === undefined)
+      return errorResponse(new ApiError(400, "VALIDATION_INVALID_REQUEST", "a relayed read names no admitted key; upgrade every node"));
+    await this.settings.knowsKey(read.keyHash); // a key the asking node knew is known here too
+    try {
+      return await this.readOn(copy, request, read.keyHash, read.barrier);
+    } catch (e) {
+      return errorResponse(e instanceof ApiError ? e : notCaughtUp(copy.partition));
+    }
+  }
+
+  /** endable is a relayed stream that endRelayed can end. */
+  private endable(response: Response): Response {
+    const reader = response.body!.getReader();
+    let end = () => {};
+    const body = new ReadableStream<Uint8Array>({
+      start: (controller) => {
+        end = () => {
+          this.relayed.delete(end);
+          void reader.cancel().catch(() => {});
+          try {
+            controller.close();
+          } catch {
+            // already closed
+          }
+        };
+        this.relayed.add(end);
+      },
+      pull: async (controller) => {
+        const { done, value } = await reader.read().catch(() => ({ done: true, value: undefined }));
+        if (!done) return controller.enqueue(value);
+        this.relayed.delete(end);
+        try {
+          controller.close();
+        } catch {
+          // ended meanwhile
+        }
+      },
+      cancel: () => {
+        this.relayed.delete(end);
+        return reader.cancel();
+      },
+    });
+    return new Response(body, { status: response.status, headers: response.headers });
+  }
+}
+
+/** discard lets go of an answer that is not used (its body unread). */
+async function discard(answer: Promise<Response>): Promise<void> {
+  await answer.then(
+    (r) => r.body?.cancel(),
+    () => {},
+  );
+}
+
+const errorResponse = (e: ApiError) =>
+  Response.json(
+    { error_code: e.code, message: e.message, request_id: crypto.randomUUID(), ...(e.details ? { details: e.details } : {}) },
+    { status: e.status, headers: e.headers },
+  );
+const retryLater = { "retry-after": "2" };
+const notCaughtUp = (p: number) =>
+  new ApiError(
+    503,
+    "INTERNAL_LOG_SERVICE_ERROR",
+    `no copy of partition ${p} caught up with its log in time; retry, and check \`sluice cluster status\``,
+    undefined,
+    retryLater,
+  );
+const noCopy = (p: number) =>
+  new ApiError(
+    503,
+    "INTERNAL_LOG_SERVICE_ERROR",
+    `no node holding a copy of partition ${p} answered; run \`sluice cluster rebalance\` and check \`sluice cluster status\``,
+    undefined,
+    retryLater,
+  );

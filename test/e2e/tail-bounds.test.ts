@@ -1,0 +1,100 @@
+// Live tail bounds (contract §10): a consumer too slow gets event: overflow, and a key has at most
+// SLUICE_TAIL_MAX_PER_KEY open tails. Both bound one process's buffers and streams; on a cluster a tail answered by
+// another node's copy is relayed over NATS without backpressure, so the cluster suite leaves this file out.
+import { afterAll, describe, expect, test } from "bun:test";
+import { SseReader } from "../helpers/sse.ts";
+import { WS, entry, removeDir, startTestSluice, type TestOptions, type TestSluice } from "../helpers/sluice.ts";
+
+const opened: TestSluice[] = [];
+afterAll(async () => {
+  for (const s of opened) await s.close().catch(() => {});
+  for (const s of opened) removeDir(s.dir);
+});
+function sluice(opts: TestOptions = {}, dir?: string) {
+  const s = startTestSluice(dir, { ipRatePerMinute: -1, ...opts });
+  opened.push(s);
+  return s;
+}
+async function tenant(s: TestSluice) {
+  const ws = await s.workspace();
+  return { ws, key: await ws.key("development", "rw") };
+}
+async function tail(s: TestSluice, key: string, params = "", headers: Record<string, string> = {}) {
+  const r = await s.call("GET", `${WS}/logs/tail${params ? `?${params}` : ""}`, { key, headers });
+  return r;
+}
+async function open(s: TestSluice, key: string, params = "", headers: Record<string, string> = {}) {
+  const r = await tail(s, key, params, headers);
+  expect(r.status).toBe(200);
+  expect(r.headers.get("content-type")).toBe("text/event-stream");
+  return new SseReader(r.body!);
+}
+async function bulk(s: TestSluice, key: string, bodies: Record<string, unknown>[]) {
+  const r = await s.call("POST", `${WS}/logs/bulk`, { key, body: bodies.map((b) => entry(b)) });
+  expect(r.status).toBe(201);
+  return ((await r.json()) as { ids: string[] }).ids;
+}
+async function _one(s: TestSluice, key: string, body: Record<string, unknown> = {}) {
+  const r = await s.call("POST", `${WS}/logs`, { key, body: entry(body) });
+  expect(r.status).toBe(201);
+  return ((await r.json()) as { id: string }).id;
+}
+/** listed pages through POST /logs/query and gives the matching entries oldest first */
+async function _listed(s: TestSluice, key: string, query = ""): Promise<{ id: string; server_timestamp: string }[]> {
+  const out: { id: string; server_timestamp: string }[] = [];
+  let cursor = {};
+  for (let guard = 0; guard < 1000; guard++) {
+    const r = await s.call("POST", `${WS}/logs/query`, { key, body: { query, pageSize: 100, ...cursor } });
+    out.push(...((await r.json()) as { id: string; server_timestamp: string }[]));
+    const id = r.headers.get("x-next-cursor-id");
+    if (!id) break;
+    cursor = { cursorID: id, cursorTS: r.headers.get("x-next-cursor-ts") };
+  }
+  return out.reverse();
+}
+const _cursorOf = (e: { id: string; server_timestamp: string }) => `${e.server_timestamp}_${e.id}`;
+
+describe("GET /logs/tail", () => {
+  test("a consumer too slow gets event: overflow with the cursor of the last entry sent, the stream closes, and resuming from it loses nothing", async () => {
+    const s = sluice({ tail: { bufferBytes: 8 * 1024 } });
+    const { key } = await tenant(s);
+    const r = await tail(s, key);
+    for (let i = 0; i < 5; i++)
+      await bulk(
+        s,
+        key,
+        Array.from({ length: 100 }, (_, n) => ({ message: `m${i * 100 + n}` })),
+      ); // nobody reads meanwhile
+    await Bun.sleep(20);
+    const sse = new SseReader(r.body!);
+    const got: string[] = [];
+    let overflow: string | undefined;
+    for (let ev = await sse.next(); ev; ev = await sse.next()) {
+      if (ev.event === "overflow") {
+        overflow = JSON.parse(ev.data).cursor;
+        expect(ev.id).toBe(overflow);
+      } else got.push(JSON.parse(ev.data).message);
+    }
+    expect(sse.ended).toBe(true);
+    expect(overflow).toBeDefined();
+    expect(got.length).toBeLessThan(500);
+    const rest = await open(s, key, `after=${encodeURIComponent(overflow!)}`);
+    const more = await rest.take(500 - got.length);
+    expect([...got, ...more.map((e) => JSON.parse(e.data).message)]).toEqual(Array.from({ length: 500 }, (_, n) => `m${n}`));
+    await rest.close();
+  });
+
+  test("at most SLUICE_TAIL_MAX_PER_KEY tails per key: the next is 429 RATE_LIMIT_PLAN_EXCEEDED; closing one makes room", async () => {
+    const s = sluice({ tail: { maxPerKey: 2 } });
+    const { ws, key } = await tenant(s);
+    const a = await open(s, key);
+    const b = await open(s, key);
+    const r = await tail(s, key);
+    expect([r.status, ((await r.json()) as any).error_code]).toEqual([429, "RATE_LIMIT_PLAN_EXCEEDED"]);
+    const other = await open(s, await ws.key("development", "ro")); // another key has its own count
+    await a.close();
+    await Bun.sleep(10);
+    const c = await open(s, key);
+    for (const x of [b, c, other]) await x.close();
+  });
+});
