@@ -18,8 +18,8 @@ export const verdictSubject = (p: number) => `sluice.v.${p}`;
 /** every partition's verdicts, as a front listens to them */
 export const VERDICTS = "sluice.v.*";
 export const readSubject = (p: number) => `sluice.r.${p}`;
-/** where copies take live tails relayed to them (relay.ts) */
-export const tailSubject = (p: number) => `sluice.t.${p}`;
+/** where copies take live tails relayed to them (relay.ts): any copy (queue group), or the named node's */
+export const tailSubject = (p: number, node?: string) => (node === undefined ? `sluice.t.${p}` : `sluice.t.${p}.${node}`);
 
 /** ClusterSettings are what `sluice cluster init` fixes, stored under "config" in CLUSTER_BUCKET. */
 export interface ClusterSettings {

@@ -46,6 +46,8 @@ export class ClusterNode {
   private readonly timers: ReturnType<typeof setInterval>[] = [];
   readonly reads: ClusterReads;
   private assigning: Promise<void> = Promise.resolve();
+  /** the live nodes, as of the last beats read */
+  private live = new Set<string>();
   private closed = false;
 
   private constructor(
@@ -62,7 +64,9 @@ export class ClusterNode {
     this.reads = new ClusterReads(link, {
       partitions: settings.partitions,
       queryTimeoutMs: options.queryTimeoutMs ?? 30_000,
+      nodeId: options.nodeId,
       copyOf: (p) => this.copies.get(p),
+      tailOwner: (p) => this.tailOwner(p),
       knowsKey: (hash) => this.knowsKey(hash),
       log,
     });
@@ -83,7 +87,7 @@ export class ClusterNode {
     };
     const mirror = new MetaMirror(metaEnv.meta, link.meta, log, { nc: link.nc, count: live });
     await mirror.start();
-    const sink = new ClusterSink(link, settings.partitions, options.queryTimeoutMs ?? 30_000);
+    const sink = new ClusterSink(link, settings.partitions); // a write waits for its verdict longer than a query may run
     let node: ClusterNode | undefined;
     const ipRate = options.ipRatePerMinute ?? DEFAULT_IP_RATE;
     const front = compose({
@@ -252,12 +256,32 @@ export class ClusterNode {
   private async beat(): Promise<void> {
     if (this.closed) return;
     await this.link.nodes.put(this.options.nodeId, JSON.stringify({ roles: this.options.roles, applied: this.held(), at: Date.now() }));
+    (this.options.plans as SharedPlans).setFronts(await this.readBeats());
+  }
+
+  /** readBeats reads which nodes are live (kept) and how many of them are fronts. */
+  private async readBeats(): Promise<number> {
     let fronts = 0;
+    const live = new Set<string>();
     for await (const id of await this.link.nodes.keys()) {
       const e = await this.link.nodes.get(id);
-      if (e?.operation === "PUT" && (e.json<{ roles: string[] }>().roles ?? []).includes("front")) fronts++;
+      if (e?.operation !== "PUT") continue;
+      live.add(id);
+      if ((e.json<{ roles?: string[] }>().roles ?? []).includes("front")) fronts++;
     }
-    (this.options.plans as SharedPlans).setFronts(fronts);
+    this.live = live;
+    return fronts;
+  }
+
+  /**
+   * tailOwner is the node whose copy of partition p answers p's live tails, so that one copy counts a key's open
+   * tails (contract §10): the first node assigned p that is live (a node not yet holding its copy does not answer,
+   * and the tail goes to any copy).
+   */
+  private async tailOwner(p: number): Promise<string | undefined> {
+    const assigned = (await this.link.assignment(this.settings.partitions))[p];
+    if (!assigned.every((id) => this.live.has(id))) await this.readBeats(); // a node started or stopped since the last beat read
+    return assigned.find((id) => this.live.has(id));
   }
 
   /** liveFronts is how many front nodes this node last counted: its share of each plan's requests per minute. */

@@ -15,6 +15,8 @@ import { askStream, serveStream, type RelayedRequest } from "./relay.ts";
  * would wait for it until its timeout and answer 503, never a read that could miss a write.
  */
 const OWN_BARRIER = Number.POSITIVE_INFINITY;
+/** how long a tail waits for its partition's owner to answer before any copy may */
+const OWNER_WAIT_MS = 3000;
 
 interface ForwardedReply {
   status: number;
@@ -26,8 +28,11 @@ interface ForwardedReply {
 export interface ReadsSettings {
   partitions: number;
   queryTimeoutMs: number;
+  nodeId: string;
   /** this node's copy of partition p, if it holds one */
   copyOf(p: number): PartitionCopy | undefined;
+  /** the node whose copy of partition p answers its live tails (one copy counts a key's tails), if known */
+  tailOwner(p: number): Promise<string | undefined>;
   /** makes sure the node knows a key by its hash (a key made on another node a moment ago: the meta mirror catches up) */
   knowsKey(hash: string): Promise<void>;
   log(line: Record<string, unknown>): void;
@@ -55,8 +60,23 @@ export class ClusterReads {
   /** elsewhere answers a read the front admitted on a copy of the caller's partition (rejection lists included: they travel the log). */
   elsewhere(request: Request, caller: Caller): Promise<Response> {
     const p = partitionOf(caller.workspace.id, this.settings.partitions);
+    if (isTail(request)) return this.tail(p, request, caller.key.hash);
     const local = this.settings.copyOf(p);
     return local ? this.readOn(local, request, caller.key.hash, OWN_BARRIER) : this.forward(p, request, caller.key.hash);
+  }
+
+  /** tail opens a live tail on the copy that answers partition p's tails: here, or relayed from its node. */
+  private async tail(p: number, request: Request, keyHash: string): Promise<Response> {
+    const owner = await this.settings.tailOwner(p).catch(() => undefined);
+    const local = this.settings.copyOf(p);
+    if (local && (owner === undefined || owner === this.settings.nodeId)) return this.readOn(local, request, keyHash, OWN_BARRIER);
+    const read: RelayedRequest = { method: request.method, url: request.url, headers: [...request.headers], body: null, barrier: OWN_BARRIER, keyHash };
+    // the owner answers (a key's tails counted in one place); if it does not, any copy does
+    const streamed =
+      (owner === undefined ? undefined : await askStream(this.link.nc, tailSubject(p, owner), read, OWNER_WAIT_MS)) ??
+      (await askStream(this.link.nc, tailSubject(p), read, 10_000));
+    if (!streamed) throw noCopy(p);
+    return this.endable(streamed);
   }
 
   /** serve answers the reads and tails other nodes forward for `copy`'s partition. */
@@ -72,7 +92,12 @@ export class ClusterReads {
         })().catch((e) => this.settings.log({ level: "error", msg: "a forwarded read failed", error: String(e) }));
       }
     })();
-    return [sub, serveStream(this.link.nc, tailSubject(copy.partition), (read) => this.answer(copy, read))];
+    const tails = (read: RelayedRequest) => this.answer(copy, read);
+    return [
+      sub,
+      serveStream(this.link.nc, tailSubject(copy.partition), tails),
+      serveStream(this.link.nc, tailSubject(copy.partition, this.settings.nodeId), tails, false),
+    ];
   }
 
   /** endRelayed ends every open tail relayed from another node's copy (a clean stop must not wait on a tail). */
@@ -97,7 +122,7 @@ export class ClusterReads {
       return run(request);
     }
     const last = this.link.lastSeq(copy.partition);
-    if (copy.likelyCurrent && !new URL(request.url, "http://localhost").pathname.endsWith("/logs/tail")) {
+    if (copy.likelyCurrent && !isTail(request)) {
       const startedAt = copy.applied;
       const early = run(request.clone() as Request);
       const seq = await last.catch(async (e) => {
@@ -123,11 +148,6 @@ export class ClusterReads {
   private async forward(p: number, request: Request, keyHash: string): Promise<Response> {
     const body = request.method === "GET" || request.method === "HEAD" ? null : new Uint8Array(await request.arrayBuffer());
     const read: RelayedRequest = { method: request.method, url: request.url, headers: [...request.headers], body, barrier: OWN_BARRIER, keyHash };
-    if (new URL(request.url, "http://localhost").pathname.endsWith("/logs/tail")) {
-      const streamed = await askStream(this.link.nc, tailSubject(p), read, 10_000);
-      if (!streamed) throw noCopy(p);
-      return this.endable(streamed);
-    }
     let reply: ForwardedReply;
     try {
       // the copy may wait out a stream leader election for the barrier, then the read's own time
@@ -188,6 +208,8 @@ export class ClusterReads {
     return new Response(body, { status: response.status, headers: response.headers });
   }
 }
+
+const isTail = (request: Request) => new URL(request.url, "http://localhost").pathname.endsWith("/logs/tail");
 
 /** discard lets go of an answer that is not used (its body unread). */
 async function discard(answer: Promise<Response>): Promise<void> {

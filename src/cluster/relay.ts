@@ -1,13 +1,17 @@
 // relay: a streamed answer (a live tail's Server-Sent Events) carried over NATS from the node holding a copy of the
 // partition to the node the client is connected to. The asker sends the request with a subject of its own; the copy
-// sends the head, then each chunk in order, then the end. The asker says it is still listening every few seconds
-// and cancels when its client leaves; a copy that stops hearing from it ends the stream.
+// sends the head, then each chunk in order, then the end. The asker acknowledges the bytes its client has taken, and
+// the copy sends at most WINDOW_BYTES ahead of them: a slow client holds the copy's stream back, whose own bounds
+// then apply (a tail's overflow). The asker says it is still listening every few seconds and cancels when its client
+// leaves; a copy that stops hearing from it ends the stream.
 import type { NatsConnection, Subscription } from "@nats-io/transport-node";
 import { pack, unpack } from "./message.ts";
 
 const ALIVE_EVERY_MS = 3000;
 const ALIVE_TIMEOUT_MS = 10_000;
 const CHUNK_BYTES = 512 * 1024;
+/** bytes a copy sends beyond what the asker's client has taken */
+const WINDOW_BYTES = 64 * 1024;
 
 /**
  * RelayedRequest is a request sent to another node: its method, URL, headers, body and the barrier it must wait for
@@ -44,6 +48,7 @@ export async function askStream(nc: NatsConnection, subject: string, request: Re
     clearInterval(alive);
     sub.unsubscribe();
   };
+  let taken = 0;
   const body = new ReadableStream<Uint8Array>({
     async pull(controller) {
       const next = await frames.next();
@@ -51,7 +56,11 @@ export async function askStream(nc: NatsConnection, subject: string, request: Re
       if (!frame || "end" in frame) {
         finish();
         controller.close();
-      } else if ("chunk" in frame) controller.enqueue(frame.chunk);
+      } else if ("chunk" in frame) {
+        controller.enqueue(frame.chunk);
+        taken += frame.chunk.byteLength;
+        nc.publish(`${inbox}.ack`, pack(taken));
+      }
     },
     cancel() {
       nc.publish(`${inbox}.cancel`, new Uint8Array(0));
@@ -61,9 +70,9 @@ export async function askStream(nc: NatsConnection, subject: string, request: Re
   return new Response(body, head.head);
 }
 
-/** serveStream answers streamed requests on `subject` (queue group: one copy answers each) with `answer`'s Response. */
-export function serveStream(nc: NatsConnection, subject: string, answer: (request: RelayedRequest) => Promise<Response>): Subscription {
-  const sub = nc.subscribe(subject, { queue: "copies" });
+/** serveStream answers streamed requests on `subject` (in a queue group unless told: one copy answers each) with `answer`'s Response. */
+export function serveStream(nc: NatsConnection, subject: string, answer: (request: RelayedRequest) => Promise<Response>, queue = true): Subscription {
+  const sub = nc.subscribe(subject, queue ? { queue: "copies" } : {});
   void (async () => {
     for await (const m of sub) {
       const request = unpack<RelayedRequest>(m.data);
@@ -81,22 +90,31 @@ async function relay(nc: NatsConnection, inbox: string, response: Response): Pro
     return;
   }
   let heard = Date.now();
+  let sent = 0;
+  let acked = 0;
+  let wake = () => {};
   const control = nc.subscribe(`${inbox}.*`);
   void (async () => {
     for await (const m of control) {
       if (m.subject.endsWith(".cancel")) void reader.cancel();
-      else heard = Date.now();
+      else if (m.subject.endsWith(".ack")) acked = Math.max(acked, unpack<number>(m.data));
+      heard = Date.now();
+      wake();
     }
   })();
   const watch = setInterval(() => {
-    if (Date.now() - heard > ALIVE_TIMEOUT_MS) void reader.cancel();
+    if (Date.now() - heard <= ALIVE_TIMEOUT_MS) return;
+    void reader.cancel();
+    wake();
   }, ALIVE_EVERY_MS);
   try {
     for (;;) {
+      while (sent - acked >= WINDOW_BYTES && Date.now() - heard <= ALIVE_TIMEOUT_MS) await new Promise<void>((resolve) => (wake = resolve));
       const { done, value } = await reader.read();
       if (done) break;
       // pieces under NATS's default max_payload (1 MB)
       for (let at = 0; at < value.byteLength; at += CHUNK_BYTES) nc.publish(inbox, pack({ chunk: value.subarray(at, at + CHUNK_BYTES) } satisfies Frame));
+      sent += value.byteLength;
     }
   } catch {
     // cancelled: the asker left

@@ -1,6 +1,6 @@
 // Live tails across fronts whose clocks differ (contract §10, §13): a tail sends in (server_timestamp, id) order and
 // resumes from a cursor, so an entry stored after one with a later key would be passed over. Each tenant's keys rise
-// in log order: a write whose key is not above the last one applied is refused by the copies and sent again above.
+// in log order: a write whose key is not above the last one applied is stored by the copies re-keyed above it.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

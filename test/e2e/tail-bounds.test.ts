@@ -1,6 +1,5 @@
 // Live tail bounds (contract §10): a consumer too slow gets event: overflow, and a key has at most
-// SLUICE_TAIL_MAX_PER_KEY open tails. Both bound one process's buffers and streams; on a cluster a tail answered by
-// another node's copy is relayed over NATS without backpressure, so the cluster suite leaves this file out.
+// SLUICE_TAIL_MAX_PER_KEY open tails.
 import { afterAll, describe, expect, test } from "bun:test";
 import { SseReader } from "../helpers/sse.ts";
 import { WS, entry, removeDir, startTestSluice, type TestOptions, type TestSluice } from "../helpers/sluice.ts";
