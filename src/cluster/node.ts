@@ -4,6 +4,7 @@
 import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Subscription } from "@nats-io/transport-node";
+import { sessionToken } from "../auth/sessions.ts";
 import type { Role } from "../config.ts";
 import { compose, type SluiceOptions } from "../compose.ts";
 import { ApiError } from "../errors.ts";
@@ -147,7 +148,7 @@ export class ClusterNode {
     if (url.pathname === "/readyz" && !this.ready) return Response.json({ status: "unavailable" }, { status: 503 });
     if (url.pathname.startsWith("/api/v1/admin/"))
       await this.mirror.catchUp().catch(() => false); // what another node's admin call made is seen here
-    else if (WORKSPACE_PATHS.some((prefix) => url.pathname.startsWith(prefix))) await this.caller(request.headers);
+    else if (WORKSPACE_PATHS.some((prefix) => url.pathname.startsWith(prefix))) await this.caller(request);
     return undefined;
   }
 
@@ -155,7 +156,8 @@ export class ClusterNode {
    * caller makes sure this node knows the request's key, if it presents one: a key this node does not know yet may
    * have been made on another node a moment ago, so the meta mirror catches up with the bucket first (bounded).
    */
-  private async caller(headers: Headers): Promise<void> {
+  private async caller({ headers, method }: Request): Promise<void> {
+    if (!this.front.auth.presents(headers)) return this.session(headers, method);
     try {
       this.front.auth.authenticate(headers);
       return;
@@ -163,6 +165,19 @@ export class ClusterNode {
       if (!(e instanceof ApiError) || e.code !== "AUTH_INVALID_API_KEY" || !this.ready) return;
     }
     await this.mirror.catchUp().catch(() => false);
+  }
+
+  /**
+   * session is caller for a web explorer session (contract §12): one this node does not know, or knows as ended, may
+   * have been opened or used on another node a moment ago, so the meta mirror catches up first (bounded); a use is
+   * recorded in the bucket (at most once a minute) before the request goes on, so every node knows of it after.
+   */
+  private async session(headers: Headers, method: string): Promise<void> {
+    const token = sessionToken(headers);
+    if (token === undefined || !(method === "GET" || headers.get("x-sluice-ui") === "1")) return; // what a session may authenticate (http/guard.ts)
+    const now = this.front.clock();
+    if (!this.front.sessions.alive(token, now) && this.ready) await this.mirror.catchUp().catch(() => false);
+    await this.front.sessions.recordUse(token, now).catch(() => {}); // unrecorded, the use still counts here
   }
 
   /** knowsKey is caller for a key known by its hash (a read another node admitted). */
