@@ -84,7 +84,7 @@ export class ClusterNode {
     };
     const mirror = new MetaMirror(metaEnv.meta, link.meta, log, { nc: link.nc, count: live });
     await mirror.start();
-    const sink = new ClusterSink(link, settings.partitions, options.queryTimeoutMs ?? 30_000);
+    const sink = new ClusterSink(link, settings.partitions); // a write waits for its verdict 30 s, whatever a read may take
     let node: ClusterNode | undefined;
     const ipRate = options.ipRatePerMinute ?? DEFAULT_IP_RATE;
     const front = compose({
