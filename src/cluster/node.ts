@@ -30,6 +30,8 @@ export interface NodeOptions extends Omit<SluiceOptions, "dataDir" | "meta" | "w
   retentionSweepMs?: number;
   /** how often the streams this node trims are trimmed (trim.ts; default 60 s) */
   trimEveryMs?: number;
+  /** how long a write waits for a copy's verdict before 503 (default 30 s) */
+  verdictTimeoutMs?: number;
 }
 
 /** SLUICE_IP_RATE_PER_MIN's default (config.ts), for a node started without it */
@@ -84,7 +86,7 @@ export class ClusterNode {
     };
     const mirror = new MetaMirror(metaEnv.meta, link.meta, log, { nc: link.nc, count: live });
     await mirror.start();
-    const sink = new ClusterSink(link, settings.partitions); // a write waits for its verdict 30 s, whatever a read may take
+    const sink = new ClusterSink(link, settings.partitions, options.verdictTimeoutMs); // not the read budget: a write is no read
     let node: ClusterNode | undefined;
     const ipRate = options.ipRatePerMinute ?? DEFAULT_IP_RATE;
     const front = compose({
