@@ -37,6 +37,9 @@ export interface NodeOptions extends Omit<SluiceOptions, "dataDir" | "meta" | "w
 /** SLUICE_IP_RATE_PER_MIN's default (config.ts), for a node started without it */
 const DEFAULT_IP_RATE = 6000;
 
+/** how long a request waits at most for its session's use to be recorded in the bucket */
+const RECORD_WAIT_MS = 2000;
+
 /** the paths an API key opens: the workspace API and the shipper routes */
 const WORKSPACE_PATHS = ["/api/v1/workspace/", "/otlp/", "/loki/", "/es/"];
 
@@ -178,8 +181,10 @@ export class ClusterNode {
     const token = sessionToken(headers);
     if (token === undefined || !(method === "GET" || headers.get("x-sluice-ui") === "1")) return; // what a session may authenticate (http/guard.ts)
     const now = this.front.clock();
-    if (!this.front.sessions.alive(token, now) && this.ready) await this.mirror.catchUp().catch(() => false);
-    await this.front.sessions.recordUse(token, now).catch(() => {}); // unrecorded, the use still counts here
+    if (!this.ready) return; // cut off from NATS: the session is judged by what this node holds
+    if (!this.front.sessions.alive(token, now)) await this.mirror.catchUp().catch(() => false);
+    // unrecorded, the use still counts here; one the bucket is slow to take (an election) is not waited for past 2 s
+    await Promise.race([this.front.sessions.recordUse(token, now).catch(() => {}), Bun.sleep(RECORD_WAIT_MS)]);
   }
 
   /** knowsKey is caller for a key known by its hash (a read another node admitted). */
