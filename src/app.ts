@@ -30,6 +30,7 @@ import type { PlanTable } from "./limits/plans.ts";
 import type { Databases } from "./storage/db.ts";
 import { EntryStore } from "./storage/entries.ts";
 import { MetaStore } from "./storage/meta.ts";
+import { SessionStore } from "./storage/sessions.ts";
 import { UsageStore } from "./storage/usage.ts";
 
 export interface AppDeps {
@@ -71,7 +72,7 @@ export function services(deps: AppDeps) {
   const entries = new EntryStore(deps.dbs, usage, deps.segmentEntries);
   const limiter = new RateLimiter(deps.ipRatePerMinute ?? 6000);
   const auth = new Authenticator(meta, deps.plans);
-  const sessions = new Sessions();
+  const sessions = new Sessions(new SessionStore(deps.dbs.meta), (hash) => meta.keyByHash(hash) !== undefined);
   const gate = new Gate(auth, limiter, clock, deps.trustProxyHops ?? 0, deps.bodyTimeoutMs, sessions, deps.handoff);
   return {
     meta,

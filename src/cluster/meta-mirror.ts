@@ -5,12 +5,15 @@
 import type { Database, Key } from "lmdb";
 import type { KV, KvWatchOptions } from "@nats-io/kv";
 import type { NatsConnection, Subscription } from "@nats-io/transport-node";
+import { SESSION_KEYS } from "../storage/sessions.ts";
 import { unavailable } from "./link.ts";
 import { pack, unpack } from "./message.ts";
 import { Watermark } from "./watermark.ts";
 
 /** keys of the meta database that stay local: the generation (each node raises its own) and the readiness probe */
 const LOCAL = new Set(["generation", "readyz"]);
+/** keys whose change a write does not wait for on every node: a session's recorded use (the reader catches up instead) */
+const UNAWAITED = new Set(["seen"]);
 
 type Change = { key: Key[]; value?: unknown };
 
@@ -108,7 +111,8 @@ export class MetaMirror {
         await this.db.transaction(() => {
           if (value === undefined) this.db.removeSync(key);
           else this.db.putSync(key, value);
-          this.db.putSync(["generation"], ((this.db.get(["generation"]) as number | undefined) ?? 0) + 1);
+          // sessions are read as stored on every request: no cached key needs to be dropped for them
+          if (!SESSION_KEYS.includes(String(key[0]))) this.db.putSync(["generation"], ((this.db.get(["generation"]) as number | undefined) ?? 0) + 1);
         });
         this.revision.advance(e.revision);
         if (e.delta === 0) initial();
@@ -180,6 +184,9 @@ export class MetaMirror {
               if (c.value === undefined) await stored(() => kv.delete(bucketKey(c.key)));
               else revision = await stored(() => kv.put(bucketKey(c.key), pack(c.value)));
             }
+            if (changes.every((c) => UNAWAITED.has(String(c.key[0])))) return result;
+            // a delete tells no revision: the bucket's last, at or past it, is waited for (a session signed out)
+            if (revision === 0 && changes.length > 0) revision = await stored(async () => (await kv.status()).streamInfo.state.last_seq);
             await everyNode(revision);
             return result;
           };

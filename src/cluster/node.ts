@@ -4,6 +4,7 @@
 import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Subscription } from "@nats-io/transport-node";
+import { sessionToken } from "../auth/sessions.ts";
 import type { Role } from "../config.ts";
 import { compose, type SluiceOptions } from "../compose.ts";
 import { ApiError } from "../errors.ts";
@@ -29,10 +30,15 @@ export interface NodeOptions extends Omit<SluiceOptions, "dataDir" | "meta" | "w
   retentionSweepMs?: number;
   /** how often the streams this node trims are trimmed (trim.ts; default 60 s) */
   trimEveryMs?: number;
+  /** how long a write waits for a copy's verdict before 503 (default 30 s) */
+  verdictTimeoutMs?: number;
 }
 
 /** SLUICE_IP_RATE_PER_MIN's default (config.ts), for a node started without it */
 const DEFAULT_IP_RATE = 6000;
+
+/** how long a request waits at most for its session's use to be recorded in the bucket */
+const RECORD_WAIT_MS = 2000;
 
 /** the paths an API key opens: the workspace API and the shipper routes */
 const WORKSPACE_PATHS = ["/api/v1/workspace/", "/otlp/", "/loki/", "/es/"];
@@ -87,7 +93,7 @@ export class ClusterNode {
     };
     const mirror = new MetaMirror(metaEnv.meta, link.meta, log, { nc: link.nc, count: live });
     await mirror.start();
-    const sink = new ClusterSink(link, settings.partitions); // a write waits for its verdict longer than a query may run
+    const sink = new ClusterSink(link, settings.partitions, options.verdictTimeoutMs); // not the read budget: a write is no read
     let node: ClusterNode | undefined;
     const ipRate = options.ipRatePerMinute ?? DEFAULT_IP_RATE;
     const front = compose({
@@ -151,7 +157,7 @@ export class ClusterNode {
     if (url.pathname === "/readyz" && !this.ready) return Response.json({ status: "unavailable" }, { status: 503 });
     if (url.pathname.startsWith("/api/v1/admin/"))
       await this.mirror.catchUp().catch(() => false); // what another node's admin call made is seen here
-    else if (WORKSPACE_PATHS.some((prefix) => url.pathname.startsWith(prefix))) await this.caller(request.headers);
+    else if (WORKSPACE_PATHS.some((prefix) => url.pathname.startsWith(prefix))) await this.caller(request);
     return undefined;
   }
 
@@ -159,7 +165,8 @@ export class ClusterNode {
    * caller makes sure this node knows the request's key, if it presents one: a key this node does not know yet may
    * have been made on another node a moment ago, so the meta mirror catches up with the bucket first (bounded).
    */
-  private async caller(headers: Headers): Promise<void> {
+  private async caller({ headers, method }: Request): Promise<void> {
+    if (!this.front.auth.presents(headers)) return this.session(headers, method);
     try {
       this.front.auth.authenticate(headers);
       return;
@@ -167,6 +174,21 @@ export class ClusterNode {
       if (!(e instanceof ApiError) || e.code !== "AUTH_INVALID_API_KEY" || !this.ready) return;
     }
     await this.mirror.catchUp().catch(() => false);
+  }
+
+  /**
+   * session is caller for a web explorer session (contract §12): one this node does not know, or knows as ended, may
+   * have been opened or used on another node a moment ago, so the meta mirror catches up first (bounded); a use is
+   * recorded in the bucket (at most once a minute) before the request goes on, so every node knows of it after.
+   */
+  private async session(headers: Headers, method: string): Promise<void> {
+    const token = sessionToken(headers);
+    if (token === undefined || !(method === "GET" || headers.get("x-sluice-ui") === "1")) return; // what a session may authenticate (http/guard.ts)
+    const now = this.front.clock();
+    if (!this.ready) return; // cut off from NATS: the session is judged by what this node holds
+    if (!this.front.sessions.alive(token, now)) await this.mirror.catchUp().catch(() => false);
+    // unrecorded, the use still counts here; one the bucket is slow to take (an election) is not waited for past 2 s
+    await Promise.race([this.front.sessions.recordUse(token, now).catch(() => {}), Bun.sleep(RECORD_WAIT_MS)]);
   }
 
   /** knowsKey is caller for a key known by its hash (a read another node admitted). */

@@ -2,12 +2,17 @@
 import type { Config } from "../config.ts";
 import { holdWrite } from "../http/pipelining.ts";
 import { planTable } from "../limits/plans-file.ts";
+import { startSyslog } from "../syslog.ts";
 import { lineLog } from "../turn.ts";
 import { ClusterNode } from "./node.ts";
 
 /** startClusterServer runs a cluster node until a signal stops it; the returned stop() does the same for tests. */
 export async function startClusterServer(config: Config, print: (text: string) => void = console.log) {
   const cluster = config.cluster!;
+  if (config.syslog && !cluster.roles.includes("front"))
+    throw new Error(
+      `SLUICE_SYSLOG_TCP and SLUICE_SYSLOG_UDP need the front role: add front to SLUICE_ROLES of node ${cluster.nodeId}, or set them on a front node`,
+    );
   const node = await ClusterNode.start({
     ...cluster,
     dataDir: config.dataDir,
@@ -41,11 +46,16 @@ export async function startClusterServer(config: Config, print: (text: string) =
   const shown = config.host === "0.0.0.0" || config.host === "::" ? "localhost" : config.host;
   const baseUrl = `http://${shown}:${server.port}`;
   print(`Sluice listening on ${baseUrl} (node ${cluster.nodeId}: ${cluster.roles.join(", ")}; cluster ${cluster.urls.join(",")}; data in ${config.dataDir})`);
+  // the syslog listeners write through the front as any write does: to the partition streams, answered by a copy's verdict
+  const log = (line: Record<string, unknown>) => console.error(JSON.stringify(line));
+  const syslog = config.syslog ? await startSyslog(config.syslog, { ...node.front, log }).catch(stopOnFailure(server, node)) : undefined;
+  if (syslog) print(`Syslog listening on ${syslog.addresses.join(" and ")}`);
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
       node.endStreams(); // a tail is a request that never finishes by itself
       await server.stop(false);
+      await syslog?.stop(); // what the listeners received is written before the node lets go of NATS
       await node.stop();
     })());
   const onSignal = () =>
@@ -55,5 +65,14 @@ export async function startClusterServer(config: Config, print: (text: string) =
     );
   process.once("SIGTERM", onSignal);
   process.once("SIGINT", onSignal);
-  return { port: server.port, baseUrl, stop, node };
+  return { port: server.port, baseUrl, stop, node, syslog };
 }
+
+/** stopOnFailure stops the server and the node when a listener cannot start (its port taken), then fails the start. */
+const stopOnFailure =
+  (server: { stop(closeActive?: boolean): Promise<void> | void }, node: ClusterNode) =>
+  async (e: unknown): Promise<never> => {
+    await server.stop(true);
+    await node.stop();
+    throw e;
+  };

@@ -66,7 +66,7 @@ export function uiRoutes(auth: Authenticator, sessions: Sessions, clock: () => n
         const now = clock();
         const caller = auth.authenticate(new Headers({ "x-api-key": key.trim() }), now);
         requirePermission(caller, "logs:read");
-        const token = sessions.start(hashSecret(key.trim()), now);
+        const token = await sessions.start(hashSecret(key.trim()), now);
         return json(set, { workspace: { id: caller.workspace.id, name: caller.workspace.name }, environment: caller.key.environment }, 200, {
           "set-cookie": sessionCookie(request, token, Math.floor(SESSION_MAX_MS / 1000)),
           "cache-control": "no-store",
@@ -76,9 +76,9 @@ export function uiRoutes(auth: Authenticator, sessions: Sessions, clock: () => n
     )
     .delete(
       "/ui/session",
-      ({ request }) => {
+      async ({ request }) => {
         const token = sessionToken(request.headers);
-        if (token !== undefined) sessions.end(token);
+        if (token !== undefined) await sessions.end(token); // answered once ended on every node of a cluster
         return new Response(null, { status: 204, headers: { "set-cookie": sessionCookie(request, "", 0), "cache-control": "no-store" } });
       },
       { detail: { hide: true } },

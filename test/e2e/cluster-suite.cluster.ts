@@ -7,9 +7,10 @@
 // connection to the next); `one` sends every call through node 0. Rate limits are per front node, each plan's figure
 // divided by the live fronts (§13): files that assert a figure exactly run with SLUICE_TEST_CLUSTER_FRONTS=1, one front
 // node (node 0, all roles) and two query and storage nodes, so the figure is the plan's and reads still go to copies on
-// the other nodes. The `one` mode runs a representative subset (writes, reads, explore, auth, web sessions).
-// It runs apart from `npm test`, as `npm run test:cluster` (about 8 minutes on 2 cores, which `npm test` could not hold
-// within its 10); `.ci/run` runs both.
+// the other nodes; shippers/syslog is among them, as its listener runs on node 0 and /metrics counts what that node
+// received (each node's /metrics describes that node). The `one` mode runs a representative subset (writes, reads,
+// explore, auth, web sessions). It runs apart from `npm test`, as `npm run test:cluster` (about 8 minutes on 2 cores,
+// which `npm test` could not hold within its 10); `.ci/run` runs both.
 //
 // Left out, one line each (their contract rules are in the files above; the single-process run has them all):
 // - process.test.ts: §1 for one process (first start's banner and curl line with its own URL, the CLI on its data
@@ -21,9 +22,6 @@
 // - limits-retention-sweeper.test.ts: drives one store's RetentionSweeper and reads its file size.
 // - pipelining-reads.test.ts: a cluster node answers a read after a NATS barrier, so Bun closes a connection whose
 //   next pipelined request comes meanwhile; the writes' rule (pipelining.test.ts) runs here.
-// - shippers/syslog.test.ts: starts the syslog listener on one process's services; cluster serve has no listener.
-// - ui-session.test.ts in round-robin: a web explorer session lives in the memory of the node that signed it in, so
-//   another node answers 401 (a known cluster gap); it runs in the `one` mode, where its reads go to copies.
 // - binary, compose, crash, internal-error, ui-browser: the compiled binary, the composition root, kill -9 of one
 //   process mid-write, injected storage faults, and a headless Chromium, all of one process.
 import { expect, test } from "bun:test";
@@ -35,11 +33,18 @@ const e2e = (names: string[]) => names.map((f) => `test/e2e/${f}.test.ts`);
 /** files whose rules hold through any front node, in three runs (each within its time limit on a busy machine) */
 const ANY_FRONT = [
   e2e(["write", "auth", "admin", "query-errors", "query-semantics", "query-indexes", "explore", "read", "tail", "fuzz", "explore-fuzz"]),
-  e2e(["query-fulltext-fresh", "query-needles", "query-slow", "limits-none", "limits-quota", "limits-retention", "hostile-values"]),
-  e2e(["abuse", "pipelining", "tail-process", "tail-bounds", "cli-transfer", ...["encodings", "es", "fuzz", "loki", "otlp", "syslog-ng"].map((f) => `shippers/${f}`)]),
+  e2e(["query-fulltext-fresh", "query-needles", "query-slow", "limits-none", "limits-quota", "limits-retention", "hostile-values", "ui-session"]),
+  e2e([
+    "abuse",
+    "pipelining",
+    "tail-process",
+    "tail-bounds",
+    "cli-transfer",
+    ...["encodings", "es", "fuzz", "loki", "otlp", "syslog-ng"].map((f) => `shippers/${f}`),
+  ]),
 ];
 /** files that assert a rate figure, or one process's counts, exactly: one front node (two runs) */
-const ONE_FRONT = [e2e(["limits-rate"]), e2e(["limits-process", "hostile-clients", "shippers/rules"])];
+const ONE_FRONT = [e2e(["limits-rate"]), e2e(["limits-process", "hostile-clients", "shippers/rules", "shippers/syslog"])];
 /** the `one` mode's subset */
 const THROUGH_ONE = e2e(["write", "read", "explore", "auth", "ui-session"]);
 

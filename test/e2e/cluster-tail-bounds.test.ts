@@ -30,7 +30,11 @@ test("a tail relayed from another node's copy to a consumer too slow gets event:
   const key = await (await c.workspace()).key("development", "rw");
   const r = await tail(relayingAt, key);
   expect(r.status).toBe(200);
-  for (let i = 0; i < 5; i++) await bulk(key, Array.from({ length: 100 }, (_, n) => `m${i * 100 + n}`)); // nobody reads meanwhile
+  for (let i = 0; i < 5; i++)
+    await bulk(
+      key,
+      Array.from({ length: 100 }, (_, n) => `m${i * 100 + n}`),
+    ); // nobody reads meanwhile
   await Bun.sleep(200);
   const sse = new SseReader(r.body!);
   const got: string[] = [];

@@ -1,6 +1,6 @@
 // The web explorer's server side (contract §12), without a browser: GET / redirects, the page's CSP, the session
 // cookie's flags, what the cookie authenticates (reads; a POST only with X-Sluice-UI: 1; never a write), sign-out,
-// and a revoked or expired key ending its session.
+// a revoked or expired key ending its session, and a session outliving a restart (sessions are stored, hashed).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { entry, removeDir, startTestSluice, type TestSluice, WS } from "../helpers/sluice.ts";
@@ -184,5 +184,17 @@ describe("the web explorer's routes", () => {
       now += 60 * 60_000;
       expect((await t.call("GET", `${WS}/info`, { headers: { cookie: busy.cookie } })).status).toBe(h < 11 ? 200 : 401);
     }
+  });
+
+  test("a session outlives a restart of the server (it is stored, hashed), and a sign-out before the restart holds after it", async () => {
+    const kept = await signIn(ro.key);
+    const ended = await signIn(ro.key);
+    expect((await t.call("DELETE", "/ui/session", { headers: { cookie: ended.cookie } })).status).toBe(204);
+    await t.close();
+    t = startTestSluice(t.dir, { clock: () => now, tail: { recheckMs: 50 } });
+    const r = await t.call("GET", `${WS}/info`, { headers: { cookie: kept.cookie } });
+    expect(r.status).toBe(200);
+    expect(((await r.json()) as { project: { id: string } }).project.id).toBe(wsId);
+    expect((await t.call("GET", `${WS}/info`, { headers: { cookie: ended.cookie } })).status).toBe(401);
   });
 });

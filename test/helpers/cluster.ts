@@ -123,6 +123,7 @@ export async function startTestCluster(opts: ClusterOptions = {}): Promise<TestC
       mapBytes: 2 ** 34, // a test process holds many clusters of a dozen environments each: 1 TiB each would use up its address space
       ipRatePerMinute: opts.app?.ipRatePerMinute ?? -1,
       queryTimeoutMs: opts.queryTimeoutMs ?? opts.app?.queryTimeoutMs ?? 15_000,
+      verdictTimeoutMs: 15_000, // a write with no copy to apply it fails within a test's time, whatever its read budget
       log: () => {},
       storageLog: () => {},
     };

@@ -120,8 +120,8 @@ function clusterTestSluice(mode: "one" | "round-robin", opts: TestOptions, dir: 
     throw new Error(`${what} is not there when SLUICE_TEST_CLUSTER runs the tests on a cluster`);
   };
   // of a single process's services, what a cluster has too: the admin service (node 0's, on the shared bucket),
-  // entries.append, which goes through node 0's front to the partition streams as its writes do, and usage.used, read
-  // on the copy of the workspace's partition that has applied the most
+  // entries.append, which goes through node 0's front to the partition streams as its writes do, usage.used, read
+  // on the copy of the workspace's partition that has applied the most, and node 0's front parts a syslog listener takes
   const svc = () => {
     const cluster = started;
     if (!cluster) throw new Error("svc is there once the cluster has started: await a call or s.workspace() first");
@@ -131,8 +131,14 @@ function clusterTestSluice(mode: "one" | "round-robin", opts: TestOptions, dir: 
       const copies = cluster.nodes.flatMap((n) => n.copyOf(p) ?? []);
       return copies.reduce((a, b) => (b.applied > a.applied ? b : a));
     };
+    const { auth, ingest, metrics, rejections, clock } = node.front; // what a syslog listener on node 0 is given (cluster/serve.ts)
     return {
       admin: node.front.admin,
+      auth,
+      ingest,
+      metrics,
+      rejections,
+      clock,
       entries: { append: node.sink.append.bind(node.sink) },
       usage: { used: (ws: string, month: string) => copyOf(ws).sluice.usage.used(ws, month) },
     };
