@@ -15,6 +15,8 @@ import { askStream, serveStream, type RelayedRequest } from "./relay.ts";
  * would wait for it until its timeout and answer 503, never a read that could miss a write.
  */
 const OWN_BARRIER = Number.POSITIVE_INFINITY;
+/** how long a forwarded read is sent again while NATS knows no copy subscribed to it */
+const NO_RESPONDERS_WAIT_MS = 3000;
 /** how long a tail waits for its partition's owner to answer before any copy may */
 const OWNER_WAIT_MS = 3000;
 
@@ -148,16 +150,19 @@ export class ClusterReads {
   private async forward(p: number, request: Request, keyHash: string): Promise<Response> {
     const body = request.method === "GET" || request.method === "HEAD" ? null : new Uint8Array(await request.arrayBuffer());
     const read: RelayedRequest = { method: request.method, url: request.url, headers: [...request.headers], body, barrier: OWN_BARRIER, keyHash };
-    let reply: ForwardedReply;
-    try {
-      // the copy may wait out a stream leader election for the barrier, then the read's own time
-      const timeout = LAST_SEQ_DEADLINE_MS + this.settings.queryTimeoutMs + 5000;
-      const m = await this.link.nc.request(readSubject(p), pack(read), { timeout });
-      reply = unpack<ForwardedReply>(m.data);
-    } catch {
-      throw noCopy(p);
+    // the copy may wait out a stream leader election for the barrier, then the read's own time
+    const timeout = LAST_SEQ_DEADLINE_MS + this.settings.queryTimeoutMs + 5000;
+    const until = Date.now() + NO_RESPONDERS_WAIT_MS;
+    for (;;) {
+      try {
+        const reply = unpack<ForwardedReply>((await this.link.nc.request(readSubject(p), pack(read), { timeout })).data);
+        return new Response(reply.body, { status: reply.status, headers: reply.headers });
+      } catch (e) {
+        // a copy's subscription reaches every NATS server a moment after it is made: "no responders" just after a start
+        if (!(e as { isNoResponders?(): boolean }).isNoResponders?.() || Date.now() > until) throw noCopy(p);
+        await Bun.sleep(100);
+      }
     }
-    return new Response(reply.body, { status: reply.status, headers: reply.headers });
   }
 
   /** answer runs a request relayed from another node on this node's copy, once it has applied the request's barrier. */
