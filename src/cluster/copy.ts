@@ -37,6 +37,8 @@ export class PartitionCopy {
   private watchdog: ReturnType<typeof setInterval> | undefined;
   /** the last message's application: a rejection list waits for the writes before it */
   private previous: Promise<unknown> = Promise.resolve();
+  /** the last message's advance of the applied sequence: it rises in log order, never past a write still committing */
+  private advanced: Promise<unknown> = Promise.resolve();
   /** each tenant's last key as decided in log order, ahead of what has committed (lastKeyOf) */
   private readonly lastKeys = new Map<string, { ms: number; id: string }>();
 
@@ -99,6 +101,7 @@ export class PartitionCopy {
 
   private async consume(): Promise<void> {
     this.lastKeys.clear(); // what a failed run decided ahead of its commits is decided again, from what committed
+    this.advanced = Promise.resolve();
     const consumer = await this.link.js.consumers.get(streamOf(this.partition), {
       deliver_policy: DeliverPolicy.StartSequence,
       opt_start_seq: this.applied + 1,
@@ -129,12 +132,15 @@ export class PartitionCopy {
     const m = decodeWrite(data);
     const done = m.rejected ? this.list(seq, m.ws, m.env, m.ms, m.rejected, this.previous) : this.store(seq, m);
     this.previous = done.catch(() => {});
+    // a write refused by its quota is decided before the writes ahead of it commit: reads must not pass those
+    this.advanced = Promise.all([this.advanced, done]).then(() => this.mark.advance(seq));
+    this.advanced.catch(() => {}); // a failed write stops the advance; consume() starts again from the applied sequence
     return done;
   }
 
   /**
    * list adds rejected entries to this copy's list (in memory, as a single process keeps it), once the writes before
-   * them have committed; the applied sequence then passes them, unless a later write's commit has already.
+   * them have committed, and stores the applied sequence past them unless a later write's commit has already.
    */
   private async list(
     seq: number,
@@ -150,7 +156,6 @@ export class PartitionCopy {
     await root.transaction(() => {
       if (((root.get(APPLIED) as number | undefined) ?? 0) < seq) root.put(APPLIED, seq);
     });
-    this.mark.advance(seq);
   }
 
   /**
@@ -179,7 +184,6 @@ export class PartitionCopy {
           m.limit,
           alsoPut,
         );
-    this.mark.advance(seq);
     this.link.nc.publish(verdictSubject(this.partition), pack({ seq, ...verdict, ...(inOrder ? {} : { after: last }) } satisfies VerdictMessage));
   }
 

@@ -98,6 +98,33 @@ describe("cluster", () => {
     for (const i of [0, 1, 2]) expect((await everyId(i, key)).length).toBe(50);
   }, 60_000);
 
+  test("a read started after a 201 counts that write on any node, though writes past the quota are refused before those ahead of them commit", async () => {
+    for (let round = 0; round < 3; round++) {
+      const ws = await c.workspace("q50");
+      const key = await ws.key("production", "rw");
+      let acked = 0;
+      let writing = true;
+      const writes = Promise.all(
+        Array.from({ length: 90 }, (_, k) =>
+          c.call(k % 3, "POST", `${WS}/logs`, { key, body: entry({ action: `late.${k}` }) }).then((r) => {
+            if (r.status === 201) acked++;
+          }),
+        ),
+      ).finally(() => (writing = false));
+      const stale: string[] = [];
+      const readers = [0, 1, 2].map(async (i) => {
+        while (writing) {
+          const floor = acked;
+          const { used } = (await (await c.call(i, "GET", `${WS}/usage`, { key })).json()) as { used: number };
+          if (used < floor) stale.push(`node ${i} answered used ${used} after ${floor} writes had answered 201`);
+        }
+      });
+      await Promise.all([writes, ...readers]);
+      expect(stale).toEqual([]);
+      expect(acked).toBe(50);
+    }
+  }, 60_000);
+
   test("a live tail on any node, holding a copy or not, gets the entries written through every node, in order", async () => {
     const ws = await c.workspace();
     const key = await ws.key("production", "rw");
