@@ -15,6 +15,7 @@ import {
   float64Reader,
   packr,
   foldText,
+  isFolded,
   textEntriesFolding,
   type FoldedText,
   textEntriesWith,
@@ -208,7 +209,7 @@ export class Block {
   /** messagesFolding is messagesWith for a lowercase ASCII needle of a case-insensitive search (columns.ts textEntriesFolding). */
   messagesFolding(lowered: Uint8Array): number[] | undefined {
     if (this.stored.v < 5) return undefined;
-    this.foldedMessages ??= foldText(this.stored.c[Col.Message], this.size);
+    if (this.foldedMessages === undefined || !isFolded(this.foldedMessages)) this.foldedMessages = foldText(this.stored.c[Col.Message], this.size);
     return textEntriesFolding(this.foldedMessages, lowered);
   }
   /** objectsWith is messagesWith for the entries' objects, as the JSON text they are stored in. */
