@@ -105,3 +105,11 @@ test("a block's case-insensitive message search stays right after other blocks a
   expect(c.messagesFolding(full)).toEqual([1]);
   expect(b.messagesFolding(Buffer.from("no"))).toEqual([2]);
 });
+
+test("a block's ids read one at a time, a few or most of them, in any order, are the ids it was written with", () => {
+  const sent = entries(200);
+  for (const order of [[150, 3, 199, 0], Array.from({ length: 200 }, (_, i) => 199 - i)]) {
+    const block = Block.decode(0, encodeBlock(sent)); // a fresh block: nothing read yet
+    expect(order.map((i) => block.id(i))).toEqual(order.map((i) => sent[i].id));
+  }
+});
