@@ -39,6 +39,10 @@ export interface QueryPlan {
 
 // Estimates count blocks only up to this: the choice needs "rare or not", and every key counted costs time.
 const COUNT_CAP = 250;
+// ...and a filter that only the range scan competes with, this far: it names a subset of the range's blocks, so the
+// count only has to tell whether it skips some (the reach of two counts stopped at the cap tells), and a count that
+// does not stop scans the filters of the whole range
+const FILTER_ALONE_CAP = 32;
 
 /** planQuery narrows the range by the server_timestamp terms and picks the cheapest candidate source. */
 export function planQuery(store: EntryStore, tenant: Tenant, query: Query, requested: ScanRange, explaining = false): QueryPlan {
@@ -56,8 +60,10 @@ export function planQuery(store: EntryStore, tenant: Tenant, query: Query, reque
   }
   // the range scan last: it only has to be counted as far as the best index's estimate, and not at all alone
   const alone = proposals.length === 0 && !explaining; // explain still counts, so that it can show the figure
+  const competing = proposals.filter(([p]) => !p.explainOnly);
+  const filterAlone = competing.length === 1 && isFilterIndex(competing[0][0].index);
   proposals.push([rangeProposal(store, tenant, range, alone), undefined]);
-  let best = COUNT_CAP;
+  let best = filterAlone ? FILTER_ALONE_CAP : COUNT_CAP;
   const counted = proposals.map(([p, term]) => {
     const estimate = p.estimate(best + 1);
     if (!p.explainOnly) best = Math.min(best, estimate); // explain must count the chosen plan's candidates as a read does
@@ -68,7 +74,8 @@ export function planQuery(store: EntryStore, tenant: Tenant, query: Query, reque
   return { range, chosen, candidates: [candidates[candidates.length - 1], ...candidates.slice(0, -1)] };
 }
 
-const isFilter = (c: Candidate) => c.index === "value" || c.index === "substring" || c.index === "filters";
+const isFilterIndex = (index: Candidate["index"]) => index === "value" || index === "substring" || index === "filters";
+const isFilter = (c: Candidate) => isFilterIndex(c.index);
 
 /**
  * better tells whether a counted candidate beats another: fewer blocks; at a tie of two counts stopped at the cap
@@ -107,6 +114,7 @@ function candidatesFor(store: EntryStore, tenant: Tenant, term: Term, range: Sca
   // an action's postings name exactly its blocks, and its filter a superset of them: never cheaper, so counted only for
   // explain; nor is the filter of a term whose joint filter (a subset) is counted
   const byFilter = needle && (explaining || (byIndex?.index !== "action" && !inJoint)) && filterCandidate(store, tenant, needle.index, needle.needle, range);
+  if (byFilter && inJoint) byFilter.explainOnly = true; // explain's plan is the read's
   return [byIndex, byFilter || undefined].filter((p): p is Proposal => p !== undefined);
 }
 
