@@ -252,8 +252,22 @@ function wordsTest(need: string[]): TextTest {
     if (text === null) return false;
     const lt = lower(text);
     for (const w of quick) if (!lt.includes(w)) return false;
-    return hasAllWords(need, text);
+    return isAscii(text) ? need.every((w) => hasAsciiWord(lt, w)) : hasAllWords(need, text);
   };
 }
+
+/**
+ * hasAsciiWord tells whether w is a full-text word of an ASCII text, given lowercased: its words are then the maximal
+ * runs of [a-z0-9], so w must occur with no letter or digit on either side (words() gives the same, splitting it all).
+ */
+function hasAsciiWord(lowered: string, w: string): boolean {
+  for (let at = lowered.indexOf(w); at >= 0; at = lowered.indexOf(w, at + 1)) {
+    if (!isWordCode(lowered.charCodeAt(at - 1)) && !isWordCode(lowered.charCodeAt(at + w.length))) return true;
+  }
+  return false;
+}
+
+// a lowercase ASCII letter or digit (NaN, past either end, is neither)
+const isWordCode = (c: number): boolean => (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39);
 
 const lower = (s: string): string => s.toLowerCase();

@@ -20,10 +20,39 @@ export type Narrow = (block: Block) => readonly number[] | undefined;
 const all: Narrow = () => undefined;
 
 /** within is the ascending positions both a reference and the narrowing allow; null: every entry. */
-function within(positions: Set<number> | null, narrowed: readonly number[] | undefined): readonly number[] | null {
+function within(positions: readonly number[] | null, narrowed: readonly number[] | undefined): readonly number[] | null {
   if (positions === null) return narrowed ?? null;
-  if (narrowed === undefined) return [...positions].sort((a, b) => a - b);
-  return narrowed.filter((i) => positions.has(i));
+  if (narrowed === undefined) return positions;
+  const out: number[] = [];
+  for (let i = 0, j = 0; i < positions.length && j < narrowed.length; ) {
+    if (positions[i] === narrowed[j]) {
+      out.push(positions[i]);
+      i++;
+      j++;
+    } else if (positions[i] < narrowed[j]) i++;
+    else j++;
+  }
+  return out;
+}
+
+/** merged is the ascending union of two ascending position lists, each position once. */
+function merged(a: readonly number[], b: readonly number[]): number[] {
+  const out: number[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length || j < b.length) {
+    const next = j >= b.length || (i < a.length && a[i] <= b[j]) ? a[i] : b[j];
+    if (out.length === 0 || out[out.length - 1] !== next) out.push(next);
+    if (i < a.length && a[i] === next) i++;
+    if (j < b.length && b[j] === next) j++;
+  }
+  return out;
+}
+
+// a reference's positions as an ascending list of distinct positions (indexes list them so; this makes sure)
+function ascending(positions: readonly number[]): readonly number[] {
+  for (let k = 1; k < positions.length; k++) if (positions[k] <= positions[k - 1]) return [...new Set(positions)].sort((a, b) => a - b);
+  return positions;
 }
 
 /**
@@ -71,10 +100,14 @@ function* walk(
   const { after } = range;
   const probe = { serverMs: 0, entry: new EntryView(undefined as unknown as Block, 0) };
   let groupMs = NaN;
-  let group = new Map<string, Set<number> | null>();
+  let group = new Map<string, readonly number[] | null>();
   // a block narrowed to no entry is let go unread past its test, and one narrowed to a few is read in place (`transient`):
   // only a block with many entries to check is copied out
-  const read = (firstId: string, positions: Set<number> | null, inPlace: boolean): { block?: Block; at: readonly number[] | null; transient?: boolean } => {
+  const read = (
+    firstId: string,
+    positions: readonly number[] | null,
+    inPlace: boolean,
+  ): { block?: Block; at: readonly number[] | null; transient?: boolean } => {
     if (narrow === all) return { block: store.readBlock(tenant, groupMs, firstId), at: within(positions, undefined) };
     const peek = store.readBlockTransient(tenant, groupMs, firstId);
     if (!peek) return { at: [] };
@@ -137,7 +170,7 @@ function* walk(
     const had = group.get(ref.firstId);
     if (had === null) continue; // the whole block is in already
     if (ref.positions === null) group.set(ref.firstId, null);
-    else group.set(ref.firstId, new Set([...(had ?? []), ...ref.positions]));
+    else group.set(ref.firstId, had === undefined ? ascending(ref.positions) : merged(had, ascending(ref.positions)));
   }
   yield* flush();
 }

@@ -9,12 +9,13 @@ import { lowerBoundMs, upperBoundMs } from "../time.ts";
 import type { Query, Term, TextTerm } from "./ast.ts";
 import { formatTerm } from "./format.ts";
 import { contains, hasAllWords } from "./match.ts";
+import { filtersHoldWords, jointNeedle } from "./joint.ts";
 import { mergeRefs } from "./merge.ts";
 import { words } from "../words.ts";
 
 /** Candidate is one way to find the entries that may match, with its cost in blocks to read. */
 export interface Candidate {
-  index: "range" | "id" | "level" | "tag" | "action" | "fulltext" | "value" | "substring" | "none";
+  index: "range" | "id" | "level" | "tag" | "action" | "fulltext" | "value" | "substring" | "filters" | "none";
   /** the conjunct it answers, canonically printed; absent for the range scan */
   term?: string;
   /** blocks to read, counted up to the best estimate found before it (then it is "at least this") */
@@ -24,6 +25,8 @@ export interface Candidate {
 
 type Proposal = Omit<Candidate, "term" | "estimate"> & {
   estimate(cap: number): number;
+  /** shown by explain but never chosen: the plan explain shows is the one a read runs */
+  explainOnly?: boolean;
   /** for a count stopped at its cap: the millisecond of the last block counted (a sparser source reaches further back) */
   reach?: number;
 };
@@ -36,29 +39,43 @@ export interface QueryPlan {
 
 // Estimates count blocks only up to this: the choice needs "rare or not", and every key counted costs time.
 const COUNT_CAP = 250;
+// ...and a filter that only the range scan competes with, this far: it names a subset of the range's blocks, so the
+// count only has to tell whether it skips some (the reach of two counts stopped at the cap tells), and a count that
+// does not stop scans the filters of the whole range
+const FILTER_ALONE_CAP = 32;
 
 /** planQuery narrows the range by the server_timestamp terms and picks the cheapest candidate source. */
 export function planQuery(store: EntryStore, tenant: Tenant, query: Query, requested: ScanRange, explaining = false): QueryPlan {
   const range = narrow(requested, query.terms);
   const proposals: [Proposal, string | undefined][] = [];
+  const needles = query.terms.flatMap((term) => {
+    const n = needleOf(term);
+    return n ? [{ term, needle: n.needle }] : [];
+  });
+  // the terms' filters together first: a subset of each one's blocks, so counting it first caps the counts after it
+  const joint = jointNeedle(needles);
+  if (joint) proposals.push([filterCandidate(store, tenant, "filters", joint.needle, range), joint.terms.map(formatTerm).join(" ")]);
   for (const term of query.terms) {
-    for (const p of candidatesFor(store, tenant, term, range, explaining)) proposals.push([p, formatTerm(term)]);
+    for (const p of candidatesFor(store, tenant, term, range, explaining, joint?.terms.includes(term) ?? false)) proposals.push([p, formatTerm(term)]);
   }
   // the range scan last: it only has to be counted as far as the best index's estimate, and not at all alone
   const alone = proposals.length === 0 && !explaining; // explain still counts, so that it can show the figure
+  const competing = proposals.filter(([p]) => !p.explainOnly);
+  const filterAlone = competing.length === 1 && isFilterIndex(competing[0][0].index);
   proposals.push([rangeProposal(store, tenant, range, alone), undefined]);
-  let best = COUNT_CAP;
+  let best = filterAlone ? FILTER_ALONE_CAP : COUNT_CAP;
   const counted = proposals.map(([p, term]) => {
     const estimate = p.estimate(best + 1);
-    best = Math.min(best, estimate);
-    return { candidate: { index: p.index, term, estimate, open: p.open } as Candidate, reach: p.reach };
+    if (!p.explainOnly) best = Math.min(best, estimate); // explain must count the chosen plan's candidates as a read does
+    return { candidate: { index: p.index, term, estimate, open: p.open } as Candidate, reach: p.reach, explainOnly: p.explainOnly };
   });
-  const chosen = counted.reduce((b, c) => (better(c, b) ? c : b)).candidate;
+  const chosen = counted.filter((c) => !c.explainOnly).reduce((b, c) => (better(c, b) ? c : b)).candidate;
   const candidates = counted.map((c) => c.candidate);
   return { range, chosen, candidates: [candidates[candidates.length - 1], ...candidates.slice(0, -1)] };
 }
 
-const isFilter = (c: Candidate) => c.index === "value" || c.index === "substring";
+const isFilterIndex = (index: Candidate["index"]) => index === "value" || index === "substring" || index === "filters";
+const isFilter = (c: Candidate) => isFilterIndex(c.index);
 
 /**
  * better tells whether a counted candidate beats another: fewer blocks; at a tie of two counts stopped at the cap
@@ -87,16 +104,22 @@ function rangeProposal(store: EntryStore, tenant: Tenant, range: ScanRange, alon
   return p;
 }
 
-function candidatesFor(store: EntryStore, tenant: Tenant, term: Term, range: ScanRange, explaining: boolean): Proposal[] {
-  const byIndex = candidateFor(store, tenant, term, range);
+function candidatesFor(store: EntryStore, tenant: Tenant, term: Term, range: ScanRange, explaining: boolean, inJoint: boolean): Proposal[] {
   const needle = needleOf(term);
-  // an action's postings name exactly its blocks, and its filter a superset of them: never cheaper, so counted only for explain
-  const byFilter = needle && (explaining || byIndex?.index !== "action") && filterCandidate(store, tenant, needle.index, needle.needle, range);
+  // full text asks another thread; filters that hold the term's words name no more blocks but for their false
+  // positives: then it is counted only for explain, and not chosen there either
+  const skipFullText = needle !== undefined && filtersHoldWords(term);
+  const byIndex = skipFullText && !explaining ? undefined : candidateFor(store, tenant, term, range);
+  if (byIndex && skipFullText) byIndex.explainOnly = true;
+  // an action's postings name exactly its blocks, and its filter a superset of them: never cheaper, so counted only for
+  // explain; nor is the filter of a term whose joint filter (a subset) is counted
+  const byFilter = needle && (explaining || (byIndex?.index !== "action" && !inJoint)) && filterCandidate(store, tenant, needle.index, needle.needle, range);
+  if (byFilter && inJoint) byFilter.explainOnly = true; // explain's plan is the read's
   return [byIndex, byFilter || undefined].filter((p): p is Proposal => p !== undefined);
 }
 
 /** filterCandidate proposes the blocks whose filter may hold a needle; a count that finished keeps its blocks for open(). */
-function filterCandidate(store: EntryStore, tenant: Tenant, index: "value" | "substring", needle: Needle, range: ScanRange): Proposal {
+function filterCandidate(store: EntryStore, tenant: Tenant, index: "value" | "substring" | "filters", needle: Needle, range: ScanRange): Proposal {
   let found: BlockRef[] | undefined;
   const p: Proposal = {
     index,

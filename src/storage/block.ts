@@ -15,6 +15,7 @@ import {
   float64Reader,
   packr,
   foldText,
+  isFolded,
   textEntriesFolding,
   type FoldedText,
   textEntriesWith,
@@ -160,7 +161,7 @@ export class Block {
     const { v, n, c: cols } = this.stored;
     const bytes = cols[c];
     if (bytes === null) return () => null;
-    if (c === Col.Id && v >= 4) return idReader(packr.unpack(bytes) as string, n);
+    if (c === Col.Id && v >= 4) return idReader(bytes, n);
     if (v < 5) {
       const values = packr.unpack(bytes) as unknown[];
       return (i) => values[i];
@@ -208,7 +209,7 @@ export class Block {
   /** messagesFolding is messagesWith for a lowercase ASCII needle of a case-insensitive search (columns.ts textEntriesFolding). */
   messagesFolding(lowered: Uint8Array): number[] | undefined {
     if (this.stored.v < 5) return undefined;
-    this.foldedMessages ??= foldText(this.stored.c[Col.Message], this.size);
+    if (this.foldedMessages === undefined || !isFolded(this.foldedMessages)) this.foldedMessages = foldText(this.stored.c[Col.Message], this.size);
     return textEntriesFolding(this.foldedMessages, lowered);
   }
   /** objectsWith is messagesWith for the entries' objects, as the JSON text they are stored in. */
@@ -260,10 +261,41 @@ export class Block {
 
 const ID_LENGTH = 36; // canonical UUID text
 
-// ids are cut from the joined string when first asked for, then kept: sorting compares them often
-function idReader(joined: string, n: number): Reader<string> {
+// ids are cut from the joined string when first asked for, then kept: sorting compares them often. A read of a few
+// entries of a block cuts them from the stored bytes (the joined ids, a msgpack string of ASCII), and the whole
+// string is decoded only once many are asked for
+function idReader(bytes: Uint8Array, n: number): Reader<string> {
   const ids = new Array<string | undefined>(n);
-  return (i) => (ids[i] ??= joined.slice(i * ID_LENGTH, (i + 1) * ID_LENGTH));
+  const at = asciiStart(bytes, n * ID_LENGTH);
+  let joined: string | undefined = at < 0 ? (packr.unpack(bytes) as string) : undefined;
+  const raw = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
+  let cut = 0;
+  return (i) => {
+    let id = ids[i];
+    if (id === undefined) {
+      if (joined === undefined && ++cut > WHOLE_AFTER) joined = raw.toString("latin1", at, at + n * ID_LENGTH);
+      id = ids[i] =
+        joined === undefined ? raw.toString("latin1", at + i * ID_LENGTH, at + (i + 1) * ID_LENGTH) : joined.slice(i * ID_LENGTH, (i + 1) * ID_LENGTH);
+    }
+    return id;
+  };
+}
+
+// past this many ids cut one by one, decoding all of them at once costs less
+const WHOLE_AFTER = 64;
+
+// where a msgpack string of `length` bytes starts (after its header), or -1 when the bytes are not one of that length
+function asciiStart(bytes: Uint8Array, length: number): number {
+  const head = bytes[0];
+  const [at, stored] =
+    head === 0xd9
+      ? [2, bytes[1]]
+      : head === 0xda
+        ? [3, (bytes[1] << 8) | bytes[2]]
+        : head === 0xdb
+          ? [5, ((bytes[1] << 24) | (bytes[2] << 16) | (bytes[3] << 8) | bytes[4]) >>> 0]
+          : [-1, -1];
+  return stored === length && bytes.length === at + length ? at : -1;
 }
 
 /** EntryView reads entry i of block b; the executor moves one view along a block to test entries without allocating. */

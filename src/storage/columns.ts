@@ -19,7 +19,9 @@ const NULL_BIT = 0x80000000;
 const WIDE = 1; // a text column's flag: not all ASCII, so character offsets follow the byte offsets
 const encoder = new TextEncoder();
 // a copy at offset 0 (aligned for any typed array); Buffer's own slice would be a view
-const copyOf = (bytes: Uint8Array, start?: number, end?: number): ArrayBuffer => Uint8Array.prototype.slice.call(bytes, start, end).buffer;
+// through a plain view: slicing a Buffer makes a Buffer (its species), which costs Bun several times the copy
+const copyOf = (bytes: Uint8Array, start = 0, end = bytes.length): ArrayBuffer =>
+  new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length).slice(start, end).buffer;
 
 /** encodeText packs strings or nulls so that each decodes alone, and all of them in one go. */
 export function encodeText(values: readonly (string | null)[]): Uint8Array {
@@ -102,7 +104,16 @@ export interface FoldedText {
   ends: Uint32Array;
   /** the entries with a character beyond ASCII, ascending (a few lowercase to ASCII letters: the Kelvin sign to k) */
   wide: number[];
+  /** `folded` lies in a buffer shared by every fold: it holds this one while no other fold came after (isFolded) */
+  fold: number;
 }
+
+// the one buffer folds are made in: a read folds block after block, and allocating each fold cost as much as making it
+let scratch = new Uint32Array(1 << 14);
+let folds = 0;
+
+/** isFolded tells whether a FoldedText's bytes are still in the shared buffer, no other fold having been made since. */
+export const isFolded = (text: FoldedText): boolean => text.fold === folds;
 
 /** foldText reads a column of encodeText for textEntriesFolding: once per block, however many needles search it. */
 export function foldText(bytes: Uint8Array, n: number): FoldedText {
@@ -117,7 +128,10 @@ export function foldText(bytes: Uint8Array, n: number): FoldedText {
       bytesAt = bytesEnd;
       charsAt = charsEnd;
     }
-  return { folded: foldAscii(textPayload(bytes, n)), ends, wide };
+  const payload = textPayload(bytes, n);
+  const words = (payload.length + 3) >>> 2;
+  if (scratch.length < words) scratch = new Uint32Array(Math.max(words, 2 * scratch.length));
+  return { folded: foldInto(payload, scratch), ends, wide, fold: ++folds };
 }
 
 /**
@@ -131,16 +145,22 @@ export function textEntriesFolding(text: FoldedText, lowered: Uint8Array): numbe
 
 /** foldAscii copies bytes with the ASCII letters lowercased, four at a time; every other byte stays as it is. */
 export function foldAscii(bytes: Uint8Array): Buffer {
-  const out = new Uint8Array((bytes.length + 3) & ~3);
+  return foldInto(bytes, new Uint32Array((bytes.length + 3) >>> 2));
+}
+
+// foldAscii into the start of `words`, which has room for the bytes rounded up to a whole word
+function foldInto(bytes: Uint8Array, words: Uint32Array): Buffer {
+  const n = (bytes.length + 3) >>> 2;
+  const out = new Uint8Array(words.buffer, 0, n * 4);
   out.set(bytes);
-  const words = new Uint32Array(out.buffer);
-  for (let i = 0; i < words.length; i++) {
+  out.fill(0, bytes.length); // the last word's padding
+  for (let i = 0; i < n; i++) {
     const x = words[i];
     const low = x & 0x7f7f7f7f; // per byte, + 0x3f reaches bit 7 from "A" up, + 0x25 from past "Z": no carry between bytes
     const upper = (low + 0x3f3f3f3f) & ~(low + 0x25252525) & ~x & 0x80808080;
     words[i] = x | (upper >>> 2);
   }
-  return Buffer.from(out.buffer, 0, bytes.length);
+  return Buffer.from(words.buffer, 0, bytes.length);
 }
 
 // the entries (by their byte ends) in which an occurrence of `needle` in `text` starts, ascending

@@ -151,16 +151,23 @@ export class NeedleIndex {
       if (!partitions.has(p)) partitions.set(p, this.partition(tenant, s, p));
       return partitions.get(p);
     };
+    // each term's partition is looked up once a segment, when a stripe first needs it: null once the segment went (retention)
+    const terms = needle.map((alternative) => alternative.map((t) => ({ t, words: undefined as Uint32Array | null | undefined })));
     const holds = (j: number) => {
       const logR = s.logR[j];
-      return needle.some((terms) =>
-        terms.every((t) => {
-          const words = partition(t.h & mask);
-          if (!words) return false; // the segment went meanwhile (retention): so did its blocks
-          const region = logR >= s.logP ? (t.h & ((1 << logR) - 1)) >>> s.logP : 0;
-          return mayHold(words, (s.offsets[j] + region) * REGION_WORDS, t);
-        }),
-      );
+      for (const alternative of terms) {
+        let all = true;
+        for (const term of alternative) {
+          const words = term.words === undefined ? (term.words = partition(term.t.h & mask) ?? null) : term.words;
+          const region = logR >= s.logP ? (term.t.h & ((1 << logR) - 1)) >>> s.logP : 0;
+          if (words === null || !mayHold(words, (s.offsets[j] + region) * REGION_WORDS, term.t)) {
+            all = false;
+            break;
+          }
+        }
+        if (all) return true;
+      }
+      return false;
     };
     const top = Math.min(range.toMs - 1, range.after ? range.after.ms : Number.POSITIVE_INFINITY);
     // a block's stripes lie next to each other: one reference a block, all of it when every stripe may hold the needle

@@ -125,6 +125,11 @@ export function wordTerms(need: readonly string[], domain: "message" | "action")
   );
 }
 
+/** heldAsWords tells whether a filter holds every one of `need` (full-text words) as a word of its own (wordTerms). */
+export function heldAsWords(need: readonly string[]): boolean {
+  return need.length > 0 && need.every((w) => !DIGIT.test(w) && w.length >= WORD_MIN);
+}
+
 /** FilterBuilder gathers a block's terms into a filter sized for them. */
 class FilterBuilder {
   private words: Uint32Array;

@@ -77,8 +77,8 @@ describe("an entry answered 201 is at once findable through every index", () => 
     ["action", "action~unseal"],
     ["action", 'action~"vault.*attempt"'],
     ["action", "action@unseal"],
-    ["fulltext", "message@zebra"],
-    ["fulltext", "quorum"],
+    ["substring", "message@zebra"], // the filters hold the word: full text is not asked
+    ["substring", "quorum"],
     ["fulltext", 'message="quorum reached for vault zebra"'],
     ["id", "id=<id>"],
   ])("through the %s index: %s", async (index, q) => {
@@ -156,8 +156,10 @@ describe("explain", () => {
     expect(await find(key, "tag=common level=fatal")).toEqual([rare[1]]);
   });
 
-  test("with a rare word, explain picks the full-text index", async () => {
-    expect((await explain(key, { query: "tag=common xylophone" })).plan).toMatchObject({ index: "fulltext", term: "xylophone" });
+  test("with a rare word, explain picks the word filters, and shows full text's estimate beside them", async () => {
+    const plan = await explain(key, { query: "tag=common xylophone" });
+    expect(plan.plan).toMatchObject({ index: "substring", term: "xylophone", estimate_blocks: 1 });
+    expect(plan.estimates).toContainEqual({ index: "fulltext", term: "xylophone", estimate_blocks: 1 });
     expect(await find(key, "tag=common xylophone")).toEqual([rare[2]]);
   });
 
@@ -229,7 +231,7 @@ describe("cursor paging through an index plan never repeats nor skips; the last 
   test.each([
     ["tag", "tag=hot", (w: (typeof written)[number]) => w.hot],
     ["level", "level=debug", (w: (typeof written)[number]) => w.debug],
-    ["fulltext", "needle", (w: (typeof written)[number]) => w.needle],
+    ["substring", "needle", (w: (typeof written)[number]) => w.needle],
     ["action", "action~batch.job", (w: (typeof written)[number]) => w.job],
   ])("through the %s index (%s)", async (index, query, keep) => {
     expect((await explain(key, { query })).plan.index).toBe(index);

@@ -90,3 +90,26 @@ test("entries read in any order, a field at a time, read back the same", () => {
   for (let i = sent.length - 1; i >= 0; i -= 7) expect(block.message(i)).toBe(sent[i].message);
   for (let i = 3; i < sent.length; i += 13) expect(fields(block.entry(i))).toEqual(fields(sent[i]));
 });
+
+test("a block's case-insensitive message search stays right after other blocks are folded in between", () => {
+  const block = (messages: string[]) => Block.decode(0, encodeBlock(entries(messages.length).map((e, i) => ({ ...e, message: messages[i] }))));
+  const a = block(["Disk FULL", "ok", "disk full again"]);
+  const b = block(["other", "DISK", "no"]);
+  const c = block(["x".repeat(200_000), "Full"]); // a longer column than any before: the fold buffer grows
+  const full = Buffer.from("full");
+  expect(a.messagesFolding(full)).toEqual([0, 2]);
+  expect(b.messagesFolding(Buffer.from("disk"))).toEqual([1]);
+  expect(a.messagesFolding(full)).toEqual([0, 2]); // folded again: b's fold came after
+  expect(a.messagesFolding(Buffer.from("ok"))).toEqual([1]);
+  expect(b.messagesFolding(full)).toEqual([]);
+  expect(c.messagesFolding(full)).toEqual([1]);
+  expect(b.messagesFolding(Buffer.from("no"))).toEqual([2]);
+});
+
+test("a block's ids read one at a time, a few or most of them, in any order, are the ids it was written with", () => {
+  const sent = entries(200);
+  for (const order of [[150, 3, 199, 0], Array.from({ length: 200 }, (_, i) => 199 - i)]) {
+    const block = Block.decode(0, encodeBlock(sent)); // a fresh block: nothing read yet
+    expect(order.map((i) => block.id(i))).toEqual(order.map((i) => sent[i].id));
+  }
+});
