@@ -52,8 +52,8 @@ export class ClusterNode {
   private readonly timers: ReturnType<typeof setInterval>[] = [];
   readonly reads: ClusterReads;
   private assigning: Promise<void> = Promise.resolve();
-  /** the live nodes, as of the last beats read */
-  private live = new Set<string>();
+  /** the partitions each live node holds a copy of, as of the last beats read */
+  private holding = new Map<string, Set<number>>();
   private closed = false;
 
   private constructor(
@@ -244,6 +244,7 @@ export class ClusterNode {
           this.serving.set(p, [...this.reads.serve(copy), serveBackups(this.link.nc, copy, join(this.options.dataDir, "tmp"))]);
           const sweeper = new RetentionSweeper(copy.sluice.entries, copy.sluice.meta, (ws, nowMs) => this.options.plans.retentionFloor(ws.plan, nowMs));
           this.timers.push(setInterval(() => void sweeper.sweep().catch(() => {}), this.options.retentionSweepMs ?? 600_000));
+          void this.beat().catch(() => {}); // the other nodes learn at once that this copy answers (tailOwner)
         }
       }));
     await apply();
@@ -281,29 +282,29 @@ export class ClusterNode {
     (this.options.plans as SharedPlans).setFronts(await this.readBeats());
   }
 
-  /** readBeats reads which nodes are live (kept) and how many of them are fronts. */
+  /** readBeats reads which partitions each live node holds a copy of (kept) and how many live nodes are fronts. */
   private async readBeats(): Promise<number> {
     let fronts = 0;
-    const live = new Set<string>();
+    const holding = new Map<string, Set<number>>();
     for await (const id of await this.link.nodes.keys()) {
       const e = await this.link.nodes.get(id);
       if (e?.operation !== "PUT") continue;
-      live.add(id);
-      if ((e.json<{ roles?: string[] }>().roles ?? []).includes("front")) fronts++;
+      const beat = e.json<{ roles?: string[]; applied?: Record<string, number> }>();
+      if ((beat.roles ?? []).includes("front")) fronts++;
+      holding.set(id, new Set(Object.keys(beat.applied ?? {}).map(Number)));
     }
-    this.live = live;
+    this.holding = holding;
     return fronts;
   }
 
   /**
    * tailOwner is the node whose copy of partition p answers p's live tails, so that one copy counts a key's open
-   * tails (contract §10): the first node assigned p that is live (a node not yet holding its copy does not answer,
-   * and the tail goes to any copy).
+   * tails (contract §10): the first node assigned p whose last beat says it holds a copy of it (a node beats as soon
+   * as it opens one). None: any copy answers.
    */
   private async tailOwner(p: number): Promise<string | undefined> {
-    const assigned = (await this.link.assignment(this.settings.partitions))[p];
-    if (!assigned.every((id) => this.live.has(id))) await this.readBeats(); // a node started or stopped since the last beat read
-    return assigned.find((id) => this.live.has(id));
+    const [assignment] = await Promise.all([this.link.assignment(this.settings.partitions), this.readBeats()]);
+    return assignment[p].find((id) => (id === this.options.nodeId ? this.copies.has(p) : this.holding.get(id)?.has(p)));
   }
 
   /** liveFronts is how many front nodes this node last counted: its share of each plan's requests per minute. */

@@ -18,7 +18,7 @@ const OWN_BARRIER = Number.POSITIVE_INFINITY;
 /** how long a forwarded read is sent again while NATS knows no copy subscribed to it */
 const NO_RESPONDERS_WAIT_MS = 3000;
 /** how long a tail waits for its partition's owner to answer before any copy may */
-const OWNER_WAIT_MS = 3000;
+const OWNER_WAIT_MS = 2000;
 
 interface ForwardedReply {
   status: number;
