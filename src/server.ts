@@ -1,4 +1,5 @@
 // server: opens a data directory, builds the app, listens, sweeps expired entries, and shuts down cleanly on SIGTERM/SIGINT.
+import { exitOnSignal } from "./signals.ts";
 import { lineLog } from "./turn.ts";
 import { banner, bootstrap } from "./bootstrap.ts";
 import { startClusterServer } from "./cluster/serve.ts";
@@ -62,12 +63,6 @@ export async function startServer(config: Config, print: (text: string) => void 
       await s.close(); // full-text segments and postings are stored: a restart has nothing to recover
       await Bun.sleep(0); // the last access-log lines are printed
     })());
-  const onSignal = () =>
-    void stop().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
-  process.once("SIGTERM", onSignal);
-  process.once("SIGINT", onSignal);
+  exitOnSignal(stop);
   return { port: server.port, baseUrl, stop };
 }

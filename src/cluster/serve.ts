@@ -1,4 +1,5 @@
 // serve: `sluice serve` in cluster mode: a cluster node behind Bun's HTTP server, stopped cleanly by SIGTERM/SIGINT.
+import { exitOnSignal } from "../signals.ts";
 import type { Config } from "../config.ts";
 import { holdWrite } from "../http/pipelining.ts";
 import { planTable } from "../limits/plans-file.ts";
@@ -58,13 +59,7 @@ export async function startClusterServer(config: Config, print: (text: string) =
       await syslog?.stop(); // what the listeners received is written before the node lets go of NATS
       await node.stop();
     })());
-  const onSignal = () =>
-    void stop().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
-  process.once("SIGTERM", onSignal);
-  process.once("SIGINT", onSignal);
+  exitOnSignal(stop);
   return { port: server.port, baseUrl, stop, node, syslog };
 }
 

@@ -11,6 +11,7 @@
 //     1/P of the filters. A stripe of fewer than P regions is repeated in each partition its regions fall in.
 // A tenant's held filters are sealed once they cover SEAL_ENTRIES entries or SEAL_BLOCKS blocks; the seal writes the
 // segment and removes the held keys in one transaction, so a crash leaves either, and the held ones are read again.
+import { ByteLru } from "./byte-lru.ts";
 import type { Database } from "lmdb";
 import type { Environment } from "../schema.ts";
 import { packr } from "./columns.ts";
@@ -34,7 +35,7 @@ export type { FilteredBlock } from "./needle-segment.ts";
 
 const SEAL_ENTRIES = 65_536;
 const SEAL_BLOCKS = 1024;
-/** Bytes of sealed partitions kept decoded in memory, least recently used dropped first: they never change. */
+/** Bytes of sealed partitions kept decoded in memory */
 const CACHED_BYTES = 16 * 1024 * 1024;
 
 interface TenantFilters {
@@ -48,9 +49,8 @@ interface TenantFilters {
 /** NeedleIndex keeps the blocks' filters and finds the blocks a needle may be in. */
 export class NeedleIndex {
   private readonly tenants = new Map<string, TenantFilters>();
-  /** sealed partitions by ws, env, segment top and partition number, in order of last use */
-  private readonly cached = new Map<string, Uint32Array>();
-  private cachedBytes = 0;
+  /** sealed partitions by ws, env, segment top and partition number, kept decoded: they never change */
+  private readonly cached = new ByteLru<Uint32Array>(CACHED_BYTES);
 
   constructor(
     private readonly db: Database,
@@ -141,7 +141,7 @@ export class NeedleIndex {
     }
     await Promise.all(puts);
     t.segments = t.segments?.filter((s) => !doomed.includes(s));
-    for (const s of doomed) for (let p = 0; p < 1 << s.logP; p++) this.forget(partitionName({ ws, env }, s, p));
+    for (const s of doomed) for (let p = 0; p < 1 << s.logP; p++) this.cached.delete(partitionName({ ws, env }, s, p));
   }
 
   private *segmentCandidates(tenant: Tenant, s: Segment, needle: Needle, range: ScanRange): Generator<BlockRef> {
@@ -191,28 +191,12 @@ export class NeedleIndex {
   private partition(tenant: Tenant, s: Segment, p: number): Uint32Array | undefined {
     const name = partitionName(tenant, s, p);
     const kept = this.cached.get(name);
-    if (kept) {
-      this.cached.delete(name); // to the end: the most recently used
-      this.cached.set(name, kept);
-      return kept;
-    }
+    if (kept) return kept;
     const value = this.db.get([tenant.ws, tenant.env, 1, s.topMs, s.topId, p]) as Uint8Array | undefined;
     if (!value) return undefined;
     const words = wordsOf(Uint8Array.prototype.slice.call(value)); // its own buffer: kept, it pins nothing else
     this.cached.set(name, words);
-    this.cachedBytes += words.byteLength;
-    for (const [oldest] of this.cached) {
-      if (this.cachedBytes <= CACHED_BYTES) break;
-      this.forget(oldest);
-    }
     return words;
-  }
-
-  private forget(name: string): void {
-    const words = this.cached.get(name);
-    if (!words) return;
-    this.cached.delete(name);
-    this.cachedBytes -= words.byteLength;
   }
 
   private segmentsOf(tenant: Tenant, t: TenantFilters): Segment[] {
