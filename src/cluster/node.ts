@@ -87,9 +87,9 @@ export class ClusterNode {
     const settings = await link.settings();
     const metaEnv = openDatabases(join(options.dataDir, "meta"), options.storageLog, options.mapBytes);
     const live = async () => {
-      let n = 0;
-      for await (const _ of await link.nodes.keys()) n++;
-      return n;
+      const ids = new Set<string>(); // a key put while the listing runs may be listed twice
+      for await (const id of await link.nodes.keys()) ids.add(id);
+      return ids.size;
     };
     const mirror = new MetaMirror(metaEnv.meta, link.meta, log, { nc: link.nc, count: live });
     await mirror.start();
@@ -284,17 +284,17 @@ export class ClusterNode {
 
   /** readBeats reads which partitions each live node holds a copy of (kept) and how many live nodes are fronts. */
   private async readBeats(): Promise<number> {
-    let fronts = 0;
+    const fronts = new Set<string>(); // a key put while the listing runs may be listed twice
     const holding = new Map<string, Set<number>>();
     for await (const id of await this.link.nodes.keys()) {
       const e = await this.link.nodes.get(id);
       if (e?.operation !== "PUT") continue;
       const beat = e.json<{ roles?: string[]; applied?: Record<string, number> }>();
-      if ((beat.roles ?? []).includes("front")) fronts++;
+      if ((beat.roles ?? []).includes("front")) fronts.add(id);
       holding.set(id, new Set(Object.keys(beat.applied ?? {}).map(Number)));
     }
     this.holding = holding;
-    return fronts;
+    return fronts.size;
   }
 
   /**

@@ -14,8 +14,10 @@ export interface NodeState {
 
 /** liveNodes lists the nodes whose heartbeat has not expired, by id. */
 export async function liveNodes(link: Link): Promise<NodeState[]> {
+  const ids = new Set<string>(); // a key put while the listing runs may be listed twice
+  for await (const id of await link.nodes.keys()) ids.add(id);
   const out: NodeState[] = [];
-  for await (const id of await link.nodes.keys()) {
+  for (const id of ids) {
     const e = await link.nodes.get(id);
     if (e?.operation === "PUT") out.push({ id, ...e.json<Omit<NodeState, "id">>() });
   }
