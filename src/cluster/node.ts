@@ -209,52 +209,64 @@ export class ClusterNode {
 
   /** followAssignment opens and closes copies as the stored assignment says, now and whenever it changes. */
   private async followAssignment(): Promise<void> {
-    const apply = () =>
-      (this.assigning = this.assigning.then(async () => {
-        if (this.closed) return;
-        const assignment = await this.link.assignment(this.settings.partitions);
-        const mine = new Set(assignment.flatMap((nodes, p) => (nodes.includes(this.options.nodeId) ? [p] : [])));
-        for (const [p, copy] of this.copies) {
-          if (mine.has(p)) continue;
-          for (const sub of this.serving.get(p) ?? []) sub.unsubscribe();
-          this.serving.delete(p);
-          this.copies.delete(p);
-          await copy.stop();
-        }
-        for (const p of mine) {
-          if (this.copies.has(p)) continue;
-          const dir = join(this.options.dataDir, `p${p}`);
-          if (existsSync(dir) && (await this.trimmedPast(p))) rmSync(dir, { recursive: true, force: true });
-          if (!existsSync(dir) && (await this.worthCopying(p, assignment[p]))) {
-            if (await fetchBackup(this.link.nc, p, dir).catch(() => false)) this.restored.add(p);
-            else if ((await this.link.jsm.streams.info(streamOf(p))).state.first_seq > 1) {
-              // the stream was trimmed: without a backup the copy could never catch up, so it waits for a peer to answer
-              this.log({ level: "warn", msg: "no peer sent a backup of a trimmed partition; asking again in 5 s", partition: p });
-              setTimeout(() => void apply().catch(() => {}), 5000);
-              continue;
-            }
-          }
-          if (this.closed) return;
-          // a copy answers only reads a front admitted; the access log is the front's, one line a request
-          const handoff = { admittedAs: (request: Request) => this.reads.admittedAs(request) };
-          const copyOptions = { ...this.options, accessLog: undefined, meta: this.mirror.proxy(), handoff };
-          const copy = new PartitionCopy(p, this.options.dataDir, copyOptions, this.link, this.log);
-          this.copies.set(p, copy);
-          copy.start();
-          this.serving.set(p, [...this.reads.serve(copy), serveBackups(this.link.nc, copy, join(this.options.dataDir, "tmp"))]);
-          const sweeper = new RetentionSweeper(copy.sluice.entries, copy.sluice.meta, (ws, nowMs) => this.options.plans.retentionFloor(ws.plan, nowMs));
-          this.timers.push(setInterval(() => void sweeper.sweep().catch(() => {}), this.options.retentionSweepMs ?? 600_000));
-          void this.beat().catch(() => {}); // the other nodes learn at once that this copy answers (tailOwner)
-        }
-      }));
-    await apply();
+    // watched before the first read: an assignment stored between the two is not missed
     const watch = await this.link.cluster.watch({ key: "assign", include: "updates" as never });
-    void (async () => {
-      for await (const _ of watch) void apply().catch((e) => this.log({ level: "error", msg: "applying the assignment failed", error: String(e) }));
-    })();
     this.stopWatch = () => watch.stop();
+    const apply = (): Promise<void> => {
+      // a pass waits for the one before, failed or not: one NATS timeout must not stop every later pass
+      const pass = this.assigning.catch(() => {}).then(() => this.applyAssignment(apply));
+      this.assigning = pass;
+      return pass;
+    };
+    const retry = (e: unknown) => {
+      this.log({ level: "error", msg: "applying the assignment failed; trying again in 1 s", error: String(e) });
+      setTimeout(() => void (this.closed || apply().catch(retry)), 1000);
+    };
+    await apply();
+    void (async () => {
+      for await (const _ of watch) void apply().catch(retry);
+    })();
   }
   private stopWatch: (() => void) | undefined;
+
+  /** applyAssignment opens and closes copies as the stored assignment says; `again` schedules another pass. */
+  private async applyAssignment(again: () => Promise<void>): Promise<void> {
+    if (this.closed) return;
+    const assignment = await this.link.assignment(this.settings.partitions);
+    const mine = new Set(assignment.flatMap((nodes, p) => (nodes.includes(this.options.nodeId) ? [p] : [])));
+    for (const [p, copy] of this.copies) {
+      if (mine.has(p)) continue;
+      for (const sub of this.serving.get(p) ?? []) sub.unsubscribe();
+      this.serving.delete(p);
+      this.copies.delete(p);
+      await copy.stop();
+    }
+    for (const p of mine) {
+      if (this.copies.has(p)) continue;
+      const dir = join(this.options.dataDir, `p${p}`);
+      if (existsSync(dir) && (await this.trimmedPast(p))) rmSync(dir, { recursive: true, force: true });
+      if (!existsSync(dir) && (await this.worthCopying(p, assignment[p]))) {
+        if (await fetchBackup(this.link.nc, p, dir).catch(() => false)) this.restored.add(p);
+        else if ((await this.link.jsm.streams.info(streamOf(p))).state.first_seq > 1) {
+          // the stream was trimmed: without a backup the copy could never catch up, so it waits for a peer to answer
+          this.log({ level: "warn", msg: "no peer sent a backup of a trimmed partition; asking again in 5 s", partition: p });
+          setTimeout(() => void again().catch(() => {}), 5000);
+          continue;
+        }
+      }
+      if (this.closed) return;
+      // a copy answers only reads a front admitted; the access log is the front's, one line a request
+      const handoff = { admittedAs: (request: Request) => this.reads.admittedAs(request) };
+      const copyOptions = { ...this.options, accessLog: undefined, meta: this.mirror.proxy(), handoff };
+      const copy = new PartitionCopy(p, this.options.dataDir, copyOptions, this.link, this.log);
+      this.copies.set(p, copy);
+      copy.start();
+      this.serving.set(p, [...this.reads.serve(copy), serveBackups(this.link.nc, copy, join(this.options.dataDir, "tmp"))]);
+      const sweeper = new RetentionSweeper(copy.sluice.entries, copy.sluice.meta, (ws, nowMs) => this.options.plans.retentionFloor(ws.plan, nowMs));
+      this.timers.push(setInterval(() => void sweeper.sweep().catch(() => {}), this.options.retentionSweepMs ?? 600_000));
+      void this.beat().catch(() => {}); // the other nodes learn at once that this copy answers (tailOwner)
+    }
+  }
 
   /**
    * trimmedPast tells whether this node's copy of partition p, left from an earlier assignment, applied less than

@@ -226,4 +226,20 @@ describe("cluster", () => {
       expect(here).toEqual(await everyId(0, key));
     }
   }, 60_000);
+
+  test("a node whose pass over one stored assignment failed still applies the next one", async () => {
+    const { assignment } = await rebalance(c.nats.urls);
+    const node = c.nodes.find((n) => n.options.roles.includes("storage") && assignment.some((copies) => !copies.includes(n.options.nodeId)))!;
+    const p = assignment.findIndex((copies) => !copies.includes(node.options.nodeId));
+    const bucket = c.nodes[0].link.cluster;
+    await bucket.put("assign", "[not an assignment"); // every node's pass over it throws, as one NATS did not answer would
+    await Bun.sleep(500);
+    await bucket.put("assign", JSON.stringify(assignment.map((copies, q) => (q === p ? [...copies, node.options.nodeId] : copies))));
+    const until = Date.now() + 10_000;
+    while (!(p in node.held()) && Date.now() < until) await Bun.sleep(50);
+    expect(p in node.held()).toBe(true);
+    await rebalance(c.nats.urls);
+    while (p in node.held() && Date.now() < until + 10_000) await Bun.sleep(50);
+    expect(p in node.held()).toBe(false);
+  }, 40_000);
 });
