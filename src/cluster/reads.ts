@@ -24,6 +24,8 @@ interface ForwardedReply {
   status: number;
   headers: [string, string][];
   body: Uint8Array;
+  /** an early read's: the sequence the copy had applied when it ran the read (absent: the copy took the barrier) */
+  applied?: number;
 }
 
 /** ReadsSettings are what the read path needs of its node. */
@@ -87,14 +89,13 @@ export class ClusterReads {
     void (async () => {
       for await (const m of sub) {
         void (async () => {
-          const response = await this.answer(copy, unpack<RelayedRequest>(m.data));
-          m.respond(
-            pack({ status: response.status, headers: [...response.headers], body: new Uint8Array(await response.arrayBuffer()) } satisfies ForwardedReply),
-          );
+          const { response, applied } = await this.answer(copy, unpack<RelayedRequest>(m.data));
+          const body = new Uint8Array(await response.arrayBuffer());
+          m.respond(pack({ status: response.status, headers: [...response.headers], body, applied } satisfies ForwardedReply));
         })().catch((e) => this.settings.log({ level: "error", msg: "a forwarded read failed", error: String(e) }));
       }
     })();
-    const tails = (read: RelayedRequest) => this.answer(copy, read);
+    const tails = async (read: RelayedRequest) => (await this.answer(copy, read)).response;
     return [
       sub,
       serveStream(this.link.nc, tailSubject(copy.partition), tails),
@@ -115,10 +116,7 @@ export class ClusterReads {
    */
   private async readOn(copy: PartitionCopy, request: Request, keyHash: string, barrier: number): Promise<Response> {
     const timeoutMs = this.settings.queryTimeoutMs;
-    const run = (r: Request) => {
-      this.admitted.set(r, keyHash);
-      return copy.sluice.app.handle(r);
-    };
+    const run = (r: Request) => this.run(copy, r, keyHash);
     if (barrier !== OWN_BARRIER) {
       if (!(await copy.reached(barrier, timeoutMs))) throw notCaughtUp(copy.partition);
       return run(request);
@@ -143,20 +141,42 @@ export class ClusterReads {
     return run(request);
   }
 
+  /** run hands an admitted read to a copy's app (its Gate does not admit it again). */
+  private run(copy: PartitionCopy, request: Request, keyHash: string): Promise<Response> {
+    this.admitted.set(request, keyHash);
+    return copy.sluice.app.handle(request);
+  }
+
   /**
-   * forward sends a read to a node holding a copy of partition p (NATS request, queue group: one of them answers),
-   * which takes the barrier itself (OWN_BARRIER): the stream's last sequence asked for after this read began.
+   * forward sends a read to a node holding a copy of partition p (NATS request, queue group: one of them answers) and
+   * meanwhile asks for the barrier, the stream's last sequence, itself. A copy that looks current runs the read at
+   * once and says what it had applied: its page is kept if that covers the barrier, else the read is sent again with
+   * the barrier to wait for. A copy that does not look current takes the barrier itself.
    */
   private async forward(p: number, request: Request, keyHash: string): Promise<Response> {
     const body = request.method === "GET" || request.method === "HEAD" ? null : new Uint8Array(await request.arrayBuffer());
     const read: RelayedRequest = { method: request.method, url: request.url, headers: [...request.headers], body, barrier: OWN_BARRIER, keyHash };
+    const last = this.link.lastSeq(p);
+    last.catch(() => {}); // a copy that took the barrier itself answers without it
+    const reply = await this.ask(p, { ...read, early: true });
+    if (reply.applied === undefined) return toResponse(reply);
+    const seq = await last;
+    if (reply.applied >= seq) {
+      this.early.kept++;
+      return toResponse(reply);
+    }
+    this.early.again++;
+    return toResponse(await this.ask(p, { ...read, barrier: seq }));
+  }
+
+  /** ask sends a read to a copy of partition p and waits for its answer. */
+  private async ask(p: number, read: RelayedRequest): Promise<ForwardedReply> {
     // the copy may wait out a stream leader election for the barrier, then the read's own time
     const timeout = LAST_SEQ_DEADLINE_MS + this.settings.queryTimeoutMs + 5000;
     const until = Date.now() + NO_RESPONDERS_WAIT_MS;
     for (;;) {
       try {
-        const reply = unpack<ForwardedReply>((await this.link.nc.request(readSubject(p), pack(read), { timeout })).data);
-        return new Response(reply.body, { status: reply.status, headers: reply.headers });
+        return unpack<ForwardedReply>((await this.link.nc.request(readSubject(p), pack(read), { timeout })).data);
       } catch (e) {
         // a copy's subscription reaches every NATS server a moment after it is made: "no responders" just after a start
         if (!(e as { isNoResponders?(): boolean }).isNoResponders?.() || Date.now() > until) throw noCopy(p);
@@ -165,16 +185,23 @@ export class ClusterReads {
     }
   }
 
-  /** answer runs a request relayed from another node on this node's copy, once it has applied the request's barrier. */
-  private async answer(copy: PartitionCopy, read: RelayedRequest): Promise<Response> {
+  /**
+   * answer runs a request relayed from another node on this node's copy, once it has applied the request's barrier;
+   * an early read on a copy that looks current runs at once, with the sequence applied then.
+   */
+  private async answer(copy: PartitionCopy, read: RelayedRequest): Promise<{ response: Response; applied?: number }> {
     const request = new Request(read.url, { method: read.method, headers: read.headers, body: read.body });
     if (read.keyHash === undefined)
-      return errorResponse(new ApiError(400, "VALIDATION_INVALID_REQUEST", "a relayed read names no admitted key; upgrade every node"));
+      return { response: errorResponse(new ApiError(400, "VALIDATION_INVALID_REQUEST", "a relayed read names no admitted key; upgrade every node")) };
     await this.settings.knowsKey(read.keyHash); // a key the asking node knew is known here too
+    if (read.early && copy.likelyCurrent && !isTail(request)) {
+      const applied = copy.applied;
+      return { response: await this.run(copy, request, read.keyHash), applied };
+    }
     try {
-      return await this.readOn(copy, request, read.keyHash, read.barrier);
+      return { response: await this.readOn(copy, request, read.keyHash, read.barrier) };
     } catch (e) {
-      return errorResponse(e instanceof ApiError ? e : notCaughtUp(copy.partition));
+      return { response: errorResponse(e instanceof ApiError ? e : notCaughtUp(copy.partition)) };
     }
   }
 
@@ -213,6 +240,8 @@ export class ClusterReads {
     return new Response(body, { status: response.status, headers: response.headers });
   }
 }
+
+const toResponse = (reply: ForwardedReply) => new Response(reply.body, { status: reply.status, headers: reply.headers });
 
 const isTail = (request: Request) => new URL(request.url, "http://localhost").pathname.endsWith("/logs/tail");
 

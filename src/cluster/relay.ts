@@ -23,6 +23,11 @@ export interface RelayedRequest {
   headers: [string, string][];
   body: Uint8Array | null;
   barrier: number;
+  /**
+   * run at once on a copy that looks current, and say the sequence it had applied (the asking node compares it with
+   * the barrier it asked for meanwhile); a copy that does not look current takes the barrier as usual
+   */
+  early?: boolean;
   /** the hash of the key the asking node admitted the request as (the answering copy does not admit it again) */
   keyHash?: string;
   /** the subject the answer streams to */

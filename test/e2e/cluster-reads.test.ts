@@ -1,6 +1,7 @@
 // Cluster reads (contract §13, "reads started after a 201 on any node see that entry"): a copy that looks current
 // runs a read before its barrier (the stream's last sequence) is known, and keeps the answer only if it had applied
-// the barrier when the read started; otherwise it waits for it and reads again.
+// the barrier when the read started; otherwise it waits for it and reads again. A forwarding node asks for the
+// barrier itself while the copy reads, and keeps the copy's answer on the same terms.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { partitionOf } from "../../src/cluster/names.ts";
 import { startTestCluster, type TestCluster } from "../helpers/cluster.ts";
@@ -40,4 +41,6 @@ test("a read started right after a 201 sees the entry on a copy that looked curr
   // reads took the early path; since a 201 waits for the first copy's verdict, one is found behind (and run again)
   // only when the other copy lags, which a busy machine makes likely and a quiet one does not
   expect(early.reduce((n, e) => n + e.kept + e.again, 0)).toBeGreaterThan(0);
+  // a forwarding node asks for the barrier while the copy reads, and judges the copy's answer itself
+  if (forwarding >= 0) expect(early[forwarding].kept + early[forwarding].again).toBe(20);
 }, 60_000);
