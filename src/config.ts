@@ -39,6 +39,8 @@ export interface ClusterConfig {
   urls: string[];
   nodeId: string;
   roles: Role[];
+  /** the URL other nodes reach this one at (SLUICE_ADVERTISE_URL); undefined: from SLUICE_HOST and the port */
+  advertiseUrl: string | undefined;
 }
 
 /** loadConfig reads the SLUICE_* variables, failing with a message that names the bad one. */
@@ -63,7 +65,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   };
 }
 
-/** clusterConfig reads SLUICE_CLUSTER, SLUICE_NODE_ID and SLUICE_ROLES; without SLUICE_CLUSTER there is no cluster. */
+/** clusterConfig reads SLUICE_CLUSTER, SLUICE_NODE_ID, SLUICE_ROLES and SLUICE_ADVERTISE_URL; without SLUICE_CLUSTER there is no cluster. */
 export function clusterConfig(env: Record<string, string | undefined>): ClusterConfig | undefined {
   const urls = (env.SLUICE_CLUSTER ?? "")
     .split(",")
@@ -77,7 +79,12 @@ export function clusterConfig(env: Record<string, string | undefined>): ClusterC
   const bad = roles.find((r) => !ROLES.includes(r as Role));
   if (bad !== undefined || roles.length === 0)
     throw new Error(`SLUICE_ROLES=${JSON.stringify(env.SLUICE_ROLES)} is not valid: set it to any of front, query, storage, comma-separated`);
-  return { urls, nodeId, roles: [...new Set(roles as Role[])] };
+  const advertiseUrl = env.SLUICE_ADVERTISE_URL?.trim() || undefined;
+  if (advertiseUrl !== undefined && !/^https?:\/\/[^/\s]+$/.test(advertiseUrl))
+    throw new Error(
+      `SLUICE_ADVERTISE_URL=${JSON.stringify(advertiseUrl)} is not valid: set it to the http://host:port the other nodes reach this node at, with no path`,
+    );
+  return { urls, nodeId, roles: [...new Set(roles as Role[])], advertiseUrl };
 }
 
 function syslogConfig(env: Record<string, string | undefined>): Config["syslog"] {

@@ -3,7 +3,7 @@ import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManage
 import { Kvm, type KV } from "@nats-io/kv";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { ApiError } from "../errors.ts";
-import { CLUSTER_BUCKET, META_BUCKET, NODES_BUCKET, natsServers, streamOf, subjectOf, type Assignment, type ClusterSettings } from "./names.ts";
+import { CLUSTER_BUCKET, META_BUCKET, NODES_BUCKET, PEER_SECRET, natsServers, streamOf, subjectOf, type Assignment, type ClusterSettings } from "./names.ts";
 
 /** how long a write may wait for JetStream's acknowledgement, retries with its message id included (a leader election takes 5–7 s) */
 const PUBLISH_DEADLINE_MS = 12_000;
@@ -129,6 +129,15 @@ export class Link {
         await Bun.sleep(250); // the stream may be electing a leader
       }
     }
+  }
+
+  /**
+   * peerSecret is the cluster's secret for reads nodes post to each other (peer.ts), which `sluice cluster init` makes;
+   * none in a cluster made before it: its nodes forward every read through NATS until init runs again.
+   */
+  async peerSecret(): Promise<string | undefined> {
+    const stored = await this.cluster.get(PEER_SECRET);
+    return stored?.operation === "PUT" ? stored.string() : undefined;
   }
 
   /** close drains nothing: a node stopping has answered what it acknowledged. */

@@ -2,8 +2,13 @@
 
 /** the bucket of workspaces, keys and the admin token hash (meta-mirror.ts) */
 export const META_BUCKET = "sluice_meta";
-/** the bucket of the cluster's settings ("config") and its assignment of partition copies to nodes ("assign") */
+/**
+ * the bucket of the cluster's settings ("config"), its assignment of partition copies to nodes ("assign") and the
+ * secret nodes prove themselves to each other with (PEER_SECRET)
+ */
 export const CLUSTER_BUCKET = "sluice_cluster";
+/** the cluster bucket's key of the peer secret (cluster/peer.ts) */
+export const PEER_SECRET = "peer-secret";
 /** the bucket where each live node says who it is and what it holds; an entry expires unless refreshed */
 export const NODES_BUCKET = "sluice_nodes";
 /** how long a node's entry lives without a refresh, and how often nodes refresh it */

@@ -11,6 +11,7 @@ import { ApiError } from "../errors.ts";
 import { openDatabases } from "../storage/db.ts";
 import { RetentionSweeper } from "../storage/retention.ts";
 import { fetchBackup, serveBackups } from "./backup.ts";
+import { PEER_READ_PATH } from "./peer.ts";
 import { APPLIED, PartitionCopy } from "./copy.ts";
 import { SharedPlans, share } from "./plans.ts";
 import { ClusterSink } from "./front.ts";
@@ -54,6 +55,10 @@ export class ClusterNode {
   private assigning: Promise<void> = Promise.resolve();
   /** the partitions each live node holds a copy of, as of the last beats read */
   private holding = new Map<string, Set<number>>();
+  /** each live node's HTTP address, as its last beat says (peers send reads straight there: peer.ts) */
+  private addresses = new Map<string, string>();
+  /** this node's HTTP address for its peers, once it listens */
+  private address: string | undefined;
   private closed = false;
 
   private constructor(
@@ -66,8 +71,11 @@ export class ClusterNode {
     /** where the front's writes go: the partition streams */
     readonly sink: ClusterSink,
     private readonly log: (line: Record<string, unknown>) => void,
+    peerSecret: string | undefined,
   ) {
     this.reads = new ClusterReads(link, {
+      peerSecret,
+      peerUrl: (p) => this.peerUrl(p),
       partitions: settings.partitions,
       queryTimeoutMs: options.queryTimeoutMs ?? 30_000,
       nodeId: options.nodeId,
@@ -107,7 +115,7 @@ export class ClusterNode {
       forwardRejections: (batch) => sink.reject(batch).catch(() => {}),
       handoff: { elsewhere: (request, caller) => node?.reads.elsewhere(request, caller) },
     });
-    node = new ClusterNode(options, link, settings, mirror, metaEnv, front, sink, log);
+    node = new ClusterNode(options, link, settings, mirror, metaEnv, front, sink, log, await link.peerSecret());
     if (options.roles.includes("storage")) {
       await node.followAssignment();
       const trimmer = new StreamTrimmer(link, settings, options.nodeId, () => node.held());
@@ -155,6 +163,8 @@ export class ClusterNode {
   async before(request: Request): Promise<Response | undefined> {
     const url = new URL(request.url, "http://localhost");
     if (url.pathname === "/readyz" && !this.ready) return Response.json({ status: "unavailable" }, { status: 503 });
+    if (url.pathname.startsWith(PEER_READ_PATH) && request.method === "POST" && this.reads.fromPeer(request))
+      return this.reads.answerPeer(request, Number(url.pathname.slice(PEER_READ_PATH.length)));
     if (url.pathname.startsWith("/api/v1/admin/"))
       await this.mirror.catchUp().catch(() => false); // what another node's admin call made is seen here
     else if (WORKSPACE_PATHS.some((prefix) => url.pathname.startsWith(prefix))) await this.caller(request);
@@ -290,7 +300,8 @@ export class ClusterNode {
   /** beat tells the cluster this node is alive, its roles and how far each of its copies has applied. */
   private async beat(): Promise<void> {
     if (this.closed) return;
-    await this.link.nodes.put(this.options.nodeId, JSON.stringify({ roles: this.options.roles, applied: this.held(), at: Date.now() }));
+    const beat = { roles: this.options.roles, applied: this.held(), at: Date.now(), address: this.address };
+    await this.link.nodes.put(this.options.nodeId, JSON.stringify(beat));
     (this.options.plans as SharedPlans).setFronts(await this.readBeats());
   }
 
@@ -298,14 +309,17 @@ export class ClusterNode {
   private async readBeats(): Promise<number> {
     const fronts = new Set<string>(); // a key put while the listing runs may be listed twice
     const holding = new Map<string, Set<number>>();
+    const addresses = new Map<string, string>();
     for await (const id of await this.link.nodes.keys()) {
       const e = await this.link.nodes.get(id);
       if (e?.operation !== "PUT") continue;
-      const beat = e.json<{ roles?: string[]; applied?: Record<string, number> }>();
+      const beat = e.json<{ roles?: string[]; applied?: Record<string, number>; address?: string }>();
       if ((beat.roles ?? []).includes("front")) fronts.add(id);
       holding.set(id, new Set(Object.keys(beat.applied ?? {}).map(Number)));
+      if (typeof beat.address === "string") addresses.set(id, beat.address);
     }
     this.holding = holding;
+    this.addresses = addresses;
     return fronts.size;
   }
 
@@ -317,6 +331,18 @@ export class ClusterNode {
   private async tailOwner(p: number): Promise<string | undefined> {
     const [assignment] = await Promise.all([this.link.assignment(this.settings.partitions), this.readBeats()]);
     return assignment[p].find((id) => (id === this.options.nodeId ? this.copies.has(p) : this.holding.get(id)?.has(p)));
+  }
+
+  /** advertise tells the other nodes the HTTP address they reach this node at (serve.ts, once it listens). */
+  advertise(address: string): void {
+    this.address = address;
+    void this.beat().catch(() => {});
+  }
+
+  /** peerUrl is the address of another node whose last beat says it holds a copy of partition p (one at random), if any. */
+  private peerUrl(p: number): string | undefined {
+    const holders = [...this.addresses].filter(([id]) => id !== this.options.nodeId && this.holding.get(id)?.has(p));
+    return holders.length === 0 ? undefined : holders[Math.floor(Math.random() * holders.length)][1];
   }
 
   /** liveFronts is how many front nodes this node last counted: its share of each plan's requests per minute. */

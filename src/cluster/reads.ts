@@ -8,6 +8,7 @@ import type { PartitionCopy } from "./copy.ts";
 import { LAST_SEQ_DEADLINE_MS, type Link } from "./link.ts";
 import { pack, unpack } from "./message.ts";
 import { partitionOf, readSubject, tailSubject } from "./names.ts";
+import { isRelayedRequest, PeerHttp } from "./peer.ts";
 import { askStream, serveStream, type RelayedRequest } from "./relay.ts";
 
 /**
@@ -39,6 +40,10 @@ export interface ReadsSettings {
   tailOwner(p: number): Promise<string | undefined>;
   /** makes sure the node knows a key by its hash (a key made on another node a moment ago: the meta mirror catches up) */
   knowsKey(hash: string): Promise<void>;
+  /** the address of another node holding a copy of partition p, as its last beat says, if any advertised one */
+  peerUrl(p: number): string | undefined;
+  /** the cluster's secret for reads sent straight to a peer over HTTP (peer.ts); none: every read goes through NATS */
+  peerSecret: string | undefined;
   log(line: Record<string, unknown>): void;
 }
 
@@ -50,11 +55,21 @@ export class ClusterReads {
   private readonly relayed = new Set<() => void>();
   /** reads run before their barrier was known (readOn): kept, or run again because the copy was behind */
   readonly early = { kept: 0, again: 0 };
+  /** reads this node forwarded, straight to a peer over HTTP or through NATS */
+  readonly forwarded = { http: 0, nats: 0 };
+  private readonly peer: PeerHttp | undefined;
 
   constructor(
     private readonly link: Link,
     private readonly settings: ReadsSettings,
-  ) {}
+  ) {
+    this.peer = settings.peerSecret === undefined ? undefined : new PeerHttp(settings.peerSecret);
+  }
+
+  /** fromPeer tells whether a request was posted by another node of the cluster (peer.ts). */
+  fromPeer(request: Request): boolean {
+    return this.peer?.fromPeer(request) ?? false;
+  }
 
   /** admittedAs is the hash of the key a front admitted `request` as, for a copy's Gate (http/handoff.ts). */
   admittedAs(request: Request): string | undefined {
@@ -148,8 +163,8 @@ export class ClusterReads {
   }
 
   /**
-   * forward sends a read to a node holding a copy of partition p (NATS request, queue group: one of them answers) and
-   * meanwhile asks for the barrier, the stream's last sequence, itself. A copy that looks current runs the read at
+   * forward sends a read to a node holding a copy of partition p (over HTTP, or as a NATS request to the partition's
+   * copies, one of which answers) and meanwhile asks for the barrier, the stream's last sequence, itself. A copy that looks current runs the read at
    * once and says what it had applied: its page is kept if that covers the barrier, else the read is sent again with
    * the barrier to wait for. A copy that does not look current takes the barrier itself.
    */
@@ -169,20 +184,49 @@ export class ClusterReads {
     return toResponse(await this.ask(p, { ...read, barrier: seq }));
   }
 
-  /** ask sends a read to a copy of partition p and waits for its answer. */
+  /** ask sends a read to a copy of partition p, straight to its node if it advertised an address, and waits for its answer. */
   private async ask(p: number, read: RelayedRequest): Promise<ForwardedReply> {
     // the copy may wait out a stream leader election for the barrier, then the read's own time
     const timeout = LAST_SEQ_DEADLINE_MS + this.settings.queryTimeoutMs + 5000;
+    const packed = pack(read);
+    const url = this.peer && this.settings.peerUrl(p);
+    const direct = url ? await this.peer?.ask(url, p, packed, timeout).catch(() => Promise.reject(noCopy(p))) : undefined;
+    if (direct) {
+      this.forwarded.http++;
+      return unpack<ForwardedReply>(direct);
+    }
+    this.forwarded.nats++;
     const until = Date.now() + NO_RESPONDERS_WAIT_MS;
     for (;;) {
       try {
-        return unpack<ForwardedReply>((await this.link.nc.request(readSubject(p), pack(read), { timeout })).data);
+        return unpack<ForwardedReply>((await this.link.nc.request(readSubject(p), packed, { timeout })).data);
       } catch (e) {
         // a copy's subscription reaches every NATS server a moment after it is made: "no responders" just after a start
         if (!(e as { isNoResponders?(): boolean }).isNoResponders?.() || Date.now() > until) throw noCopy(p);
         await Bun.sleep(100);
       }
     }
+  }
+
+  /**
+   * answerPeer answers a read another node posted straight to this one (peer.ts) on its copy of partition p: 404
+   * when it holds none (the peer then asks through NATS), 400 when the body is no relayed read.
+   */
+  async answerPeer(request: Request, p: number): Promise<Response> {
+    const copy = this.settings.copyOf(p);
+    if (!copy) return new Response(null, { status: 404 });
+    let read: unknown;
+    try {
+      read = unpack(new Uint8Array(await request.arrayBuffer()));
+    } catch {
+      read = undefined;
+    }
+    if (!isRelayedRequest(read)) return new Response("the body is no relayed read: every node must run the same version", { status: 400 });
+    const { response, applied } = await this.answer(copy, read);
+    const body = new Uint8Array(await response.arrayBuffer());
+    return new Response(pack({ status: response.status, headers: [...response.headers], body, applied } satisfies ForwardedReply), {
+      headers: { "content-type": "application/x-msgpack" },
+    });
   }
 
   /**

@@ -1,4 +1,5 @@
 // serve: `sluice serve` in cluster mode: a cluster node behind Bun's HTTP server, stopped cleanly by SIGTERM/SIGINT.
+import { hostname } from "node:os";
 import { exitOnSignal } from "../signals.ts";
 import type { Config } from "../config.ts";
 import { holdWrite } from "../http/pipelining.ts";
@@ -44,8 +45,10 @@ export async function startClusterServer(config: Config, print: (text: string) =
       idleTimeout: config.idleTimeoutSeconds,
     });
   const server = app.server!;
-  const shown = config.host === "0.0.0.0" || config.host === "::" ? "localhost" : config.host;
-  const baseUrl = `http://${shown}:${server.port}`;
+  const wildcard = config.host === "0.0.0.0" || config.host === "::";
+  const baseUrl = `http://${wildcard ? "localhost" : hostInUrl(config.host)}:${server.port}`;
+  // the other nodes send reads for this node's copies straight here (peer.ts)
+  node.advertise(cluster.advertiseUrl ?? `http://${wildcard ? hostname() : hostInUrl(config.host)}:${server.port}`);
   print(`Sluice listening on ${baseUrl} (node ${cluster.nodeId}: ${cluster.roles.join(", ")}; cluster ${cluster.urls.join(",")}; data in ${config.dataDir})`);
   // the syslog listeners write through the front as any write does: to the partition streams, answered by a copy's verdict
   const log = (line: Record<string, unknown>) => console.error(JSON.stringify(line));
@@ -62,6 +65,9 @@ export async function startClusterServer(config: Config, print: (text: string) =
   exitOnSignal(stop);
   return { port: server.port, baseUrl, stop, node, syslog };
 }
+
+/** hostInUrl writes a host as a URL holds it (an IPv6 address in brackets). */
+const hostInUrl = (host: string) => (host.includes(":") && !host.startsWith("[") ? `[${host}]` : host);
 
 /** stopOnFailure stops the server and the node when a listener cannot start (its port taken), then fails the start. */
 const stopOnFailure =

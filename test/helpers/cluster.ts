@@ -17,6 +17,8 @@ import { ADMIN_TOKEN, type CallOptions, type TestOptions } from "./sluice.ts";
 export interface TestCluster {
   nats: NatsCluster;
   nodes: ClusterNode[];
+  /** each node's HTTP address (node i's at i), where its peers post reads for its copies */
+  addresses: string[];
   /** call sends a request to node i, as TestSluice.call does */
   call(i: number, method: string, path: string, opts?: CallOptions): Promise<Response>;
   admin(i: number, method: string, path: string, body?: unknown): Promise<Response>;
@@ -104,8 +106,10 @@ export async function startTestCluster(opts: ClusterOptions = {}): Promise<TestC
   const urls = shared?.urls ?? nats.urls;
   const plans = new PlanTable(opts.plans);
   const nodes: ClusterNode[] = [];
+  const listeners: ReturnType<typeof Bun.serve>[] = [];
   const closeAll = async () => {
     await Promise.allSettled(nodes.map((n) => n.stop()));
+    for (const l of listeners) l.stop(true);
     if (!shared) await nats.stop();
     if (!opts.home) rmSync(dir, { recursive: true, force: true });
   };
@@ -131,6 +135,10 @@ export async function startTestCluster(opts: ClusterOptions = {}): Promise<TestC
       const nodeId = `n${nodes.length}`;
       const node = await ClusterNode.start({ ...base, urls: nodeUrls, nodeId, roles, dataDir: join(dir, nodeId) });
       nodes.push(node);
+      // its peers post reads for its copies to it over HTTP, as to a node `sluice serve` runs (peer.ts)
+      const listener = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: (r) => node.handle(r) });
+      listeners.push(listener);
+      node.advertise(`http://127.0.0.1:${listener.port}`);
       return node;
     };
     const count = opts.nodes ?? 3;
@@ -163,6 +171,9 @@ export async function startTestCluster(opts: ClusterOptions = {}): Promise<TestC
     return {
       nats,
       nodes,
+      get addresses() {
+        return listeners.map((l) => `http://127.0.0.1:${l.port}`);
+      },
       call,
       admin,
       async workspace(plan = "unlimited") {

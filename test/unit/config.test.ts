@@ -88,9 +88,16 @@ describe("loadConfig", () => {
       urls: ["nats://a:4222", "nats://b:4222"],
       nodeId: "n1",
       roles: ["front", "query", "storage"],
+      advertiseUrl: undefined,
     });
     expect(loadConfig({ SLUICE_CLUSTER: "nats://a:4222", SLUICE_NODE_ID: "n1", SLUICE_ROLES: "front,query" }).cluster?.roles).toEqual(["front", "query"]);
     expect(() => loadConfig({ SLUICE_CLUSTER: "nats://a:4222" })).toThrow("SLUICE_NODE_ID");
     expect(() => loadConfig({ SLUICE_CLUSTER: "nats://a:4222", SLUICE_NODE_ID: "n1", SLUICE_ROLES: "front,reader" })).toThrow("SLUICE_ROLES");
+  });
+  test("SLUICE_ADVERTISE_URL is the http://host:port other nodes reach a node at; anything else is refused naming it", () => {
+    const cluster = { SLUICE_CLUSTER: "nats://a:4222", SLUICE_NODE_ID: "n1" };
+    expect(loadConfig({ ...cluster, SLUICE_ADVERTISE_URL: "http://10.0.0.7:3000" }).cluster?.advertiseUrl).toBe("http://10.0.0.7:3000");
+    for (const bad of ["10.0.0.7:3000", "http://10.0.0.7:3000/api", "ftp://h:1"])
+      expect(() => loadConfig({ ...cluster, SLUICE_ADVERTISE_URL: bad })).toThrow(/^SLUICE_ADVERTISE_URL=.*set it to the http:\/\/host:port/);
   });
 });
