@@ -33,25 +33,6 @@ async function bulk(s: TestSluice, key: string, bodies: Record<string, unknown>[
   expect(r.status).toBe(201);
   return ((await r.json()) as { ids: string[] }).ids;
 }
-async function _one(s: TestSluice, key: string, body: Record<string, unknown> = {}) {
-  const r = await s.call("POST", `${WS}/logs`, { key, body: entry(body) });
-  expect(r.status).toBe(201);
-  return ((await r.json()) as { id: string }).id;
-}
-/** listed pages through POST /logs/query and gives the matching entries oldest first */
-async function _listed(s: TestSluice, key: string, query = ""): Promise<{ id: string; server_timestamp: string }[]> {
-  const out: { id: string; server_timestamp: string }[] = [];
-  let cursor = {};
-  for (let guard = 0; guard < 1000; guard++) {
-    const r = await s.call("POST", `${WS}/logs/query`, { key, body: { query, pageSize: 100, ...cursor } });
-    out.push(...((await r.json()) as { id: string; server_timestamp: string }[]));
-    const id = r.headers.get("x-next-cursor-id");
-    if (!id) break;
-    cursor = { cursorID: id, cursorTS: r.headers.get("x-next-cursor-ts") };
-  }
-  return out.reverse();
-}
-const _cursorOf = (e: { id: string; server_timestamp: string }) => `${e.server_timestamp}_${e.id}`;
 
 describe("GET /logs/tail", () => {
   test("a consumer too slow gets event: overflow with the cursor of the last entry sent, the stream closes, and resuming from it loses nothing", async () => {
