@@ -1,6 +1,6 @@
 // Retention (contract §8): reads stop at the plan's horizon to the millisecond (the sweeper: limits-retention-sweeper.test.ts).
 import { afterEach, describe, expect, test } from "bun:test";
-import { BUILT_IN_PLANS, PlanTable, type Plan } from "../../src/limits/plans.ts";
+import { BUILT_IN_PLANS, type Plan } from "../../src/limits/plans.ts";
 import { WS, entry, removeDir, startTestSluice, type TestSluice } from "../helpers/sluice.ts";
 
 const T0 = Date.parse("2026-11-10T12:00:00.000Z");
@@ -10,21 +10,12 @@ const unlimited = BUILT_IN_PLANS.find((p) => p.code === "unlimited")!;
 const ONE_DAY: Plan = { ...unlimited, code: "one-day", log_retention_days: 1 };
 const PLANS = [...BUILT_IN_PLANS, ONE_DAY];
 
-/**
- * withPlans passes custom plans to startTestSluice. The harness spreads its options over the
- * PlanTable it builds from them, so the list must also answer as a PlanTable.
- */
-function withPlans(list: Plan[]): Plan[] {
-  const table = new PlanTable(list);
-  return Object.assign([...list], { has: table.has.bind(table), get: table.get.bind(table), codes: table.codes.bind(table) });
-}
-
 let now = T0;
 let s: TestSluice | undefined;
 /** open starts a fresh Sluice whose clock reads `now`, reset to T0. */
 function open() {
   now = T0;
-  s = startTestSluice(undefined, { clock: () => now, plans: withPlans(PLANS), ipRatePerMinute: -1 });
+  s = startTestSluice(undefined, { clock: () => now, plans: PLANS, ipRatePerMinute: -1 });
   return { s };
 }
 afterEach(async () => {
