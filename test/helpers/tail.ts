@@ -1,4 +1,4 @@
-// Live tail tests' setup, shared by tail*.test.ts: Sluices closed after the file, a tenant, and tails over GET /logs/tail.
+// Live tail tests' setup, shared by tail.test.ts and tail-bounds.test.ts: Sluices closed after the file, a tenant, tails over GET /logs/tail.
 import { afterAll, expect } from "bun:test";
 import { SseReader } from "./sse.ts";
 import { WS, entry, removeDir, startTestSluice, type TestOptions, type TestSluice } from "./sluice.ts";
