@@ -1,7 +1,7 @@
 // Exploring (contract §10): POST /logs/hits, /logs/facets, /logs/fields and GET /logs/{id}/context, rule by rule.
 // Exactness over random data is test/property/explore-exactness.test.ts; live tails are test/e2e/tail.test.ts.
 import { afterAll, describe, expect, test } from "bun:test";
-import { BUILT_IN_PLANS, PlanTable, type Plan } from "../../src/limits/plans.ts";
+import { BUILT_IN_PLANS, type Plan } from "../../src/limits/plans.ts";
 import { WS, entry, removeDir, startTestSluice } from "../helpers/sluice.ts";
 
 const DAY = 86_400_000;
@@ -9,9 +9,7 @@ const DAY = 86_400_000;
 let T0 = Date.parse("2026-11-22T10:00:00.000Z");
 let now = T0;
 const ONE_DAY: Plan = { ...BUILT_IN_PLANS.find((p) => p.code === "unlimited")!, code: "one-day", log_retention_days: 1 };
-const table = new PlanTable([...BUILT_IN_PLANS, ONE_DAY]);
-const plans = Object.assign([...BUILT_IN_PLANS, ONE_DAY], { has: table.has.bind(table), get: table.get.bind(table), codes: table.codes.bind(table) });
-const s = startTestSluice(undefined, { clock: () => now, plans, ipRatePerMinute: -1 });
+const s = startTestSluice(undefined, { clock: () => now, plans: [...BUILT_IN_PLANS, ONE_DAY], ipRatePerMinute: -1 });
 afterAll(async () => {
   await s.close();
   removeDir(s.dir);

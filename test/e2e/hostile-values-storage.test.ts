@@ -2,7 +2,8 @@
 // are flushed to the store (held, stored, after a restart), and a data directory in the old key layout rebuilt at open.
 // They read and change the process's own databases: the cluster suite leaves this file out.
 import { afterAll, describe, expect, test } from "bun:test";
-import { entry, removeDir, startTestSluice, WS, type TestSluice } from "../helpers/sluice.ts";
+import { CONTROLS, idsOf, quoted, unicodeName } from "../helpers/hostile-values.ts";
+import { entry, removeDir, startTestSluice, WS } from "../helpers/sluice.ts";
 import { INDEX_LAYOUT } from "../../src/storage/layout.ts";
 
 const json = (res: Response): Promise<any> => res.json();
@@ -10,25 +11,6 @@ const dirs: string[] = [];
 afterAll(() => {
   for (const d of dirs) removeDir(d);
 });
-
-/** CONTROLS are every C0 control character and DEL. */
-const CONTROLS = [...Array.from({ length: 32 }, (_, c) => String.fromCharCode(c)), "\u007f"];
-const name = (c: string) => `U+${c.charCodeAt(0).toString(16).padStart(4, "0")}`;
-
-/** ids answers a query, read through every way in: the query language, GET /logs filters and the body `action`. */
-async function idsOf(s: TestSluice, key: string, how: { query?: string; tags?: string; action?: string; bodyAction?: string }): Promise<string[]> {
-  let res: Response;
-  if (how.query !== undefined || how.bodyAction !== undefined) {
-    res = await s.call("POST", `${WS}/logs/query`, { key, body: { query: how.query ?? "", action: how.bodyAction, pageSize: 100 } });
-  } else {
-    const q = new URLSearchParams({ pageSize: "100", ...(how.tags ? { tags: how.tags } : {}), ...(how.action ? { action: how.action } : {}) });
-    res = await s.call("GET", `${WS}/logs?${q}`, { key });
-  }
-  expect({ how, status: res.status }).toEqual({ how, status: 200 });
-  return (await json(res)).map((e: { id: string }) => e.id).sort();
-}
-
-const quoted = (v: string) => `"${v.replace(/\\/g, "\\\\").replace(/"/g, '\\"')}"`;
 
 describe("values the key encoding misread", () => {
   test("a tag or action of 64+ units holding any control character is found by every index and filter: held, stored, after a restart", async () => {
@@ -53,7 +35,7 @@ describe("values the key encoding misread", () => {
     const check = async (phase: string) => {
       for (const [i, w] of written.entries()) {
         const want = [ids[i]];
-        const at = `${phase} ${name(w.c)}`;
+        const at = `${phase} ${unicodeName(w.c)}`;
         const got = {
           tag: await idsOf(s, key, { query: `tag=${quoted(w.tag)}` }),
           shortTag: await idsOf(s, key, { query: `tag=${quoted(w.shortTag)}` }),

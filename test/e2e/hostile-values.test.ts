@@ -3,32 +3,14 @@
 // storage internals: hostile-values-storage.test.ts; clients that go away: hostile-clients.test.ts).
 import { afterAll, describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { entry, removeDir, startTestSluice, WS, type TestSluice } from "../helpers/sluice.ts";
+import { CONTROLS, idsOf, quoted } from "../helpers/hostile-values.ts";
+import { entry, removeDir, startTestSluice, WS } from "../helpers/sluice.ts";
 
 const json = (res: Response): Promise<any> => res.json();
 const dirs: string[] = [];
 afterAll(() => {
   for (const d of dirs) removeDir(d);
 });
-
-/** CONTROLS are every C0 control character and DEL. */
-const CONTROLS = [...Array.from({ length: 32 }, (_, c) => String.fromCharCode(c)), "\u007f"];
-const _name = (c: string) => `U+${c.charCodeAt(0).toString(16).padStart(4, "0")}`;
-
-/** ids answers a query, read through every way in: the query language, GET /logs filters and the body `action`. */
-async function idsOf(s: TestSluice, key: string, how: { query?: string; tags?: string; action?: string; bodyAction?: string }): Promise<string[]> {
-  let res: Response;
-  if (how.query !== undefined || how.bodyAction !== undefined) {
-    res = await s.call("POST", `${WS}/logs/query`, { key, body: { query: how.query ?? "", action: how.bodyAction, pageSize: 100 } });
-  } else {
-    const q = new URLSearchParams({ pageSize: "100", ...(how.tags ? { tags: how.tags } : {}), ...(how.action ? { action: how.action } : {}) });
-    res = await s.call("GET", `${WS}/logs?${q}`, { key });
-  }
-  expect({ how, status: res.status }).toEqual({ how, status: 200 });
-  return (await json(res)).map((e: { id: string }) => e.id).sort();
-}
-
-const quoted = (v: string) => `"${v.replace(/\\/g, "\\\\").replace(/"/g, '\\"')}"`;
 
 describe("values the key encoding misread", () => {
   test("an action of 64+ units holding U+0000 leaves action search of its environment working, also after a restart", async () => {

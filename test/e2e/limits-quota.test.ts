@@ -1,6 +1,6 @@
 // The monthly quota and /usage, /info over HTTP (contract §3 order, §8), with an injected clock across month ends.
 import { afterEach, describe, expect, test } from "bun:test";
-import { BUILT_IN_PLANS, PlanTable, type Plan } from "../../src/limits/plans.ts";
+import { BUILT_IN_PLANS, type Plan } from "../../src/limits/plans.ts";
 import { WS, entry, removeDir, startTestSluice, type TestOptions, type TestSluice } from "../helpers/sluice.ts";
 
 const T0 = Date.parse("2026-11-10T12:00:00.000Z");
@@ -10,19 +10,9 @@ const unlimited = BUILT_IN_PLANS.find((p) => p.code === "unlimited")!;
 const Q1000: Plan = { ...unlimited, code: "q1000", logs_per_month: 1_000, requests_per_minute: -1, validate_requests_per_minute: -1 };
 const Q3: Plan = { ...unlimited, code: "q3", logs_per_month: 3, requests_per_minute: -1, validate_requests_per_minute: -1, max_batch_size: 10 };
 
-/**
- * withPlans passes custom plans to startTestSluice. The harness spreads its options over the
- * PlanTable it builds from them, so the list must also answer as a PlanTable.
- */
-function withPlans(...extra: Plan[]): Plan[] {
-  const list = [...BUILT_IN_PLANS, ...extra];
-  const table = new PlanTable(list);
-  return Object.assign(list, { has: table.has.bind(table), get: table.get.bind(table), codes: table.codes.bind(table) });
-}
-
 let now = T0;
 const opened: TestSluice[] = [];
-const options = (): TestOptions => ({ clock: () => now, plans: withPlans(Q1000, Q3), ipRatePerMinute: -1 });
+const options = (): TestOptions => ({ clock: () => now, plans: [...BUILT_IN_PLANS, Q1000, Q3], ipRatePerMinute: -1 });
 /** open starts a fresh Sluice (or reopens `dir`) whose clock reads `now`. */
 function open(dir?: string): TestSluice {
   const s = startTestSluice(dir, options());

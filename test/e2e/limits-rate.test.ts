@@ -1,6 +1,6 @@
 // Rate limits over HTTP (contract §3 order of checks, §7 headers, §8 buckets), with an injected clock: no test sleeps.
 import { afterEach, describe, expect, test } from "bun:test";
-import { BUILT_IN_PLANS, PlanTable, type Plan } from "../../src/limits/plans.ts";
+import { BUILT_IN_PLANS, type Plan } from "../../src/limits/plans.ts";
 import { WS, entry, removeDir, startTestSluice, type TestOptions, type TestSluice } from "../helpers/sluice.ts";
 
 const T0 = Date.parse("2026-11-10T12:00:00.000Z"); // a whole second
@@ -22,16 +22,6 @@ afterEach(async () => {
     removeDir(s.dir);
   }
 });
-
-/**
- * withPlans passes custom plans to startTestSluice. The harness spreads its options over the
- * PlanTable it builds from them, so the list must also answer as a PlanTable.
- */
-function withPlans(...extra: Plan[]): Plan[] {
-  const list = [...BUILT_IN_PLANS, ...extra];
-  const table = new PlanTable(list);
-  return Object.assign(list, { has: table.has.bind(table), get: table.get.bind(table), codes: table.codes.bind(table) });
-}
 
 /** limits reads the rate-limit headers of a response. */
 const limits = (r: Response) => ({
@@ -343,7 +333,7 @@ function tally(answers: string[]): Record<string, number> {
 describe("concurrency", () => {
   test("1,000 parallel requests against a bucket of 100 tokens admit exactly 100; 600 ms later exactly one more", async () => {
     const burst: Plan = { ...BUILT_IN_PLANS[3], code: "burst", requests_per_minute: 100, validate_requests_per_minute: 100 };
-    const s = open({ plans: withPlans(burst) });
+    const s = open({ plans: [...BUILT_IN_PLANS, burst] });
     const key = await (await s.workspace("burst")).key("development", "rw");
     const calls = Array.from({ length: 1_000 }, (_, i) => (i % 2 ? get(s, "/usage", key) : post(s, "/logs", key, entry({ action: `burst.${i}` }))));
     const answers = await Promise.all(calls.map(async (c) => codeOf(await c)));

@@ -1,48 +1,25 @@
 // Retention (contract §8): the sweeper of one process's store deletes entries past the horizon and their space is reused.
 // It drives that store's RetentionSweeper and reads its file size: one process's internals (each cluster copy sweeps on its own).
-import { afterEach, describe, expect, test } from "bun:test";
-import { BUILT_IN_PLANS, PlanTable, type Plan } from "../../src/limits/plans.ts";
+import { describe, expect, test } from "bun:test";
+import { PlanTable } from "../../src/limits/plans.ts";
 import { RetentionSweeper } from "../../src/storage/retention.ts";
-import { WS, entry, removeDir, startTestSluice, type TestSluice } from "../helpers/sluice.ts";
+import { DAY, PLANS, T0, retentionSluices } from "../helpers/retention.ts";
+import { WS, entry, type TestSluice } from "../helpers/sluice.ts";
 
-const T0 = Date.parse("2026-11-10T12:00:00.000Z");
-const DAY = 86_400_000;
-const unlimited = BUILT_IN_PLANS.find((p) => p.code === "unlimited")!;
-/** a plan that keeps one day and limits nothing else, for writing many entries quickly */
-const ONE_DAY: Plan = { ...unlimited, code: "one-day", log_retention_days: 1 };
-const PLANS = [...BUILT_IN_PLANS, ONE_DAY];
-
-/**
- * withPlans passes custom plans to startTestSluice. The harness spreads its options over the
- * PlanTable it builds from them, so the list must also answer as a PlanTable.
- */
-function withPlans(list: Plan[]): Plan[] {
-  const table = new PlanTable(list);
-  return Object.assign([...list], { has: table.has.bind(table), get: table.get.bind(table), codes: table.codes.bind(table) });
-}
-
-let now = T0;
-let s: TestSluice | undefined;
-/** open starts a fresh Sluice whose clock reads `now`, reset to T0, with a sweeper on the same clock. */
+const { clock, open: start } = retentionSluices();
+/** open starts a fresh Sluice (retentionSluices) with a sweeper on the same clock. */
 function open() {
-  now = T0;
-  s = startTestSluice(undefined, { clock: () => now, plans: withPlans(PLANS), ipRatePerMinute: -1 });
+  const s = start();
   return {
     s,
     sweeper: new RetentionSweeper(
       s.svc.entries,
       s.svc.meta,
       (ws, nowMs) => new PlanTable(PLANS).retentionFloor(ws.plan, nowMs),
-      () => now,
+      () => clock.now,
     ),
   };
 }
-afterEach(async () => {
-  if (!s) return;
-  await s.close();
-  removeDir(s.dir);
-  s = undefined;
-});
 
 const get = (t: TestSluice, path: string, key: string) => t.call("GET", `${WS}${path}`, { key });
 const post = (t: TestSluice, path: string, key: string, body: unknown) => t.call("POST", `${WS}${path}`, { key, body });
@@ -57,7 +34,7 @@ describe("the retention sweeper", () => {
 
     const old = await (await post(s, "/logs", freeKey, entry({ action: "old" }))).json();
     const longLived = await (await post(s, "/logs", keeperKey, entry({ action: "kept 45 days" }))).json();
-    now = T0 + 3_600_000;
+    clock.now = T0 + 3_600_000;
     const newer = await (await post(s, "/logs", freeKey, entry({ action: "newer" }))).json();
     const present = () => ({
       old: s.svc.entries.get({ ws: free.id, env: "development" }, old.id) !== undefined,
@@ -65,16 +42,16 @@ describe("the retention sweeper", () => {
       longLived: s.svc.entries.get({ ws: keeper.id, env: "staging" }, longLived.id) !== undefined,
     });
 
-    now = T0 + 21 * DAY;
+    clock.now = T0 + 21 * DAY;
     expect(await sweeper.sweep()).toBe(0);
     expect(present()).toEqual({ old: true, newer: true, longLived: true });
 
-    now = T0 + 21 * DAY + 1;
+    clock.now = T0 + 21 * DAY + 1;
     expect(await sweeper.sweep()).toBe(1);
     expect(present()).toEqual({ old: false, newer: true, longLived: true });
     expect((await get(s, `/logs/${newer.id}`, freeKey)).status).toBe(200);
 
-    now = T0 + 3_600_000 + 21 * DAY + 1;
+    clock.now = T0 + 3_600_000 + 21 * DAY + 1;
     expect(await sweeper.sweep()).toBe(1);
     expect(present()).toEqual({ old: false, newer: false, longLived: true });
   });
@@ -94,7 +71,7 @@ describe("the retention sweeper", () => {
           )
         ).status,
       ).toBe(201);
-    now = T0 + DAY + 1;
+    clock.now = T0 + DAY + 1;
     expect(await sweeper.sweep()).toBe(4_500);
     expect(await sweeper.sweep()).toBe(0);
   });
@@ -106,12 +83,12 @@ describe("the retention sweeper", () => {
     const round = async () => {
       for (let i = 0; i < 20; i++) {
         expect((await post(s, "/logs/bulk", key, payload)).status).toBe(201);
-        now += 10;
+        clock.now += 10;
       }
       return (s.dbs.root.getStats() as { lastPageNumber: number }).lastPageNumber;
     };
     const first = await round();
-    now += 2 * DAY;
+    clock.now += 2 * DAY;
     expect(await sweeper.sweep()).toBe(20_000);
     const second = await round();
     expect(second).toBeLessThanOrEqual(first * 1.2);

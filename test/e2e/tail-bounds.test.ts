@@ -1,57 +1,10 @@
 // Live tail bounds (contract §10): a consumer too slow gets event: overflow, and a key has at most
 // SLUICE_TAIL_MAX_PER_KEY open tails.
-import { afterAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { SseReader } from "../helpers/sse.ts";
-import { WS, entry, removeDir, startTestSluice, type TestOptions, type TestSluice } from "../helpers/sluice.ts";
+import { bulk, open, tail, tailSluices, tenant } from "../helpers/tail.ts";
 
-const opened: TestSluice[] = [];
-afterAll(async () => {
-  for (const s of opened) await s.close().catch(() => {});
-  for (const s of opened) removeDir(s.dir);
-});
-function sluice(opts: TestOptions = {}, dir?: string) {
-  const s = startTestSluice(dir, { ipRatePerMinute: -1, ...opts });
-  opened.push(s);
-  return s;
-}
-async function tenant(s: TestSluice) {
-  const ws = await s.workspace();
-  return { ws, key: await ws.key("development", "rw") };
-}
-async function tail(s: TestSluice, key: string, params = "", headers: Record<string, string> = {}) {
-  const r = await s.call("GET", `${WS}/logs/tail${params ? `?${params}` : ""}`, { key, headers });
-  return r;
-}
-async function open(s: TestSluice, key: string, params = "", headers: Record<string, string> = {}) {
-  const r = await tail(s, key, params, headers);
-  expect(r.status).toBe(200);
-  expect(r.headers.get("content-type")).toBe("text/event-stream");
-  return new SseReader(r.body!);
-}
-async function bulk(s: TestSluice, key: string, bodies: Record<string, unknown>[]) {
-  const r = await s.call("POST", `${WS}/logs/bulk`, { key, body: bodies.map((b) => entry(b)) });
-  expect(r.status).toBe(201);
-  return ((await r.json()) as { ids: string[] }).ids;
-}
-async function _one(s: TestSluice, key: string, body: Record<string, unknown> = {}) {
-  const r = await s.call("POST", `${WS}/logs`, { key, body: entry(body) });
-  expect(r.status).toBe(201);
-  return ((await r.json()) as { id: string }).id;
-}
-/** listed pages through POST /logs/query and gives the matching entries oldest first */
-async function _listed(s: TestSluice, key: string, query = ""): Promise<{ id: string; server_timestamp: string }[]> {
-  const out: { id: string; server_timestamp: string }[] = [];
-  let cursor = {};
-  for (let guard = 0; guard < 1000; guard++) {
-    const r = await s.call("POST", `${WS}/logs/query`, { key, body: { query, pageSize: 100, ...cursor } });
-    out.push(...((await r.json()) as { id: string; server_timestamp: string }[]));
-    const id = r.headers.get("x-next-cursor-id");
-    if (!id) break;
-    cursor = { cursorID: id, cursorTS: r.headers.get("x-next-cursor-ts") };
-  }
-  return out.reverse();
-}
-const _cursorOf = (e: { id: string; server_timestamp: string }) => `${e.server_timestamp}_${e.id}`;
+const sluice = tailSluices();
 
 describe("GET /logs/tail", () => {
   test("a consumer too slow gets event: overflow with the cursor of the last entry sent, the stream closes, and resuming from it loses nothing", async () => {

@@ -4,7 +4,8 @@ import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { spawnServer, type ServerProcess } from "../helpers/process.ts";
+import type { Subprocess } from "bun";
+import { diesWithTest, spawnServer, type ServerProcess } from "../helpers/process.ts";
 import { removeDir } from "../helpers/sluice.ts";
 import { SseReader } from "../helpers/sse.ts";
 
@@ -12,8 +13,11 @@ const KEY = /API key \(shown only now\):\s+(sl_development_rw_[A-Za-z0-9]+)/;
 const ROOT = join(import.meta.dir, "..", "..");
 const dirs: string[] = [];
 const procs: ServerProcess[] = [];
+/** the `sluice tail` CLI processes: a failed assertion leaves one running, so afterAll kills them too */
+const clis: Subprocess[] = [];
 afterAll(() => {
   for (const p of procs) p.proc.kill(9);
+  for (const c of clis) c.kill(9);
   for (const d of dirs) removeDir(d);
 });
 async function server(dir: string, env: Record<string, string> = {}) {
@@ -52,11 +56,12 @@ test("sluice tail prints entries as NDJSON as they arrive and reconnects across 
   let s = await server(dir);
   const key = KEY.exec(s.banner)![1];
   const port = new URL(s.base).port;
-  const cli = Bun.spawn([process.execPath, "src/cli/main.ts", "tail", "--query", "level=error", "--url", s.base, "--key", key], {
+  const cli = Bun.spawn(diesWithTest([process.execPath, "src/cli/main.ts", "tail", "--query", "level=error", "--url", s.base, "--key", key]), {
     cwd: ROOT,
     stdout: "pipe",
     stderr: "pipe",
   });
+  clis.push(cli);
   const lines: string[] = [];
   void (async () => {
     const decoder = new TextDecoder();

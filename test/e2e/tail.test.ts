@@ -1,42 +1,14 @@
 // Live tail (contract §10, GET /logs/tail): Server-Sent Events in ascending (server_timestamp, id) order, backfill,
 // resume by Last-Event-ID or after= with nothing lost or repeated (across a restart and during writes), heartbeats,
 // and revocation (overflow for a slow consumer and the per-key limit, one process's bounds: tail-bounds.test.ts).
-import { afterAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { SseReader } from "../helpers/sse.ts";
-import { WS, entry, removeDir, startTestSluice, type TestOptions, type TestSluice } from "../helpers/sluice.ts";
+import { WS, entry, removeDir, startTestSluice, type TestSluice } from "../helpers/sluice.ts";
+import { bulk, open, tail, tailSluices, tenant } from "../helpers/tail.ts";
 
-const opened: TestSluice[] = [];
-afterAll(async () => {
-  for (const s of opened) await s.close().catch(() => {});
-  for (const s of opened) removeDir(s.dir);
-});
-function sluice(opts: TestOptions = {}, dir?: string) {
-  const s = startTestSluice(dir, { ipRatePerMinute: -1, ...opts });
-  opened.push(s);
-  return s;
-}
-async function tenant(s: TestSluice) {
-  const ws = await s.workspace();
-  return { ws, key: await ws.key("development", "rw") };
-}
-async function tail(s: TestSluice, key: string, params = "", headers: Record<string, string> = {}) {
-  const r = await s.call("GET", `${WS}/logs/tail${params ? `?${params}` : ""}`, { key, headers });
-  return r;
-}
-async function open(s: TestSluice, key: string, params = "", headers: Record<string, string> = {}) {
-  const r = await tail(s, key, params, headers);
-  expect(r.status).toBe(200);
-  expect(r.headers.get("content-type")).toBe("text/event-stream");
-  return new SseReader(r.body!);
-}
-async function bulk(s: TestSluice, key: string, bodies: Record<string, unknown>[]) {
-  const r = await s.call("POST", `${WS}/logs/bulk`, { key, body: bodies.map((b) => entry(b)) });
-  expect(r.status).toBe(201);
-  return ((await r.json()) as { ids: string[] }).ids;
-}
+const sluice = tailSluices();
 async function one(s: TestSluice, key: string, body: Record<string, unknown> = {}) {
   const r = await s.call("POST", `${WS}/logs`, { key, body: entry(body) });
   expect(r.status).toBe(201);
