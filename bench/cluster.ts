@@ -5,8 +5,8 @@
 // it, the three taking turns query by query (the one process stays up, idle, during the cluster's ingest). Checks
 // every count via queries.
 // Both sides first write BENCH_WARMUP entries (default 40,000) to other workspaces, so each process has compiled its
-// code; the CPU each kind of process used during the timed ingest is printed per entry (from /proc), to see where
-// the cluster's work goes. BENCH_ENTRIES sets the total ingested (default 400,000), BENCH_COPIES the copies of each
+// code; the CPU each kind of process used during the timed ingest is printed per entry (from /proc), and the Sluice
+// processes' by thread, to see where the cluster's work goes. BENCH_ENTRIES sets the total ingested (default 400,000), BENCH_COPIES the copies of each
 // partition (default 2).
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -102,11 +102,19 @@ async function stored(base: string, clients: { key: string }[]): Promise<number>
   return n;
 }
 
-/** cpuTicks is the user + system CPU a process has used, in clock ticks (1/100 s), from /proc. */
-function cpuTicks(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return Number(fields[11]) + Number(fields[12]);
+/** threadTicks is the user + system CPU each thread of a process has used, in clock ticks (1/100 s), by thread id, from /proc. */
+function threadTicks(pid: number): Map<string, { name: string; ticks: number }> {
+  const out = new Map<string, { name: string; ticks: number }>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      out.set(tid, { name: stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")), ticks: Number(fields[11]) + Number(fields[12]) });
+    } catch {
+      // ended meanwhile
+    }
+  }
+  return out;
 }
 
 /** children lists this process's child processes by command (nats-server, the Sluice nodes). */
@@ -125,20 +133,33 @@ function children(): { pid: number; command: string }[] {
   return out;
 }
 
-/** cpuDuring measures the CPU seconds of each kind of child process (but those of `skip`) and of this client while `work` runs. */
-async function cpuDuring<T>(work: () => Promise<T>, skip: number[] = []): Promise<{ result: T; cpu: Record<string, number> }> {
+/**
+ * cpuDuring measures the CPU seconds of each kind of child process (but those of `skip`) and of this client while
+ * `work` runs, and those of the Sluice processes' threads by thread name (Worker: the ingest and full-text workers;
+ * bun.exe: the main thread; Bun Pool: LMDB's commits and other native work; JITWorker: compiling).
+ */
+async function cpuDuring<T>(
+  work: () => Promise<T>,
+  skip: number[] = [],
+): Promise<{ result: T; cpu: Record<string, number>; threads: Record<string, number> }> {
   const kids = children().filter((k) => !skip.includes(k.pid));
-  const before = kids.map((k) => cpuTicks(k.pid));
+  const before = kids.map((k) => threadTicks(k.pid));
   const client = process.cpuUsage();
   const result = await work();
   const cpu: Record<string, number> = {};
+  const threads: Record<string, number> = {};
   kids.forEach((k, i) => {
     const kind = k.command.includes("nats-server") ? "nats-server" : "sluice";
-    cpu[kind] = (cpu[kind] ?? 0) + (cpuTicks(k.pid) - before[i]) / 100;
+    for (const [tid, { name, ticks }] of threadTicks(k.pid)) {
+      const seconds = (ticks - (before[i].get(tid)?.ticks ?? 0)) / 100;
+      cpu[kind] = (cpu[kind] ?? 0) + seconds;
+      const thread = name.replace(/ \d+$/, ""); // the pool's threads together
+      if (kind === "sluice") threads[thread] = (threads[thread] ?? 0) + seconds;
+    }
   });
   const used = process.cpuUsage(client);
   cpu.client = (used.user + used.system) / 1e6;
-  return { result, cpu };
+  return { result, cpu, threads };
 }
 
 /**
@@ -174,7 +195,7 @@ try {
   procs.push(one);
   await warmUp([one.base], payloads);
   const oneClients = await keys(one.base);
-  const { result: oneRate, cpu: oneCpu } = await cpuDuring(() => ingest([one.base], oneClients, payloads, async () => {}));
+  const { result: oneRate, cpu: oneCpu, threads: oneThreads } = await cpuDuring(() => ingest([one.base], oneClients, payloads, async () => {}));
   if ((await stored(one.base, oneClients)) !== expected) throw new Error("BUG: one process stored a different count");
 
   // the cluster
@@ -189,7 +210,7 @@ try {
   const bases = nodes.map((n) => n.base);
   await warmUp(bases, payloads);
   const clients = await keys(bases[0]);
-  const { result: rate, cpu: clusterCpu } = await cpuDuring(
+  const { result: rate, cpu: clusterCpu, threads: clusterThreads } = await cpuDuring(
     () =>
       // a read waits for its partition's copy to apply the whole stream: one per workspace is the end of ingest
       ingest(bases, clients, payloads, () => readAll(bases[0], clients)),
@@ -228,9 +249,12 @@ try {
   );
   const us = (cpu: Record<string, number>) =>
     Object.entries(cpu)
+      .filter(([, s]) => s > 0)
+      .sort((a, b) => b[1] - a[1])
       .map(([kind, s]) => `${kind} ${((s * 1e6) / expected).toFixed(1)}`)
       .join(", ");
   console.log(`  CPU µs an entry: one process: ${us(oneCpu)}; cluster: ${us(clusterCpu)}`);
+  console.log(`  Sluice's CPU µs an entry by thread: one process: ${us(oneThreads)}; cluster's nodes: ${us(clusterThreads)}`);
   console.log("  page 1 p50 (ms): query | one process | cluster, node with a copy | cluster, forwarding node");
   for (const r of rows)
     console.log(
