@@ -11,6 +11,7 @@ import { ApiError } from "../errors.ts";
 import { openDatabases } from "../storage/db.ts";
 import { RetentionSweeper } from "../storage/retention.ts";
 import { fetchBackup, serveBackups } from "./backup.ts";
+import { Beats } from "./beats.ts";
 import { PEER_READ_PATH } from "./peer.ts";
 import { APPLIED, PartitionCopy } from "./copy.ts";
 import { SharedPlans, share } from "./plans.ts";
@@ -54,11 +55,7 @@ export class ClusterNode {
   readonly reads: ClusterReads;
   private assigning: Promise<void> = Promise.resolve();
   /** the partitions each live node holds a copy of, as of the last beats read */
-  private holding = new Map<string, Set<number>>();
-  /** each live node's HTTP address, as its last beat says (peers send reads straight there: peer.ts) */
-  private addresses = new Map<string, string>();
-  /** this node's HTTP address for its peers, once it listens */
-  private address: string | undefined;
+  private readonly beats: Beats;
   private closed = false;
 
   private constructor(
@@ -73,9 +70,10 @@ export class ClusterNode {
     private readonly log: (line: Record<string, unknown>) => void,
     peerSecret: string | undefined,
   ) {
+    this.beats = new Beats(link, options.nodeId, options.roles, () => this.held());
     this.reads = new ClusterReads(link, {
       peerSecret,
-      peerUrl: (p) => this.peerUrl(p),
+      peerUrl: (p) => this.beats.peerUrl(p),
       partitions: settings.partitions,
       queryTimeoutMs: options.queryTimeoutMs ?? 30_000,
       nodeId: options.nodeId,
@@ -297,30 +295,10 @@ export class ClusterNode {
     return (await this.link.lastSeq(p).catch(() => 0)) > 0;
   }
 
-  /** beat tells the cluster this node is alive, its roles and how far each of its copies has applied. */
+  /** beat tells the cluster this node is alive, its roles, its address and how far each of its copies has applied. */
   private async beat(): Promise<void> {
     if (this.closed) return;
-    const beat = { roles: this.options.roles, applied: this.held(), at: Date.now(), address: this.address };
-    await this.link.nodes.put(this.options.nodeId, JSON.stringify(beat));
-    (this.options.plans as SharedPlans).setFronts(await this.readBeats());
-  }
-
-  /** readBeats reads which partitions each live node holds a copy of (kept) and how many live nodes are fronts. */
-  private async readBeats(): Promise<number> {
-    const fronts = new Set<string>(); // a key put while the listing runs may be listed twice
-    const holding = new Map<string, Set<number>>();
-    const addresses = new Map<string, string>();
-    for await (const id of await this.link.nodes.keys()) {
-      const e = await this.link.nodes.get(id);
-      if (e?.operation !== "PUT") continue;
-      const beat = e.json<{ roles?: string[]; applied?: Record<string, number>; address?: string }>();
-      if ((beat.roles ?? []).includes("front")) fronts.add(id);
-      holding.set(id, new Set(Object.keys(beat.applied ?? {}).map(Number)));
-      if (typeof beat.address === "string") addresses.set(id, beat.address);
-    }
-    this.holding = holding;
-    this.addresses = addresses;
-    return fronts.size;
+    (this.options.plans as SharedPlans).setFronts(await this.beats.send());
   }
 
   /**
@@ -329,20 +307,14 @@ export class ClusterNode {
    * as it opens one). None: any copy answers.
    */
   private async tailOwner(p: number): Promise<string | undefined> {
-    const [assignment] = await Promise.all([this.link.assignment(this.settings.partitions), this.readBeats()]);
-    return assignment[p].find((id) => (id === this.options.nodeId ? this.copies.has(p) : this.holding.get(id)?.has(p)));
+    const [assignment] = await Promise.all([this.link.assignment(this.settings.partitions), this.beats.read()]);
+    return assignment[p].find((id) => (id === this.options.nodeId ? this.copies.has(p) : this.beats.holds(id, p)));
   }
 
   /** advertise tells the other nodes the HTTP address they reach this node at (serve.ts, once it listens). */
   advertise(address: string): void {
-    this.address = address;
+    this.beats.address = address;
     void this.beat().catch(() => {});
-  }
-
-  /** peerUrl is the address of another node whose last beat says it holds a copy of partition p (one at random), if any. */
-  private peerUrl(p: number): string | undefined {
-    const holders = [...this.addresses].filter(([id]) => id !== this.options.nodeId && this.holding.get(id)?.has(p));
-    return holders.length === 0 ? undefined : holders[Math.floor(Math.random() * holders.length)][1];
   }
 
   /** liveFronts is how many front nodes this node last counted: its share of each plan's requests per minute. */
