@@ -138,10 +138,7 @@ function children(): { pid: number; command: string }[] {
  * `work` runs, and those of the Sluice processes' threads by thread name (Worker: the ingest and full-text workers;
  * bun.exe: the main thread; Bun Pool: LMDB's commits and other native work; JITWorker: compiling).
  */
-async function cpuDuring<T>(
-  work: () => Promise<T>,
-  skip: number[] = [],
-): Promise<{ result: T; cpu: Record<string, number>; threads: Record<string, number> }> {
+async function cpuDuring<T>(work: () => Promise<T>, skip: number[] = []): Promise<{ result: T; cpu: Record<string, number>; threads: Record<string, number> }> {
   const kids = children().filter((k) => !skip.includes(k.pid));
   const before = kids.map((k) => threadTicks(k.pid));
   const client = process.cpuUsage();
@@ -210,7 +207,11 @@ try {
   const bases = nodes.map((n) => n.base);
   await warmUp(bases, payloads);
   const clients = await keys(bases[0]);
-  const { result: rate, cpu: clusterCpu, threads: clusterThreads } = await cpuDuring(
+  const {
+    result: rate,
+    cpu: clusterCpu,
+    threads: clusterThreads,
+  } = await cpuDuring(
     () =>
       // a read waits for its partition's copy to apply the whole stream: one per workspace is the end of ingest
       ingest(bases, clients, payloads, () => readAll(bases[0], clients)),
