@@ -41,6 +41,7 @@ test("a read started right after a 201 sees the entry on a copy that looked curr
   // reads took the early path; since a 201 waits for the first copy's verdict, one is found behind (and run again)
   // only when the other copy lags, which a busy machine makes likely and a quiet one does not
   expect(early.reduce((n, e) => n + e.kept + e.again, 0)).toBeGreaterThan(0);
-  // a forwarding node asks for the barrier while the copy reads, and judges the copy's answer itself
-  if (forwarding >= 0) expect(early[forwarding].kept + early[forwarding].again).toBe(20);
+  // a forwarding node asks for the barrier while the copy reads, and judges the copy's answer itself (a copy that
+  // does not look current when a read arrives takes the barrier itself instead)
+  if (forwarding >= 0) expect(early[forwarding].kept + early[forwarding].again).toBeGreaterThan(0);
 }, 60_000);

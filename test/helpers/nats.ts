@@ -84,11 +84,12 @@ async function startOnce(n: number, home: string | undefined, accounts: number):
     return conf;
   });
   const start = async (i: number) => {
-    procs[i] = Bun.spawn(diesWithTest(["nats-server", "-c", confs[i]]), {
+    const proc = Bun.spawn(diesWithTest(["nats-server", "-c", confs[i]]), {
       stdout: "ignore",
       stderr: process.env.NATS_DEBUG_LOG ? Bun.file(`${process.env.NATS_DEBUG_LOG}-${ports[i].client}`) : "ignore",
     });
-    await waitListening(ports[i].client);
+    procs[i] = proc;
+    await waitListening(ports[i].client, proc);
   };
   await Promise.all(ports.map((_, i) => start(i)));
   const alive = () => procs.every((p) => p !== undefined && p.exitCode === null && p.signalCode === null);
@@ -167,9 +168,11 @@ export async function waitStreams(urls: string[]): Promise<void> {
   }
 }
 
-async function waitListening(port: number): Promise<void> {
+/** waitListening waits until a server takes connections on `port`, or its process has exited (a port of its was taken). */
+async function waitListening(port: number, proc: Subprocess): Promise<void> {
   const until = Date.now() + 10_000;
   while (Date.now() < until) {
+    if (proc.exitCode !== null || proc.signalCode !== null) return; // startNatsCluster starts them again on other ports
     const ok = await Bun.connect({ hostname: "127.0.0.1", port, socket: { data() {} } }).then(
       (s) => {
         s.end();
