@@ -204,7 +204,8 @@ export class PartitionCopy {
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.watchdog);
-    await this.messages?.close();
+    // the messages close once the consumer loop takes the next one: a loop waiting for a commit is not waited for longer
+    await Promise.race([this.messages?.close().catch(() => {}), Bun.sleep(STOP_WAIT_MS)]);
     // a consumer still being made (seconds, while a new stream elects its leader) is closed as soon as it is: not waited for
     await Promise.race([this.running, Bun.sleep(STOP_WAIT_MS)]);
     await this.sluice.close();
