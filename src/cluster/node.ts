@@ -54,7 +54,7 @@ export class ClusterNode {
   private readonly timers: ReturnType<typeof setInterval>[] = [];
   readonly reads: ClusterReads;
   private assigning: Promise<void> = Promise.resolve();
-  /** the partitions each live node holds a copy of, as of the last beats read */
+  /** this node's beat, and what it last read of every live node's (the copies each holds, its address) */
   private readonly beats: Beats;
   private closed = false;
 

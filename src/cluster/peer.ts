@@ -12,11 +12,14 @@ const SHUN_MS = 30_000;
 
 /** PeerHttp sends reads to peers' addresses and tells a peer's request from anyone else's. */
 export class PeerHttp {
+  /** the secret as a header carries it, and its bytes for the constant-time comparison */
+  private readonly header: string;
   private readonly secret: Uint8Array;
   /** peers' addresses that could not be reached, until when they are left to NATS */
   private readonly shunned = new Map<string, number>();
 
   constructor(secret: string) {
+    this.header = secret;
     this.secret = new TextEncoder().encode(secret);
   }
 
@@ -30,7 +33,7 @@ export class PeerHttp {
     try {
       answer = await fetch(`${url}${PEER_READ_PATH}${p}`, {
         method: "POST",
-        headers: { [SECRET_HEADER]: new TextDecoder().decode(this.secret), "content-type": "application/x-msgpack" },
+        headers: { [SECRET_HEADER]: this.header, "content-type": "application/x-msgpack" },
         body: read,
         signal: AbortSignal.timeout(timeoutMs),
       });

@@ -104,9 +104,7 @@ export class ClusterReads {
     void (async () => {
       for await (const m of sub) {
         void (async () => {
-          const { response, applied } = await this.answer(copy, unpack<RelayedRequest>(m.data));
-          const body = new Uint8Array(await response.arrayBuffer());
-          m.respond(pack({ status: response.status, headers: [...response.headers], body, applied } satisfies ForwardedReply));
+          m.respond(await packReply(await this.answer(copy, unpack<RelayedRequest>(m.data))));
         })().catch((e) => this.settings.log({ level: "error", msg: "a forwarded read failed", error: String(e) }));
       }
     })();
@@ -189,8 +187,8 @@ export class ClusterReads {
     // the copy may wait out a stream leader election for the barrier, then the read's own time
     const timeout = LAST_SEQ_DEADLINE_MS + this.settings.queryTimeoutMs + 5000;
     const packed = pack(read);
-    const url = this.peer && this.settings.peerUrl(p);
-    const direct = url ? await this.peer?.ask(url, p, packed, timeout).catch(() => Promise.reject(noCopy(p))) : undefined;
+    const url = this.peer === undefined ? undefined : this.settings.peerUrl(p);
+    const direct = url === undefined ? undefined : await this.peer?.ask(url, p, packed, timeout).catch(() => Promise.reject(noCopy(p)));
     if (direct) {
       this.forwarded.http++;
       return unpack<ForwardedReply>(direct);
@@ -222,11 +220,7 @@ export class ClusterReads {
       read = undefined;
     }
     if (!isRelayedRequest(read)) return new Response("the body is no relayed read: every node must run the same version", { status: 400 });
-    const { response, applied } = await this.answer(copy, read);
-    const body = new Uint8Array(await response.arrayBuffer());
-    return new Response(pack({ status: response.status, headers: [...response.headers], body, applied } satisfies ForwardedReply), {
-      headers: { "content-type": "application/x-msgpack" },
-    });
+    return new Response(await packReply(await this.answer(copy, read)), { headers: { "content-type": "application/x-msgpack" } });
   }
 
   /**
@@ -283,6 +277,12 @@ export class ClusterReads {
     });
     return new Response(body, { status: response.status, headers: response.headers });
   }
+}
+
+/** packReply packs a copy's answer to a forwarded read, as NATS and a peer's HTTP answer both carry it. */
+async function packReply({ response, applied }: { response: Response; applied?: number }): Promise<Uint8Array> {
+  const body = new Uint8Array(await response.arrayBuffer());
+  return pack({ status: response.status, headers: [...response.headers], body, applied } satisfies ForwardedReply);
 }
 
 const toResponse = (reply: ForwardedReply) => new Response(reply.body, { status: reply.status, headers: reply.headers });
