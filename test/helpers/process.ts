@@ -52,7 +52,8 @@ async function spawnOne(dataDir: string, env: Record<string, string>): Promise<S
     ended = true;
   })();
   void new Response(proc.stderr).text().then((err) => (out += err));
-  const deadline = Date.now() + 15_000;
+  // a cluster node restarted after kill -9 of every process waits for the streams to elect leaders before it listens
+  const deadline = Date.now() + 30_000;
   while (!listening.test(out)) {
     if (ended) throw new Error(`server exited before listening: ${out}`);
     if (Date.now() > deadline) throw new Error(`server did not start: ${out}`);
