@@ -144,7 +144,7 @@ async function readStatus(link: Link, options: StatusOptions): Promise<ClusterSt
     Promise.all([...Array.from({ length: settings.partitions }, (_, p) => streamOf(p)), ...BUCKET_STREAMS].map((s) => leaderView(link, s))),
     Promise.all(options.monitors.map((url) => readServer(url, options.serverTimeoutMs ?? 3000))),
   ]);
-  const expected: ExpectedStream[] = leaders.map((l) => ({ stream: l.stream, servers: l.servers }));
+  const expected: ExpectedStream[] = leaders.map((l, i) => ({ stream: l.stream, servers: l.servers, gapless: i < settings.partitions }));
   const audits = auditStreams(expected, views);
   const streamProblems = (l: Leader, i: number) => {
     const problems = options.monitors.length > 0 ? [...audits[i].problems] : [];

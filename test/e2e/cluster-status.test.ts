@@ -21,17 +21,19 @@ const status = () => clusterStatus(c.nats.urls, { monitors: c.nats.monitors, ser
 
 /**
  * write stores `n` entries of one workspace, 10 a bulk write, round-robin through the nodes; a 503 is retried as a
- * client would (a node whose NATS server stopped answering reconnects to another meanwhile).
+ * client would (a node whose NATS server stopped answering reconnects to another meanwhile) for up to 60 s.
  */
 async function write(key: string, n: number): Promise<void> {
   for (let k = 0; k < n; k += 10) {
-    const until = Date.now() + 30_000;
-    let r = await c.call(k % 3, "POST", `${WS}/logs/bulk`, { key, body: Array.from({ length: 10 }, () => entry()) });
+    const send = () => c.call(k % 3, "POST", `${WS}/logs/bulk`, { key, body: Array.from({ length: 10 }, () => entry()) });
+    const until = Date.now() + 60_000;
+    let r = await send();
     while (r.status === 503 && Date.now() < until) {
       await Bun.sleep(200);
-      r = await c.call(k % 3, "POST", `${WS}/logs/bulk`, { key, body: Array.from({ length: 10 }, () => entry()) });
+      r = await send();
     }
-    expect(r.status).toBe(201);
+    // the answer is shown whole when it is not 201: a 503's message says what NATS could not do
+    expect({ node: k % 3, status: r.status, body: r.status === 201 ? "" : await r.text() }).toEqual({ node: k % 3, status: 201, body: "" });
   }
 }
 
@@ -77,14 +79,15 @@ test("cluster status is green with the same first, last and count from every NAT
   }
 
   // once it runs on, it catches up from its peers and every server has the same figures again
-  const until = Date.now() + 30_000;
+  // (the resumed server may call an election: a stream can be without a leader for a while on a busy machine)
+  const until = Date.now() + 60_000;
   let again = await status();
   while (!again.ok && Date.now() < until) again = await status();
   expect(again.problems).toEqual([]);
   const after = again.partitions[p];
   expect(after.last).toBeGreaterThanOrEqual(part.last! + 3); // a write answered 503 may be in the stream too
   for (const s of after.servers) expect(s).toEqual({ server: s.server, first: after.first, last: after.last, messages: after.messages });
-}, 120_000);
+}, 240_000);
 
 test("without the servers' monitoring URLs, cluster status is red: replicas it did not audit are not taken as agreeing", async () => {
   const s = await clusterStatus(c.nats.urls, { monitors: [], settleMs: 0 });

@@ -8,7 +8,7 @@ const view = (server: string, streams: Record<string, StreamView>): ServerView =
   server,
   streams: new Map(Object.entries(streams)),
 });
-const S = { stream: "SLUICE_P0", servers: ["s0", "s1", "s2"] };
+const S = { stream: "SLUICE_P0", servers: ["s0", "s1", "s2"], gapless: true };
 const whole = { first: 1, last: 10, messages: 10 };
 
 test("identical figures on every server that holds the stream: no problem", () => {
@@ -67,4 +67,19 @@ test("an empty stream agrees whether a server says its first sequence is 0 or la
     ],
   );
   expect(b.problems).toEqual(["server s2, stream SLUICE_P0: first 0, last 0, 0 messages, but server s0 has first 11, last 10, 0 messages"]);
+});
+
+test("a KV bucket's stream with a gap is no problem (a key's older values are deleted), but its servers must still agree", () => {
+  const bucket = { stream: "KV_sluice_nodes", servers: ["s0", "s1", "s2"], gapless: false };
+  const beats = { first: 27, last: 30, messages: 3 };
+  const [a] = auditStreams(
+    [bucket],
+    ["s0", "s1", "s2"].map((s) => view(s, { KV_sluice_nodes: beats })),
+  );
+  expect(a.problems).toEqual([]);
+  const [b] = auditStreams(
+    [bucket],
+    [view("s0", { KV_sluice_nodes: beats }), view("s1", { KV_sluice_nodes: beats }), view("s2", { KV_sluice_nodes: { first: 27, last: 29, messages: 3 } })],
+  );
+  expect(b.problems).toEqual(["server s2, stream KV_sluice_nodes: first 27, last 29, 3 messages, but server s0 has first 27, last 30, 3 messages"]);
 });
