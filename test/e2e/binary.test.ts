@@ -230,7 +230,7 @@ describe("the compiled binary", () => {
       s.proc.kill("SIGTERM");
     }
     expect(await s.proc.exited).toBe(0);
-  });
+  }, 60_000); // the first launch on a machine unpacks Chromium (@sparticuz/chromium): several seconds
 
   test("without msgpackr's optional native extension the binary still writes and reads", async () => {
     const dd = ["--data-dir", join(runDir, "bare-data")];

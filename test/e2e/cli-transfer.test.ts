@@ -12,7 +12,7 @@ let key: string;
 beforeAll(async () => {
   server = await spawnServer(join(dir, "data"), { SLUICE_ACCESS_LOG: "off" });
   key = /API key \(shown only now\):\s+(\S+)/.exec(server.banner)![1];
-});
+}, 120_000); // a cluster's start (npm run test:cluster) counts in this time: a minute on a busy machine
 afterAll(async () => {
   server.proc.kill("SIGTERM");
   await server.exited;

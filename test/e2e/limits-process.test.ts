@@ -122,7 +122,7 @@ describe("SLUICE_PLANS_FILE", () => {
     const developer = await keyOn(s.base, "developer");
     expect((await (await call(s.base, "GET", "/usage", developer)).json()).limit).toBe(50_000);
     await stop(s);
-  });
+  }, 120_000); // a cluster's start (npm run test:cluster) counts in this time: a minute on a busy machine
 });
 
 describe("client IP limits in the process", () => {
@@ -136,7 +136,7 @@ describe("client IP limits in the process", () => {
     expect((await refused.json()).error_code).toBe("RATE_LIMIT_IP_EXCEEDED");
     expect(Number(refused.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
     await stop(s);
-  });
+  }, 120_000); // a cluster's start (npm run test:cluster) counts in this time: a minute on a busy machine
 
   test("with SLUICE_TRUST_PROXY 1 each forwarded client has its own bucket", async () => {
     const s = await start(freshDir(), { SLUICE_IP_RATE_PER_MIN: "1", SLUICE_TRUST_PROXY: "1" });
@@ -144,7 +144,7 @@ describe("client IP limits in the process", () => {
     const status = async (xff: string) => (await call(s.base, "GET", "/usage", key, undefined, { "x-forwarded-for": xff })).status;
     expect([await status("1.1.1.1"), await status("2.2.2.2"), await status("9.9.9.9, 1.1.1.1")]).toEqual([200, 200, 429]);
     await stop(s);
-  });
+  }, 120_000); // a cluster's start (npm run test:cluster) counts in this time: a minute on a busy machine
 });
 
 describe("usage durability", () => {
@@ -173,5 +173,5 @@ describe("usage durability", () => {
     expect((await call(again.base, "POST", "/logs", key, entry())).status).toBe(201);
     expect((await (await call(again.base, "GET", "/usage", key)).json()).used).toBe(42);
     await stop(again);
-  });
+  }, 180_000); // two starts of a cluster (npm run test:cluster) count in this time
 });
