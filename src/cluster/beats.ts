@@ -36,12 +36,10 @@ export class Beats {
 
   /** read reads every live node's last beat (kept); it resolves with how many live nodes are fronts. */
   async read(): Promise<number> {
-    const fronts = new Set<string>(); // a key put while the listing runs may be listed twice
+    const fronts = new Set<string>();
     const holding = new Map<string, Set<number>>();
     const addresses = new Map<string, string>();
-    for await (const id of await this.link.nodes.keys()) {
-      const e = await this.link.nodes.get(id);
-      if (e?.operation !== "PUT") continue;
+    for (const [id, e] of await this.link.beats()) {
       const beat = e.json<Beat>();
       if ((beat.roles ?? []).includes("front")) fronts.add(id);
       holding.set(id, new Set(Object.keys(beat.applied ?? {}).map(Number)));

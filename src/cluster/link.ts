@@ -1,6 +1,6 @@
 // link: this node's connection to NATS: JetStream, the buckets, whether NATS is reachable, and publishing a write.
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from "@nats-io/jetstream";
-import { Kvm, type KV } from "@nats-io/kv";
+import { Kvm, type KV, type KvEntry } from "@nats-io/kv";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { ApiError } from "../errors.ts";
 import { CLUSTER_BUCKET, META_BUCKET, NODES_BUCKET, PEER_SECRET, natsServers, streamOf, subjectOf, type Assignment, type ClusterSettings } from "./names.ts";
@@ -129,6 +129,22 @@ export class Link {
         await Bun.sleep(250); // the stream may be electing a leader
       }
     }
+  }
+
+  /**
+   * beats reads the nodes bucket's current values by node id. Its keys come from the stream's subjects in one request:
+   * the KV client's keys() waits for a consumer's pending count, which keys expiring meanwhile can leave unmet for ever.
+   */
+  async beats(): Promise<Map<string, KvEntry>> {
+    const prefix = `$KV.${NODES_BUCKET}.`;
+    const info = await this.jsm.streams.info(`KV_${NODES_BUCKET}`, { subjects_filter: `${prefix}>` });
+    const ids = Object.keys(info.state.subjects ?? {}).map((subject) => subject.slice(prefix.length));
+    const entries = await Promise.all(ids.map((id) => this.nodes.get(id)));
+    const out = new Map<string, KvEntry>();
+    ids.forEach((id, i) => {
+      if (entries[i]?.operation === "PUT") out.set(id, entries[i]);
+    });
+    return out;
   }
 
   /**

@@ -92,11 +92,7 @@ export class ClusterNode {
     const link = await Link.open(options.urls, options.nodeId);
     const settings = await link.settings();
     const metaEnv = openDatabases(join(options.dataDir, "meta"), options.storageLog, options.mapBytes);
-    const live = async () => {
-      const ids = new Set<string>(); // a key put while the listing runs may be listed twice
-      for await (const id of await link.nodes.keys()) ids.add(id);
-      return ids.size;
-    };
+    const live = async () => (await link.beats()).size;
     const mirror = new MetaMirror(metaEnv.meta, link.meta, log, { nc: link.nc, count: live });
     await mirror.start();
     const sink = new ClusterSink(link, settings.partitions, options.verdictTimeoutMs); // not the read budget: a write is no read

@@ -14,13 +14,7 @@ export interface NodeState {
 
 /** liveNodes lists the nodes whose heartbeat has not expired, by id. */
 export async function liveNodes(link: Link): Promise<NodeState[]> {
-  const ids = new Set<string>(); // a key put while the listing runs may be listed twice
-  for await (const id of await link.nodes.keys()) ids.add(id);
-  const out: NodeState[] = [];
-  for (const id of ids) {
-    const e = await link.nodes.get(id);
-    if (e?.operation === "PUT") out.push({ id, ...e.json<Omit<NodeState, "id">>() });
-  }
+  const out = [...(await link.beats())].map(([id, e]) => ({ id, ...e.json<Omit<NodeState, "id">>() }));
   return out.sort((a, b) => (a.id < b.id ? -1 : 1));
 }
 

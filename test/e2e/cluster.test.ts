@@ -6,7 +6,7 @@ import { BUILT_IN_PLANS, type Plan } from "../../src/limits/plans.ts";
 import { startTestCluster, type TestCluster } from "../helpers/cluster.ts";
 import { partitionOf } from "../../src/cluster/names.ts";
 import { rebalance } from "../../src/cluster/ops.ts";
-import { clusterStatus } from "../../src/cluster/status.ts";
+import { clusterStatus, liveNodes } from "../../src/cluster/status.ts";
 import { SseReader } from "../helpers/sse.ts";
 import { WS, entry } from "../helpers/sluice.ts";
 
@@ -53,6 +53,16 @@ describe("cluster", () => {
       }
     }
   }, 30_000);
+
+  test("the live nodes are the nodes bucket's current beats, each listed once: a deleted beat is not listed", async () => {
+    const link = c.nodes[1].link;
+    const ids = async () => (await liveNodes(link)).map((n) => n.id);
+    expect(await ids()).toEqual(["n0", "n1", "n2"]);
+    await link.nodes.put("nz", JSON.stringify({ roles: [], applied: {}, at: Date.now() }));
+    expect(await ids()).toEqual(["n0", "n1", "n2", "nz"]);
+    await link.nodes.delete("nz");
+    expect(await ids()).toEqual(["n0", "n1", "n2"]);
+  });
 
   test("bulk writes through every node are paged exactly once, in the same order, on every node", async () => {
     const ws = await c.workspace();
