@@ -39,6 +39,9 @@ export interface NodeOptions extends Omit<SluiceOptions, "dataDir" | "meta" | "w
 /** SLUICE_IP_RATE_PER_MIN's default (config.ts), for a node started without it */
 const DEFAULT_IP_RATE = 6000;
 
+/** how often a node with no pass under way reads the stored assignment again, whatever its watch said */
+const REASSERT_MS = 5_000;
+
 /** how long a request waits at most for its session's use to be recorded in the bucket */
 const RECORD_WAIT_MS = 2000;
 
@@ -216,9 +219,14 @@ export class ClusterNode {
     // watched before the first read: an assignment stored between the two is not missed
     const watch = await this.link.cluster.watch({ key: "assign", include: "updates" as never });
     this.stopWatch = () => watch.stop();
+    let pending = 0;
     const apply = (): Promise<void> => {
       // a pass waits for the one before, failed or not: one NATS timeout must not stop every later pass
-      const pass = this.assigning.catch(() => {}).then(() => this.applyAssignment(apply));
+      pending++;
+      const pass = this.assigning
+        .catch(() => {})
+        .then(() => this.applyAssignment(apply))
+        .finally(() => pending--);
       this.assigning = pass;
       return pass;
     };
@@ -230,6 +238,8 @@ export class ClusterNode {
     void (async () => {
       for await (const _ of watch) void apply().catch(retry);
     })();
+    // a watch can miss an update (its consumer reset while a server was slow): an idle node reads the assignment again
+    this.timers.push(setInterval(() => void (pending === 0 && !this.closed && apply().catch(retry)), REASSERT_MS));
   }
   private stopWatch: (() => void) | undefined;
 

@@ -61,7 +61,7 @@ async function runSuite(mode: "round-robin" | "one", files: string[], fronts = 3
   clearTimeout(killer);
   const lines = (out + err).split("\n");
   const firstError = lines.findIndex((l) => l.startsWith("error"));
-  const why = firstError >= 0 ? lines.slice(Math.max(0, firstError - 4), firstError + 16) : code === 0 ? [] : lines.slice(-40); // a crash: its last words
+  const why = firstError >= 0 ? lines.slice(Math.max(0, firstError - 4), firstError + 40) : code === 0 ? [] : lines.slice(-40); // a crash: its last words
   return {
     code,
     // the first failure's message: a failing run says why, not only which tests

@@ -265,4 +265,18 @@ describe("cluster", () => {
     while (p in node.held() && Date.now() < until + 10_000) await Bun.sleep(50);
     expect(p in node.held()).toBe(false);
   }, 40_000);
+
+  test("a node whose watch missed a stored assignment applies it within 5 s all the same", async () => {
+    const { assignment } = await rebalance(c.nats.urls);
+    const node = c.nodes.find((n) => assignment.some((copies) => !copies.includes(n.options.nodeId)))!;
+    const p = assignment.findIndex((copies) => !copies.includes(node.options.nodeId));
+    (node as unknown as { stopWatch(): void }).stopWatch(); // as a watch whose consumer stalled delivers nothing
+    await c.nodes[0].link.cluster.put("assign", JSON.stringify(assignment.map((copies, q) => (q === p ? [...copies, node.options.nodeId] : copies))));
+    const until = Date.now() + 10_000;
+    while (!(p in node.held()) && Date.now() < until) await Bun.sleep(50);
+    expect(p in node.held()).toBe(true);
+    await rebalance(c.nats.urls);
+    while (p in node.held() && Date.now() < until + 10_000) await Bun.sleep(50);
+    expect(p in node.held()).toBe(false);
+  }, 40_000);
 });

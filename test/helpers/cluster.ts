@@ -113,6 +113,8 @@ export async function startTestCluster(opts: ClusterOptions = {}): Promise<TestC
     if (!shared) await nats.stop();
     if (!opts.home) rmSync(dir, { recursive: true, force: true });
   };
+  const recent: string[] = [];
+  const why = () => (recent.length ? `; the nodes' last log lines:\n${recent.join("\n")}` : "; the nodes logged nothing");
   try {
     if (!existsSync(join(dir, MARK))) {
       await initCluster(urls, { partitions: opts.partitions ?? 4, replicas: 3, copies: opts.copies ?? 2 }, plans, ADMIN_TOKEN, false); // empty, as a single process's test starts
@@ -128,7 +130,7 @@ export async function startTestCluster(opts: ClusterOptions = {}): Promise<TestC
       ipRatePerMinute: opts.app?.ipRatePerMinute ?? -1,
       queryTimeoutMs: opts.queryTimeoutMs ?? opts.app?.queryTimeoutMs ?? 15_000,
       verdictTimeoutMs: 15_000, // a write with no copy to apply it fails within a test's time, whatever its read budget
-      log: () => {},
+      log: (line) => void (recent.push(JSON.stringify(line)) > 20 && recent.shift()), // quiet, but a failed start says why
       storageLog: () => {},
     };
     const addNode = async (roles: Role[] = ["front", "query", "storage"], nodeUrls = urls) => {
@@ -147,13 +149,13 @@ export async function startTestCluster(opts: ClusterOptions = {}): Promise<TestC
     const listed = Date.now() + 20_000;
     let assignment = (await rebalance(urls).catch(() => undefined))?.assignment;
     while (!assignment || assignment.flat().length < (opts.partitions ?? 4) * Math.min(opts.copies ?? 2, nodes.length)) {
-      if (Date.now() > listed) throw new Error("rebalance did not see the nodes' beats within 20 s");
+      if (Date.now() > listed) throw new Error(`rebalance did not see the nodes' beats within 20 s${why()}`);
       await Bun.sleep(50);
       assignment = (await rebalance(urls).catch(() => undefined))?.assignment;
     }
-    const until = Date.now() + 20_000;
+    const until = Date.now() + 30_000; // a busy machine's first JetStream requests (a consumer each copy) can take seconds
     while (!nodes.every((n) => assignment.every((copies, p) => !copies.includes(n.options.nodeId) || p in n.held()))) {
-      if (Date.now() > until) throw new Error("the nodes did not open their assigned copies within 20 s");
+      if (Date.now() > until) throw new Error(`the nodes did not open their assigned copies within 30 s${why()}`);
       await Bun.sleep(50);
     }
     const call: TestCluster["call"] = (i, method, path, o = {}) => {
