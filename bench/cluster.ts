@@ -1,13 +1,13 @@
 // cluster bench (contract §13): 3 nats-server + 3 `sluice serve --cluster` processes on this one machine beside one
 // Sluice process, in the same run: bulk ingest (4 clients, each its own workspace, 1,000-entry bodies; the cluster's
 // rate counts until a copy of each workspace's partition has applied every write) and page-1 p50 of the standard queries
-// on the one process, through a node that holds a copy of the workspace's partition and through one that forwards to
-// it, the three taking turns query by query (the one process stays up, idle, during the cluster's ingest). Checks
-// every count via queries.
+// on the one process, through a node that holds a copy of the workspace's partition, through one that forwards to
+// it, and through each node in turn as a load balancer sends them, the four taking turns query by query (the one
+// process stays up, idle, during the cluster's ingest). Checks every count via queries.
 // Both sides first write BENCH_WARMUP entries (default 40,000) to other workspaces, so each process has compiled its
 // code; the CPU each kind of process used during the timed ingest is printed per entry (from /proc), and the Sluice
 // processes' by thread, to see where the cluster's work goes. BENCH_ENTRIES sets the total ingested (default 400,000), BENCH_COPIES the copies of each
-// partition (default 2).
+// partition (default 2). The nats-servers run with GOMAXPROCS=1 unless GOMAXPROCS is set.
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -163,12 +163,12 @@ async function cpuDuring<T>(work: () => Promise<T>, skip: number[] = []): Promis
  * p50s gives the p50 of page 1 of a query on each target, 30 runs after 5 warm-ups, the targets taking turns so that
  * the machine's other load falls on each alike.
  */
-async function p50s(targets: { base: string; key: string }[], query: string): Promise<number[]> {
+async function p50s(targets: { bases: string[]; key: string }[], query: string): Promise<number[]> {
   const times: number[][] = targets.map(() => []);
-  for (let i = 0; i < 35; i++) {
-    for (const [j, { base, key }] of targets.entries()) {
+  for (let i = 0; i < 65; i++) {
+    for (const [j, { bases, key }] of targets.entries()) {
       const t = performance.now();
-      const r = await fetch(`${base}/api/v1/workspace/logs/query`, {
+      const r = await fetch(`${bases[i % bases.length]}/api/v1/workspace/logs/query`, {
         method: "POST",
         headers: { "content-type": "application/json", "x-api-key": key },
         body: JSON.stringify({ query, pageSize: 50 }),
@@ -183,6 +183,8 @@ async function p50s(targets: { base: string; key: string }[], query: string): Pr
 
 const dir = mkdtempSync(join(tmpdir(), "sluice-bench-cluster-"));
 const procs: ServerProcess[] = [];
+// three Go servers sharing two cores each get one core's worth of threads, as a container's CPU quota would give them
+process.env.GOMAXPROCS ??= "1";
 const nats = await startNatsCluster(3);
 try {
   const payloads = bodies(64);
@@ -230,19 +232,20 @@ try {
   const other = nodes.find((_, i) => !(held.get(p) ?? []).includes(`n${i}`)) ?? holder;
   const rows = [];
   for (const [name, q] of QUERIES) {
-    const [oneMs, holderMs, forwardedMs] = await p50s(
+    const [oneMs, holderMs, forwardedMs, anyMs] = await p50s(
       [
-        { base: one.base, key: oneClients[0].key },
-        { base: holder.base, key: clients[0].key },
-        { base: other.base, key: clients[0].key },
+        { bases: [one.base], key: oneClients[0].key },
+        { bases: [holder.base], key: clients[0].key },
+        { bases: [other.base], key: clients[0].key },
+        { bases, key: clients[0].key }, // as a load balancer sends them: each node in turn
       ],
       q,
     );
-    rows.push({ name, one: oneMs, holder: holderMs, forwarded: forwardedMs });
+    rows.push({ name, one: oneMs, holder: holderMs, forwarded: forwardedMs, any: anyMs });
   }
   const f = (n: number) => Math.round(n).toLocaleString("en-US");
   console.log(
-    `cluster bench: ${f(expected)} entries (after ${f(WARMUP)} to warm up), ${BATCH}/request, ${CLIENTS} clients (one workspace each); 3 nats-server + 3 nodes (${COPIES} copies a partition) vs one process, same machine`,
+    `cluster bench: ${f(expected)} entries (after ${f(WARMUP)} to warm up), ${BATCH}/request, ${CLIENTS} clients (one workspace each); 3 nats-server (GOMAXPROCS=${process.env.GOMAXPROCS}) + 3 nodes (${COPIES} copies a partition) vs one process, same machine`,
   );
   console.log(`  one process: ${f(oneRate.acked)} entries/s`);
   console.log(
@@ -256,11 +259,9 @@ try {
       .join(", ");
   console.log(`  CPU µs an entry: one process: ${us(oneCpu)}; cluster: ${us(clusterCpu)}`);
   console.log(`  Sluice's CPU µs an entry by thread: one process: ${us(oneThreads)}; cluster's nodes: ${us(clusterThreads)}`);
-  console.log("  page 1 p50 (ms): query | one process | cluster, node with a copy | cluster, forwarding node");
-  for (const r of rows)
-    console.log(
-      `  ${r.name} | ${r.one.toFixed(2)} | ${r.holder.toFixed(2)} (${(r.holder / r.one).toFixed(1)}×) | ${r.forwarded.toFixed(2)} (${(r.forwarded / r.one).toFixed(1)}×)`,
-    );
+  console.log("  page 1 p50 (ms): query | one process | cluster, node with a copy | cluster, forwarding node | cluster, each node in turn");
+  const vs = (ms: number, one: number) => `${ms.toFixed(2)} (${(ms / one).toFixed(1)}×)`;
+  for (const r of rows) console.log(`  ${r.name} | ${r.one.toFixed(2)} | ${vs(r.holder, r.one)} | ${vs(r.forwarded, r.one)} | ${vs(r.any, r.one)}`);
 } finally {
   for (const p of procs) p.proc.kill(9);
   await Promise.all(procs.map((p) => p.exited));

@@ -85,6 +85,7 @@ async function startOnce(n: number, home: string | undefined, accounts: number):
   });
   const start = async (i: number) => {
     const proc = Bun.spawn(diesWithTest(["nats-server", "-c", confs[i]]), {
+      env: { ...process.env }, // as it is now: Bun.spawn's default is the environment the process started with
       stdout: "ignore",
       stderr: process.env.NATS_DEBUG_LOG ? Bun.file(`${process.env.NATS_DEBUG_LOG}-${ports[i].client}`) : "ignore",
     });
