@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { BUILT_IN_PLANS, type Plan } from "../../src/limits/plans.ts";
 import { startTestCluster, type TestCluster } from "../helpers/cluster.ts";
 import { partitionOf } from "../../src/cluster/names.ts";
+import type { ClusterNode } from "../../src/cluster/node.ts";
 import { rebalance } from "../../src/cluster/ops.ts";
 import { clusterStatus, liveNodes } from "../../src/cluster/status.ts";
 import { SseReader } from "../helpers/sse.ts";
@@ -36,6 +37,19 @@ async function everyId(i: number, key: string, query = ""): Promise<string[]> {
     cursor = { cursorID: id, cursorTS: r.headers.get("x-next-cursor-ts")! };
   }
   throw new Error("more than 1000 pages");
+}
+
+/** withCopy is `assignment` as the bucket stores it, with one more copy of partition p, on node `id`. */
+const withCopy = (assignment: string[][], p: number, id: string) => JSON.stringify(assignment.map((copies, q) => (q === p ? [...copies, id] : copies)));
+
+/** opensThenDrops expects `node` to open its copy of p within 10 s, and to drop it within 10 s of the rebalance that takes it away. */
+async function opensThenDrops(node: ClusterNode, p: number): Promise<void> {
+  const until = Date.now() + 10_000;
+  while (!(p in node.held()) && Date.now() < until) await Bun.sleep(50);
+  expect(p in node.held()).toBe(true);
+  await rebalance(c.nats.urls);
+  while (p in node.held() && Date.now() < until + 10_000) await Bun.sleep(50);
+  expect(p in node.held()).toBe(false);
 }
 
 describe("cluster", () => {
@@ -257,13 +271,8 @@ describe("cluster", () => {
     const bucket = c.nodes[0].link.cluster;
     await bucket.put("assign", "[not an assignment"); // every node's pass over it throws, as one NATS did not answer would
     await Bun.sleep(500);
-    await bucket.put("assign", JSON.stringify(assignment.map((copies, q) => (q === p ? [...copies, node.options.nodeId] : copies))));
-    const until = Date.now() + 10_000;
-    while (!(p in node.held()) && Date.now() < until) await Bun.sleep(50);
-    expect(p in node.held()).toBe(true);
-    await rebalance(c.nats.urls);
-    while (p in node.held() && Date.now() < until + 10_000) await Bun.sleep(50);
-    expect(p in node.held()).toBe(false);
+    await bucket.put("assign", withCopy(assignment, p, node.options.nodeId));
+    await opensThenDrops(node, p);
   }, 40_000);
 
   test("a node whose watch missed a stored assignment applies it within 5 s all the same", async () => {
@@ -271,12 +280,7 @@ describe("cluster", () => {
     const node = c.nodes.find((n) => assignment.some((copies) => !copies.includes(n.options.nodeId)))!;
     const p = assignment.findIndex((copies) => !copies.includes(node.options.nodeId));
     (node as unknown as { stopWatch(): void }).stopWatch(); // as a watch whose consumer stalled delivers nothing
-    await c.nodes[0].link.cluster.put("assign", JSON.stringify(assignment.map((copies, q) => (q === p ? [...copies, node.options.nodeId] : copies))));
-    const until = Date.now() + 10_000;
-    while (!(p in node.held()) && Date.now() < until) await Bun.sleep(50);
-    expect(p in node.held()).toBe(true);
-    await rebalance(c.nats.urls);
-    while (p in node.held() && Date.now() < until + 10_000) await Bun.sleep(50);
-    expect(p in node.held()).toBe(false);
+    await c.nodes[0].link.cluster.put("assign", withCopy(assignment, p, node.options.nodeId));
+    await opensThenDrops(node, p);
   }, 40_000);
 });
