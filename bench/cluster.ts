@@ -160,7 +160,7 @@ async function cpuDuring<T>(work: () => Promise<T>, skip: number[] = []): Promis
 }
 
 /**
- * p50s gives the p50 of page 1 of a query on each target, 30 runs after 5 warm-ups, the targets taking turns so that
+ * p50s gives the p50 of page 1 of a query on each target, 60 runs after 5 warm-ups, the targets taking turns so that
  * the machine's other load falls on each alike.
  */
 async function p50s(targets: { bases: string[]; key: string }[], query: string): Promise<number[]> {
