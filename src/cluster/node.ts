@@ -39,7 +39,7 @@ export interface NodeOptions extends Omit<SluiceOptions, "dataDir" | "meta" | "w
 /** SLUICE_IP_RATE_PER_MIN's default (config.ts), for a node started without it */
 const DEFAULT_IP_RATE = 6000;
 
-/** how often a node with no pass under way reads the stored assignment again, whatever its watch said */
+/** how often a node with no pass under way passes over the stored assignment again, whatever its watch said */
 const REASSERT_MS = 5_000;
 
 /** how long a request waits at most for its session's use to be recorded in the bucket */
@@ -225,26 +225,24 @@ export class ClusterNode {
       pending++;
       const pass = this.assigning
         .catch(() => {})
-        .then(() => this.applyAssignment(apply))
+        .then(() => this.applyAssignment())
         .finally(() => pending--);
       this.assigning = pass;
       return pass;
     };
-    const retry = (e: unknown) => {
-      this.log({ level: "error", msg: "applying the assignment failed; trying again in 1 s", error: String(e) });
-      setTimeout(() => void (this.closed || apply().catch(retry)), 1000);
-    };
+    const failed = (e: unknown) => this.log({ level: "error", msg: `applying the assignment failed; trying again within ${REASSERT_MS / 1000} s`, error: String(e) });
     await apply();
     void (async () => {
-      for await (const _ of watch) void apply().catch(retry);
+      for await (const _ of watch) void apply().catch(failed);
     })();
-    // a watch can miss an update (its consumer reset while a server was slow): an idle node reads the assignment again
-    this.timers.push(setInterval(() => void (pending === 0 && !this.closed && apply().catch(retry)), REASSERT_MS));
+    // a watch can miss an update (its consumer reset while a server was slow), a pass can fail or leave a copy waiting
+    // for a peer's backup: an idle node passes over the stored assignment again
+    this.timers.push(setInterval(() => void (pending === 0 && !this.closed && apply().catch(failed)), REASSERT_MS));
   }
   private stopWatch: (() => void) | undefined;
 
-  /** applyAssignment opens and closes copies as the stored assignment says; `again` schedules another pass. */
-  private async applyAssignment(again: () => Promise<void>): Promise<void> {
+  /** applyAssignment opens and closes copies as the stored assignment says. */
+  private async applyAssignment(): Promise<void> {
     if (this.closed) return;
     const assignment = await this.link.assignment(this.settings.partitions);
     const mine = new Set(assignment.flatMap((nodes, p) => (nodes.includes(this.options.nodeId) ? [p] : [])));
@@ -263,8 +261,7 @@ export class ClusterNode {
         if (await fetchBackup(this.link.nc, p, dir).catch(() => false)) this.restored.add(p);
         else if ((await this.link.jsm.streams.info(streamOf(p))).state.first_seq > 1) {
           // the stream was trimmed: without a backup the copy could never catch up, so it waits for a peer to answer
-          this.log({ level: "warn", msg: "no peer sent a backup of a trimmed partition; asking again in 5 s", partition: p });
-          setTimeout(() => void again().catch(() => {}), 5000);
+          this.log({ level: "warn", msg: `no peer sent a backup of a trimmed partition; asking again within ${REASSERT_MS / 1000} s`, partition: p });
           continue;
         }
       }
