@@ -8,7 +8,7 @@ import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startNatsCluster, type NatsCluster } from "../helpers/nats.ts";
-import { runCli, spawnServer, type ServerProcess } from "../helpers/process.ts";
+import { copiesCaughtUp, runCli, spawnServer, type ServerProcess } from "../helpers/process.ts";
 import { until } from "../helpers/shippers.ts";
 import { ADMIN_TOKEN, WS } from "../helpers/sluice.ts";
 
@@ -51,6 +51,7 @@ beforeAll(async () => {
   tcpPort = Number(listening[1]);
   udpPort = Number(listening[2]);
   expect((await runCli(["cluster", "rebalance"], env)).code).toBe(0);
+  await copiesCaughtUp(nats.urls); // a barrier: a read before a copy opens finds none to answer it
 }, 90_000);
 
 afterAll(async () => {

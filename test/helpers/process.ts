@@ -105,15 +105,7 @@ async function spawnCluster(dataDir: string, env: Record<string, string>, mode: 
     if (failed) throw failed.reason;
     const rebalanced = again ? undefined : await runCli(["cluster", "rebalance"], clusterEnv);
     if (rebalanced && rebalanced.code !== 0) throw new Error(`sluice cluster rebalance failed: ${rebalanced.stderr}`);
-    const until = Date.now() + 30_000;
-    const { clusterStatus } = await import("../../src/cluster/status.ts"); // what `sluice cluster status` reads, without a process each time
-    // every copy caught up; the replicas' audit (monitoring ports) is `cluster status`'s own test's to make, not a start's
-    const caughtUp = (s: { problems: string[] }) => s.problems.every((line) => line.includes("were not audited"));
-    const read = () => clusterStatus(nats.urls, { monitors: [], settleMs: 0 }).then(caughtUp, () => false);
-    while (!(await read())) {
-      if (Date.now() > until) throw new Error("the cluster's copies did not catch up within 30 s (sluice cluster status)");
-      await Bun.sleep(100);
-    }
+    await copiesCaughtUp(nats.urls);
   } catch (e) {
     await teardown();
     throw e;
@@ -127,6 +119,19 @@ async function spawnCluster(dataDir: string, env: Record<string, string>, mode: 
     base = `http://127.0.0.1:${rr.port}`;
   }
   return { ...nodes[0], base, banner: `${nodes[0].banner}\n${initOutput}`, output: () => nodes.map((n) => n.output()).join("") };
+}
+
+/** copiesCaughtUp waits (at most 30 s) until every assigned copy of a cluster of processes is open and caught up: a barrier after a rebalance. */
+export async function copiesCaughtUp(urls: string[]): Promise<void> {
+  const until = Date.now() + 30_000;
+  const { clusterStatus } = await import("../../src/cluster/status.ts"); // what `sluice cluster status` reads, without a process each time
+  // every copy caught up; the replicas' audit (monitoring ports) is `cluster status`'s own test's to make, not a start's
+  const caughtUp = (s: { problems: string[] }) => s.problems.every((line) => line.includes("were not audited"));
+  const read = () => clusterStatus(urls, { monitors: [], settleMs: 0 }).then(caughtUp, () => false);
+  while (!(await read())) {
+    if (Date.now() > until) throw new Error("the cluster's copies did not catch up within 30 s (sluice cluster status)");
+    await Bun.sleep(100);
+  }
 }
 
 /** roundRobinProxy listens on 127.0.0.1 and pipes each connection, both ways, to the next of `ports`. */
