@@ -230,7 +230,8 @@ export class ClusterNode {
       this.assigning = pass;
       return pass;
     };
-    const failed = (e: unknown) => this.log({ level: "error", msg: `applying the assignment failed; trying again within ${REASSERT_MS / 1000} s`, error: String(e) });
+    const failed = (e: unknown) =>
+      this.log({ level: "error", msg: `applying the assignment failed; trying again within ${REASSERT_MS / 1000} s`, error: String(e) });
     await apply();
     void (async () => {
       for await (const _ of watch) void apply().catch(failed);
