@@ -7,11 +7,13 @@ import { compose } from "./compose.ts";
 import type { Config } from "./config.ts";
 import { holdWrite } from "./http/pipelining.ts";
 import { planTable } from "./limits/plans-file.ts";
+import { surviveFullDisk } from "./storage/disk.ts";
 import { RetentionSweeper } from "./storage/retention.ts";
 import { startSyslog } from "./syslog.ts";
 
 /** startServer runs Sluice until a signal stops it; the returned stop() does the same for tests. */
 export async function startServer(config: Config, print: (text: string) => void = console.log) {
+  surviveFullDisk();
   if (config.cluster) return startClusterServer(config, print);
   const plans = planTable(config.plansFile); // a bad plans file stops the start here
   const s = compose({

@@ -25,6 +25,13 @@ export function healthRoutes(dbs: Databases, metrics: Metrics) {
   return new Elysia()
     .get("/healthz", ok, hidden)
     .get("/livez", ok, hidden)
-    .get("/readyz", async ({ set }) => ((await probe()) ? json(set, { status: "ok" }) : json(set, { status: "unavailable" }, 503)), hidden)
+    .get(
+      "/readyz",
+      async ({ set }) => {
+        if (dbs.disk.full()) return json(set, { status: "unavailable", reason: "storage_full" }, 503);
+        return (await probe()) ? json(set, { status: "ok" }) : json(set, { status: "unavailable" }, 503);
+      },
+      hidden,
+    )
     .get("/metrics", async () => new Response(await metrics.registry.metrics(), { headers: { "content-type": metrics.registry.contentType } }), hidden);
 }

@@ -11,6 +11,7 @@ import type { Verdict } from "../storage/commit.ts";
 import type { EncodedBlock } from "../storage/encode.ts";
 import type { Entry, Row } from "../storage/entries.ts";
 import type { Tenant } from "../storage/keys.ts";
+import { StorageFull } from "../storage/disk.ts";
 import { acceptEntries } from "./prepare.ts";
 import { Preparer } from "./preparer.ts";
 import { checkEntry, unknownFields } from "./rules.ts";
@@ -154,12 +155,17 @@ export class IngestService {
       verdict = await append();
     } catch (e) {
       if (e instanceof ApiError) throw e; // the sink's own answer (cluster: 503 while the log is unreachable)
+      if (e instanceof StorageFull)
+        throw new ApiError(503, "INTERNAL_LOG_SERVICE_ERROR", e.message, { reason: "storage_full" }, { "retry-after": String(FULL_RETRY_SECONDS) }, e);
       throw new ApiError(500, "INTERNAL_LOG_SERVICE_ERROR", "the entries could not be stored; nothing was written, retry later", undefined, undefined, e);
     }
     if (!verdict.stored) throw quotaExceeded(caller.plan, verdict.used, count, ms);
     return verdict;
   }
 }
+
+/** FULL_RETRY_SECONDS is the Retry-After of a write refused by a full disk: about how soon freed space is noticed. */
+const FULL_RETRY_SECONDS = 10;
 
 /** tenantOf names the entries a caller writes: its key's environment of its workspace. */
 const tenantOf = (caller: Caller): Tenant => ({ ws: caller.workspace.id, env: caller.key.environment });

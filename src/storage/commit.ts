@@ -9,6 +9,7 @@ import type { Database } from "lmdb";
 import type { Environment } from "../schema.ts";
 import { BLOCK_MAX, assembleBlock, type Entry } from "./block.ts";
 import type { Dictionary } from "./dictionary.ts";
+import type { DiskSpace } from "./disk.ts";
 import { encodeEntries, type EncodedBlock } from "./encode.ts";
 import type { DocumentText } from "./fulltext-encoder.ts";
 import type { NeedleIndex } from "./needle-index.ts";
@@ -49,6 +50,7 @@ export interface Stores {
   dictionary: Dictionary;
   needles: NeedleIndex;
   usage: UsageStore;
+  disk: DiskSpace;
 }
 
 /** CommittedBlock is a block as it is announced once committed: what the indexes kept beside storage need of it. */
@@ -111,14 +113,17 @@ export class TurnCommitter {
       puts.push(this.to.needles.mark(b.ws, b.env, { ms: b.ms, firstId: b.firstId, size: b.size, stripes: b.filters }));
       for (const action of b.actions) this.to.dictionary.add(b.ws, b.env, action, puts);
     }
+    const bytes = blocks.reduce((n, b) => n + b.value.length, 0);
     Promise.all(puts).then(
       () => {
+        this.to.disk.stored(bytes);
         for (const b of blocks) for (const listener of this.listeners) listener(b);
         for (const w of stored) w.resolve({ stored: true, used: w.used! });
       },
-      (e) => {
+      async (e) => {
+        const refused = await this.to.disk.refused(e, bytes);
         this.giveBack(stored);
-        for (const w of stored) w.reject(e);
+        for (const w of stored) w.reject(refused);
       },
     );
   }

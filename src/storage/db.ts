@@ -2,12 +2,15 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { open, type Database, type RootDatabase } from "lmdb";
+import { DiskSpace } from "./disk.ts";
 import { upgradeIndexes } from "./layout.ts";
 
 export interface Databases {
   root: RootDatabase;
   /** the LMDB data file, for its size */
   dataFile: string;
+  /** whether the data directory's disk refused the last write for want of room (disk.ts) */
+  disk: DiskSpace;
   /** entries: block key → block of entries (see entries.ts for the layout). */
   entries: Database;
   /** postings, dictionary, fulltext: the indexes (postings.ts, dictionary.ts, fulltext.ts). */
@@ -47,6 +50,7 @@ export function openDatabases(dataDir: string, log = logLine, mapBytes = DEFAULT
   const dbs: Databases = {
     root,
     dataFile,
+    disk: new DiskSpace(dataDir),
     entries: root.openDB({ name: "entries", encoding: "binary" }),
     postings: root.openDB({ name: "postings", encoding: "binary" }),
     unindexed: root.openDB({ name: "unindexed", encoding: "binary" }),

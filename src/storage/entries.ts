@@ -21,6 +21,7 @@ import type { Environment } from "../schema.ts";
 import { Block, blockWords, type Entry } from "./block.ts";
 import { TurnCommitter, type CommittedBlock, type Verdict, type Write } from "./commit.ts";
 import { Dictionary } from "./dictionary.ts";
+import type { DiskSpace } from "./disk.ts";
 import type { EncodedBlock } from "./encode.ts";
 import { FullText, type BlockText } from "./fulltext.ts";
 import { NeedleIndex } from "./needle-index.ts";
@@ -53,6 +54,7 @@ export interface EntryDatabases {
   fulltext: Database;
   filters: Database;
   filtersHeld: Database;
+  disk: DiskSpace;
 }
 
 /** EntryStore reads and writes entry blocks and their indexes; the layout stays behind this class. */
@@ -80,7 +82,7 @@ export class EntryStore {
     this.fulltext = new FullText(dbs.fulltext, (ws, env, after) => this.blockTextsAfter(ws, env, after), segmentEntries);
     this.needles = new NeedleIndex(dbs.filters, dbs.filtersHeld, segmentEntries);
     this.needles.recover();
-    this.turns = new TurnCommitter({ entries: this.db, postings: this.postings, dictionary: this.dictionary, needles: this.needles, usage });
+    this.turns = new TurnCommitter({ entries: this.db, postings: this.postings, dictionary: this.dictionary, needles: this.needles, usage, disk: dbs.disk });
     // the indexes kept beside the blocks learn of each block once it is committed
     this.onCommitted((b) => this.postings.hold(b.ws, b.env, b.ms, b.firstId, b.terms));
     this.onCommitted((b) => this.needles.hold(b.ws, b.env, { ms: b.ms, firstId: b.firstId, size: b.size, stripes: b.filters }));

@@ -117,11 +117,11 @@ export class MetaStore {
 
   /** touchKey records a use; it is not awaited by requests (a lost update costs nothing). */
   touchKey(id: string, at: string): void {
-    void this.write(() => {
+    this.write(() => {
       const k = this.db.get(["key", id]) as KeyRecord | undefined;
       if (k) this.db.put(["key", id], { ...k, last_used_at: at });
       this.raiseGeneration();
-    });
+    }).catch(() => {}); // a full disk refuses it: the stamp waits for the next use
   }
 
   async setAdminTokenHash(hash: string): Promise<void> {
