@@ -1,7 +1,8 @@
 // block: the columnar encoding of one block of entries (one write, one server millisecond).
 // Each column is its own value inside the block, opened only when first read, and read one entry at a
 // time (columns.ts): a page of 50 decodes 50 messages of a block, not 1,000. The objects column holds
-// one JSON text per entry, parsed only for the entries a read needs.
+// one JSON text per entry, parsed only for the entries a read needs. Columns are stored compressed
+// (packed.ts), the text columns in frames, so a read of one entry decompresses one frame.
 import type { Level } from "../schema.ts";
 import {
   dictColumn,
@@ -24,6 +25,7 @@ import {
   type DictListColumn,
   type Reader,
 } from "./columns.ts";
+import { FRAME, frameSize, framesOf, isFramed, packFramed, packWhole, unpackFrame, unpackWhole } from "./packed.ts";
 
 /** Entries in one block at most. */
 export const BLOCK_MAX = 1000;
@@ -57,10 +59,11 @@ const enum Col {
 }
 interface Stored {
   /**
-   * 5: the columns of columns.ts; the ids one string of the ids joined (each 36 characters).
+   * 6: the columns of 5, each packed (packed.ts); the ids their joined ASCII bytes.
+   * 5 (still read): the columns of columns.ts; the ids one msgpack string of the ids joined (each 36 characters).
    * 4 (still read): every column a msgpack array but the ids, joined as in 5. 3 (still read): the ids an array too.
    */
-  v: 3 | 4 | 5;
+  v: 3 | 4 | 5 | 6;
   n: number;
   /** one buffer per column; the objects column (JSON texts) is null when no entry has any object */
   c: [Uint8Array, Uint8Array, Uint8Array, Uint8Array, Uint8Array, Uint8Array, Uint8Array | null];
@@ -85,20 +88,29 @@ export function encodeColumns(entries: readonly Omit<Entry, "id">[]): Columns {
     anyObject = true;
     return JSON.stringify([e.actor, e.target, e.context, e.metadata]); // they came from JSON: it keeps them exactly
   });
+  const messages = entries.map((e) => e.message);
+  const n = entries.length;
   return [
-    encodeDict(entries.map((e) => e.level)),
-    encodeDict(entries.map((e) => e.action)),
-    encodeText(entries.map((e) => e.message)),
-    encodeDictList(entries.map((e) => e.tags)),
-    encodeFloat64(entries.map((e) => e.clientMs)),
-    anyObject ? encodeText(objects) : null,
+    packWhole(encodeDict(entries.map((e) => e.level))),
+    packWhole(encodeDict(entries.map((e) => e.action))),
+    packFramed(n, (start, end) => encodeText(messages.slice(start, end))),
+    packWhole(encodeDictList(entries.map((e) => e.tags))),
+    packWhole(encodeFloat64(entries.map((e) => e.clientMs))),
+    anyObject ? packFramed(n, (start, end) => encodeText(objects.slice(start, end))) : null,
   ];
 }
 
-/** assembleBlock packs a block's ids (ascending) with its other columns into the stored value. */
+/**
+ * assembleBlock packs a block's ids (ascending) with its other columns into the stored value. Columns that a cluster
+ * front encoded before format 6 (its writes stay in the stream) start with a msgpack array, never with a packed tag.
+ */
 export function assembleBlock(ids: readonly string[], columns: Columns): Uint8Array {
+  const packed = columns[0][0] <= 2;
   // one string packs far faster than a thousand short ones
-  const stored: Stored = { v: 5, n: ids.length, c: [packr.pack(ids.join("")), ...columns] };
+  const joined = ids.join("");
+  const stored: Stored = packed
+    ? { v: 6, n: ids.length, c: [packWhole(Buffer.from(joined, "latin1")), ...columns] }
+    : { v: 5, n: ids.length, c: [packr.pack(joined), ...columns] };
   return packr.pack(stored);
 }
 
@@ -122,6 +134,8 @@ const RECORD_HEAD = [0xd4, 0x72, 0x40, 0x93, 0xa1, 0x76, 0xa1, 0x6e, 0xa1, 0x63]
 /** Block is a decoded block; a column is opened the first time any entry's field of it is read. */
 export class Block {
   private readonly readers: Reader<unknown>[] = [];
+  /** each column's bytes as columns.ts encodes them, decompressed (format 6) when first needed whole */
+  private readonly unpacked: (Uint8Array | null | undefined)[] = [];
   private foldedMessages: FoldedText | undefined; // searched by every case-insensitive needle of a query
   private readonly objects: (Objects | null | undefined)[] = []; // parsed as first asked for: a scan asks for each
   private constructor(
@@ -138,7 +152,7 @@ export class Block {
   static sizeOf(value: Uint8Array): number {
     let fixed = value.length > 13;
     for (let k = 0; fixed && k < RECORD_HEAD.length; k++) fixed = value[k] === RECORD_HEAD[k];
-    if (fixed && value[10] >= 3 && value[10] <= 5) {
+    if (fixed && value[10] >= 3 && value[10] <= 6) {
       const b = value[11];
       if (b < 0x80) return b;
       if (b === 0xcc) return value[12];
@@ -157,10 +171,22 @@ export class Block {
     return ((this.readers[c] ??= this.open(c)) as Reader<T>)(i);
   }
 
+  /** column gives column c's bytes as columns.ts encodes them (null: the block has no objects). */
+  private column(c: Col): Uint8Array | null {
+    let bytes = this.unpacked[c];
+    if (bytes === undefined) {
+      const stored = this.stored.c[c];
+      this.unpacked[c] = bytes = stored === null || this.stored.v < 6 ? stored : unpackWhole(stored, this.size);
+    }
+    return bytes;
+  }
+
   private open(c: Col): Reader<unknown> {
     const { v, n, c: cols } = this.stored;
-    const bytes = cols[c];
-    if (bytes === null) return () => null;
+    if (cols[c] === null) return () => null;
+    if (v >= 6 && (c === Col.Message || c === Col.Objects) && isFramed(cols[c]!)) return framedTextReader(cols[c]!, n);
+    const bytes = this.column(c)!;
+    if (c === Col.Id && v >= 6) return asciiIdReader(bytes, n);
     if (c === Col.Id && v >= 4) return idReader(bytes, n);
     if (v < 5) {
       const values = packr.unpack(bytes) as unknown[];
@@ -204,17 +230,17 @@ export class Block {
    * without decoding a message; undefined (every entry may) for blocks of earlier formats.
    */
   messagesWith(utf8: Uint8Array): number[] | undefined {
-    return this.stored.v < 5 ? undefined : textEntriesWith(this.stored.c[Col.Message], this.size, utf8);
+    return this.stored.v < 5 ? undefined : textEntriesWith(this.column(Col.Message)!, this.size, utf8);
   }
   /** messagesFolding is messagesWith for a lowercase ASCII needle of a case-insensitive search (columns.ts textEntriesFolding). */
   messagesFolding(lowered: Uint8Array): number[] | undefined {
     if (this.stored.v < 5) return undefined;
-    if (this.foldedMessages === undefined || !isFolded(this.foldedMessages)) this.foldedMessages = foldText(this.stored.c[Col.Message], this.size);
+    if (this.foldedMessages === undefined || !isFolded(this.foldedMessages)) this.foldedMessages = foldText(this.column(Col.Message)!, this.size);
     return textEntriesFolding(this.foldedMessages, lowered);
   }
   /** objectsWith is messagesWith for the entries' objects, as the JSON text they are stored in. */
   objectsWith(utf8: Uint8Array): number[] | undefined {
-    const bytes = this.stored.c[Col.Objects];
+    const bytes = this.column(Col.Objects);
     if (bytes === null) return [];
     return this.stored.v < 5 ? undefined : textEntriesWith(bytes, this.size, utf8);
   }
@@ -226,11 +252,11 @@ export class Block {
   }
   /** codes opens the level or action column for counting: undefined for blocks of earlier formats (read them entry by entry). */
   codes(column: "level" | "action"): DictColumn | undefined {
-    return this.stored.v < 5 ? undefined : dictColumn(this.stored.c[column === "level" ? Col.Level : Col.Action], this.size);
+    return this.stored.v < 5 ? undefined : dictColumn(this.column(column === "level" ? Col.Level : Col.Action)!, this.size);
   }
   /** tagCodes opens the tags column for counting: undefined for blocks of earlier formats. */
   tagCodes(): DictListColumn | undefined {
-    return this.stored.v < 5 ? undefined : dictListColumn(this.stored.c[Col.Tags], this.size);
+    return this.stored.v < 5 ? undefined : dictListColumn(this.column(Col.Tags)!, this.size);
   }
   /** entries gives a view of each entry, in position order. */
   entries(): Entry[] {
@@ -283,6 +309,33 @@ function idReader(bytes: Uint8Array, n: number): Reader<string> {
 
 // past this many ids cut one by one, decoding all of them at once costs less
 const WHOLE_AFTER = 64;
+
+// format 6: the ids are their joined ASCII bytes; a few are cut from them, many from one string of them all
+function asciiIdReader(bytes: Uint8Array, n: number): Reader<string> {
+  const raw = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
+  const ids = new Array<string | undefined>(n);
+  let joined: string | undefined;
+  let cut = 0;
+  return (i) => {
+    let id = ids[i];
+    if (id === undefined) {
+      if (joined === undefined && ++cut > WHOLE_AFTER) joined = raw.toString("latin1");
+      id = ids[i] = joined === undefined ? raw.toString("latin1", i * ID_LENGTH, (i + 1) * ID_LENGTH) : joined.slice(i * ID_LENGTH, (i + 1) * ID_LENGTH);
+    }
+    return id;
+  };
+}
+
+// a framed text column read one entry at a time: each frame is decompressed when one of its entries is first asked for
+function framedTextReader(bytes: Uint8Array, n: number): Reader<string | null> {
+  const frames = framesOf(bytes);
+  const readers: Reader<string | null>[] = [];
+  return (i) => {
+    const k = (i / FRAME) | 0;
+    const read = (readers[k] ??= textReader(unpackFrame(frames[k]), frameSize(n, k)));
+    return read(i - k * FRAME);
+  };
+}
 
 // where a msgpack string of `length` bytes starts (after its header), or -1 when the bytes are not one of that length
 function asciiStart(bytes: Uint8Array, length: number): number {

@@ -67,6 +67,38 @@ function encodeWideText(values: readonly (string | null)[]): Uint8Array {
   return out;
 }
 
+/** joinText makes one column of encodeText from columns of consecutive entries (`sizes[k]` entries in `parts[k]`). */
+export function joinText(parts: readonly Uint8Array[], sizes: readonly number[]): Uint8Array {
+  const n = sizes.reduce((a, b) => a + b, 0);
+  const wide = parts.some((p) => (p[0] & WIDE) !== 0);
+  const payloads = parts.map((p, k) => textPayload(p, sizes[k]));
+  const size = payloads.reduce((a, p) => a + p.length, 0);
+  if (size >= NULL_BIT) throw new Error(`BUG: a block's text column of ${size} bytes passes 2 GiB`);
+  const out = new Uint8Array(4 * (1 + (wide ? 2 : 1) * n) + size);
+  const head = new Uint32Array(out.buffer, 0, wide ? 1 + 2 * n : 1 + n);
+  head[0] = wide ? WIDE : 0;
+  let at = 0; // entries so far
+  let bytesAt = 0;
+  let charsAt = 0;
+  let payloadAt = head.byteLength;
+  for (const [k, part] of parts.entries()) {
+    const m = sizes[k];
+    const partHead = new Uint32Array(copyOf(part, 0, textHeadBytes(part, m)));
+    const partWide = (partHead[0] & WIDE) !== 0;
+    for (let i = 0; i < m; i++) {
+      const end = partHead[1 + i];
+      head[1 + at + i] = (end % NULL_BIT) + bytesAt + (end >= NULL_BIT ? NULL_BIT : 0);
+      if (wide) head[1 + n + at + i] = (partWide ? partHead[1 + m + i] : end % NULL_BIT) + charsAt;
+    }
+    out.set(payloads[k], payloadAt);
+    payloadAt += payloads[k].length;
+    bytesAt += payloads[k].length;
+    charsAt = wide ? head[n + at + m] : bytesAt;
+    at += m;
+  }
+  return out;
+}
+
 /** textReader reads a column of encodeText, decoding an entry's string when first asked for it. */
 export function textReader(bytes: Uint8Array, n: number): Reader<string | null> {
   const wide = (bytes[0] & WIDE) !== 0;

@@ -1,11 +1,15 @@
-// Block encoding: a block reads back exactly, and blocks written by earlier versions (v3, v4) still read.
+// Block encoding: a block reads back exactly, and blocks written by earlier versions (v3, v4, v5) still read.
 import { expect, test } from "bun:test";
 import { Packr } from "msgpackr";
 import { IdGenerator } from "../../../src/ids.ts";
 
 const generator = new IdGenerator();
 const nextIds = (count: number, now = Date.now()) => generator.next(count, now);
-import { Block, encodeBlock, type Entry } from "../../../src/storage/block.ts";
+import fc from "fast-check";
+import { logEntryText, toLogEntry } from "../../../src/http/wire.ts";
+import { assembleBlock, Block, encodeBlock, type Columns, type Entry } from "../../../src/storage/block.ts";
+import { encodeDict, encodeDictList, encodeFloat64, encodeText } from "../../../src/storage/columns.ts";
+import { FRAME } from "../../../src/storage/packed.ts";
 
 const entries = (n: number): Entry[] =>
   nextIds(n).ids.map((id, i) => ({
@@ -112,4 +116,96 @@ test("a block's ids read one at a time, a few or most of them, in any order, are
     const block = Block.decode(0, encodeBlock(sent)); // a fresh block: nothing read yet
     expect(order.map((i) => block.id(i))).toEqual(order.map((i) => sent[i].id));
   }
+});
+
+/** v5Block encodes entries as format 5 wrote them: the same columns, none packed (as a cluster front before 6 sends them). */
+function v5Block(sent: Entry[]): Uint8Array {
+  const objects = sent.map((e) =>
+    e.actor === null && e.target === null && e.context === null && e.metadata === null ? null : JSON.stringify([e.actor, e.target, e.context, e.metadata]),
+  );
+  const columns: Columns = [
+    encodeDict(sent.map((e) => e.level)),
+    encodeDict(sent.map((e) => e.action)),
+    encodeText(sent.map((e) => e.message)),
+    encodeDictList(sent.map((e) => e.tags)),
+    encodeFloat64(sent.map((e) => e.clientMs)),
+    objects.some((o) => o !== null) ? encodeText(objects) : null,
+  ];
+  return assembleBlock(
+    sent.map((e) => e.id),
+    columns,
+  );
+}
+
+test("a v5 block (columns not packed), as earlier versions and cluster fronts wrote it, still reads", () => {
+  const sent = entries(700);
+  const block = Block.decode(0, v5Block(sent));
+  expect(read(block)).toEqual(sent.map(fields));
+  expect(block.indexOf(sent[417].id)).toBe(417);
+  expect(Block.sizeOf(v5Block(sent))).toBe(700);
+});
+
+test("a block's text columns are stored in frames: entries read alone or all together, and searched across frames, as sent", () => {
+  const sent = entries(FRAME * 3 + 17); // a short last frame
+  const value = encodeBlock(sent);
+  expect(Block.sizeOf(value)).toBe(sent.length);
+  const alone = Block.decode(0, value);
+  for (const i of [FRAME * 3 + 16, 0, FRAME, FRAME - 1, FRAME * 2 + 5]) expect(fields(alone.entry(i))).toEqual(fields(sent[i]));
+  expect(read(Block.decode(0, value))).toEqual(sent.map(fields));
+  const searched = Block.decode(0, value);
+  const holding = (needle: string) => sent.flatMap((e, i) => (e.message?.includes(needle) ? [i] : []));
+  for (const needle of ["ünïcödé", "m 1", "☕ 2"]) expect(searched.messagesWith(Buffer.from(needle))).toEqual(holding(needle));
+  const folded = sent.flatMap((e, i) => (e.message?.toLowerCase().includes("m 4") || /[^\x00-\x7f]/.test(e.message ?? "") ? [i] : []));
+  expect(searched.messagesFolding(Buffer.from("m 4"))).toEqual(folded);
+  expect(searched.objectsWith(Buffer.from('"deep"'))).toEqual(sent.flatMap((e, i) => (e.metadata ? [i] : [])));
+});
+
+test("a packed block takes far fewer bytes than its columns unpacked", () => {
+  const sent = entries(1000);
+  expect(encodeBlock(sent).length).toBeLessThan(v5Block(sent).length / 2);
+});
+
+// values that JSON and the encodings could alter: every control character, unpaired-free Unicode, numbers that print
+// in exponent form or lose digits, nested arrays, empty objects, key order, keys that look like paths
+const hostileText = fc.oneof(
+  fc.string({ unit: "grapheme", maxLength: 20 }),
+  fc.string({ unit: fc.integer({ min: 0, max: 0x1f }).map((c) => String.fromCharCode(c)), maxLength: 8 }),
+  fc.constantFrom("", "\u0000", "\u2028\u2029", "ü☕𝄞", '"\\', "\ud83d\ude00"),
+);
+const hostileNumber = fc.oneof(fc.double({ noNaN: true, noDefaultInfinity: true }), fc.constantFrom(1e21, -0, 0.1, 2 ** 53 + 1, -1e-7, 123456789012345680000));
+const hostileJson: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
+  value: fc.oneof({ depthSize: "small" }, hostileText, hostileNumber, fc.boolean(), fc.constant(null), tie("array"), tie("object")),
+  array: fc.array(tie("value"), { maxLength: 4 }),
+  object: fc.oneof(fc.dictionary(hostileText, tie("value"), { maxKeys: 4 }), fc.constant({ "a.b": 1, a: { b: 2 } }), fc.constant({})),
+})).value;
+const hostileObject = fc.option(fc.dictionary(hostileText, hostileJson, { maxKeys: 5 }), { nil: null }) as fc.Arbitrary<Record<string, unknown> | null>;
+
+test("any entry reads back through every format the same, as GET /logs/{id} would return it (property)", () => {
+  fc.assert(
+    fc.property(
+      fc.array(
+        fc.record({
+          level: fc.constantFrom("trace", "debug", "info", "warn", "error", "fatal"),
+          action: hostileText,
+          message: fc.option(hostileText, { nil: null }),
+          tags: fc.array(hostileText, { maxLength: 3 }),
+          clientMs: fc.integer({ min: 0, max: 4e12 }),
+          actor: hostileObject,
+          target: hostileObject,
+          context: hostileObject,
+          metadata: hostileObject,
+        }),
+        { minLength: 1, maxLength: 300 },
+      ),
+      (drawn) => {
+        const ids = nextIds(drawn.length).ids;
+        const sent = drawn.map((e, i) => ({ ...e, id: ids[i] }) as Entry);
+        const text = (b: Block) => Array.from({ length: b.size }, (_, i) => logEntryText("production", 7, b.entry(i)));
+        const expected = sent.map((e) => JSON.stringify(toLogEntry("production", 7, e)));
+        expect(text(Block.decode(7, encodeBlock(sent)))).toEqual(expected);
+        expect(text(Block.decode(7, v5Block(sent)))).toEqual(expected);
+      },
+    ),
+    { numRuns: 60 },
+  );
 });

@@ -1,0 +1,95 @@
+// storage bench: what a data set costs on disk, divided by its raw JSON (each entry as GET /logs/{id} returns it).
+// Each data set is written through the app in bulk requests of 1,000 distinct entries into a fresh data directory,
+// the server is stopped cleanly, and the directory's allocated size is read, with each LMDB database's share.
+// BENCH_STORAGE_ENTRIES sets the synthetic count (default 200,000); the Loghub-style set is bench/data.ts's lines.
+import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { open } from "lmdb";
+import { compose } from "../src/compose.ts";
+import { BUILT_IN_PLANS, PlanTable } from "../src/limits/plans.ts";
+import { loghubLike, syntheticEntry } from "./data.ts";
+
+const N = Number(process.env.BENCH_STORAGE_ENTRIES ?? 200_000);
+const BATCH = 1000;
+const DATABASES = ["entries", "postings", "unindexed", "dictionary", "fulltext", "filters", "filtersHeld", "meta", "usage", "layout"];
+
+/** allocated is a directory's files' allocated size in bytes (what the disk gives them, holes excluded). */
+export function allocated(dir: string): number {
+  return readdirSync(dir).reduce((n, f) => n + statSync(join(dir, f)).blocks * 512, 0);
+}
+
+interface Measured {
+  name: string;
+  entries: number;
+  rawBytes: number;
+  diskBytes: number;
+  perDb: Record<string, number>;
+  ingestPerSecond: number;
+}
+
+/** measure writes `entries` through a fresh app, reads them all back as JSON for their raw size, and stops cleanly. */
+async function measure(name: string, count: number, entryAt: (i: number) => Record<string, unknown>): Promise<Measured> {
+  const dataDir = mkdtempSync(join(tmpdir(), "sluice-bench-storage-"));
+  const s = compose({ dataDir, plans: new PlanTable(BUILT_IN_PLANS), adminToken: undefined });
+  const ws = await s.admin.createWorkspace({ name: "bench", plan: "unlimited" });
+  const key = (await s.admin.createKey(ws.id, { environment: "production", type: "rw" })).key;
+  const headers = { "X-API-Key": key, "Content-Type": "application/json" };
+  const started = performance.now();
+  for (let at = 0; at < count; at += BATCH) {
+    const body = JSON.stringify(Array.from({ length: Math.min(BATCH, count - at) }, (_, k) => entryAt(at + k)));
+    const res = await s.app.handle(new Request("http://sluice/api/v1/workspace/logs/bulk", { method: "POST", headers, body }));
+    if (res.status !== 201) throw new Error(`BUG: bulk answered ${res.status}: ${await res.text()}`);
+  }
+  const ingestPerSecond = count / ((performance.now() - started) / 1000);
+  let rawBytes = 0;
+  let seen = 0;
+  let cursor = "";
+  for (;;) {
+    const res = await s.app.handle(new Request(`http://sluice/api/v1/workspace/logs?pageSize=100${cursor}`, { headers }));
+    const page = (await res.json()) as unknown[];
+    for (const e of page) rawBytes += Buffer.byteLength(JSON.stringify(e));
+    seen += page.length;
+    const id = res.headers.get("x-next-cursor-id");
+    if (!id) break;
+    cursor = `&cursorID=${id}&cursorTS=${encodeURIComponent(res.headers.get("x-next-cursor-ts")!)}`;
+  }
+  if (seen !== count) throw new Error(`BUG: ${count} entries written, ${seen} read back`);
+  await s.close();
+  const diskBytes = allocated(dataDir);
+  const root = open({ path: join(dataDir, "sluice.mdb"), maxDbs: 16, readOnly: true });
+  const perDb: Record<string, number> = {};
+  for (const db of DATABASES) {
+    const st = root.openDB({ name: db })?.getStats() as
+      | { pageSize: number; treeBranchPageCount: number; treeLeafPageCount: number; overflowPages: number }
+      | undefined; // a database never written is absent
+    if (st) perDb[db] = (st.treeBranchPageCount + st.treeLeafPageCount + st.overflowPages) * st.pageSize;
+  }
+  await root.close();
+  rmSync(dataDir, { recursive: true, force: true });
+  return { name, entries: count, rawBytes, diskBytes, perDb, ingestPerSecond };
+}
+
+const mb = (n: number) => (n / 2 ** 20).toFixed(1);
+
+export async function benchStorage() {
+  const sets: [string, number, (i: number) => Record<string, unknown>][] = [
+    ["standard mix (distinct)", N, syntheticEntry],
+    ["Loghub-style lines", N, loghubLike()],
+  ];
+  console.log("| data set | entries | raw MB | disk MB | disk ÷ raw | ingest entries/s | largest databases (MB) |");
+  console.log("|---|---:|---:|---:|---:|---:|---|");
+  for (const [name, count, at] of sets) {
+    const m = await measure(name, count, at);
+    const top = Object.entries(m.perDb)
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 4)
+      .map(([db, n]) => `${db} ${mb(n)}`)
+      .join(", ");
+    console.log(
+      `| ${m.name} | ${m.entries.toLocaleString("en")} | ${mb(m.rawBytes)} | ${mb(m.diskBytes)} | ${(m.diskBytes / m.rawBytes).toFixed(3)} | ${Math.round(m.ingestPerSecond).toLocaleString("en")} | ${top} |`,
+    );
+  }
+}
+
+if (import.meta.main) await benchStorage();
