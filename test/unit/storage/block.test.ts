@@ -155,7 +155,7 @@ test("a block's text columns are stored in frames: entries read alone or all tog
   const searched = Block.decode(0, value);
   const holding = (needle: string) => sent.flatMap((e, i) => (e.message?.includes(needle) ? [i] : []));
   for (const needle of ["ünïcödé", "m 1", "☕ 2"]) expect(searched.messagesWith(Buffer.from(needle))).toEqual(holding(needle));
-  const folded = sent.flatMap((e, i) => (e.message?.toLowerCase().includes("m 4") || /[^\x00-\x7f]/.test(e.message ?? "") ? [i] : []));
+  const folded = sent.flatMap((e, i) => (e.message?.toLowerCase().includes("m 4") || [...(e.message ?? "")].some((c) => c.charCodeAt(0) > 0x7f) ? [i] : []));
   expect(searched.messagesFolding(Buffer.from("m 4"))).toEqual(folded);
   expect(searched.objectsWith(Buffer.from('"deep"'))).toEqual(sent.flatMap((e, i) => (e.metadata ? [i] : [])));
 });
