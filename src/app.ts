@@ -1,4 +1,5 @@
 // app: builds the Elysia app from its parts and maps every failure to the JSON error body (contract §7).
+import { dirname } from "node:path";
 import { Elysia } from "elysia";
 import { openapi } from "@elysiajs/openapi";
 import { AdminService } from "./admin/service.ts";
@@ -30,6 +31,7 @@ import type { PlanTable } from "./limits/plans.ts";
 import type { Databases } from "./storage/db.ts";
 import { EntryStore } from "./storage/entries.ts";
 import { MetaStore } from "./storage/meta.ts";
+import { allocatedBytes, storageReport } from "./storage/report.ts";
 import { SessionStore } from "./storage/sessions.ts";
 import { UsageStore } from "./storage/usage.ts";
 
@@ -74,12 +76,15 @@ export function services(deps: AppDeps) {
   const auth = new Authenticator(meta, deps.plans);
   const sessions = new Sessions(new SessionStore(deps.dbs.meta), (hash) => meta.keyByHash(hash) !== undefined);
   const gate = new Gate(auth, limiter, clock, deps.trustProxyHops ?? 0, deps.bodyTimeoutMs, sessions, deps.handoff);
+  const storage = () => storageReport(entries.stats.all(), allocatedBytes(dirname(deps.dbs.dataFile)));
   return {
     meta,
     usage,
     entries,
     limiter,
-    metrics: new Metrics(deps.dbs.dataFile, entries.fulltext),
+    metrics: new Metrics(deps.dbs.dataFile, entries.fulltext, storage),
+    /** what storage costs, per workspace environment and in total (GET /api/v1/admin/storage) */
+    storage,
     auth,
     sessions,
     clock,
@@ -136,7 +141,7 @@ export function buildApp(deps: AppDeps, s = services(deps)) {
     })
     .use(healthRoutes(deps.dbs, s.metrics))
     .use(openapi(openapiConfig))
-    .use(adminRoutes(s.admin, s.meta, deps.adminToken))
+    .use(adminRoutes(s.admin, s.meta, deps.adminToken, s.storage))
     .use(otlpRoutes(s))
     .use(lokiRoutes(s))
     .use(esRoutes(s))

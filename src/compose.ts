@@ -6,6 +6,8 @@ import { buildApp, services, type AppDeps } from "./app.ts";
 import type { PlanTable } from "./limits/plans.ts";
 import { openDatabases } from "./storage/db.ts";
 import { MetaStore } from "./storage/meta.ts";
+import { allocatedBytes, storageReport, type StorageReport } from "./storage/report.ts";
+import { StatsStore } from "./storage/stats.ts";
 
 /** SluiceOptions are what a run decides: the data directory, the plans, and the app's settings (AppDeps). */
 export interface SluiceOptions extends Omit<AppDeps, "dbs"> {
@@ -38,6 +40,16 @@ export function compose(options: SluiceOptions) {
       await parts.ingest.close();
     },
   };
+}
+
+/** storageOf reports what a data directory's storage costs (sluice storage), read beside a running server or without one. */
+export async function storageOf(dataDir: string): Promise<StorageReport> {
+  const dbs = openDatabases(dataDir);
+  try {
+    return storageReport(new StatsStore(dbs.stats).all(), allocatedBytes(dataDir));
+  } finally {
+    await dbs.root.close();
+  }
 }
 
 /** composeAdmin opens only what the workspaces and keys commands need: no entry store, so no index work beside a running server. */

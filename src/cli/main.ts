@@ -5,6 +5,7 @@ import { loadConfig } from "../config.ts";
 import { ApiError } from "../errors.ts";
 import { planTable } from "../limits/plans-file.ts";
 import { startServer } from "../server.ts";
+import { storageOf } from "../compose.ts";
 import { ADMIN_COMMANDS, UsageError, runAdminCommand, type AdminOps, type CommandSpec } from "./admin.ts";
 import { remoteAdmin } from "./admin-remote.ts";
 import { ApiClient } from "./client.ts";
@@ -48,6 +49,12 @@ const TRANSFER: Record<string, Pick<CommandSpec, "usage" | "summary" | "options"
   },
 };
 
+const STORAGE: Pick<CommandSpec, "usage" | "summary" | "options"> = {
+  usage: "sluice storage",
+  summary: "what storage costs: entries, raw JSON bytes, disk bytes and their ratio, per workspace environment and in total",
+  options: {},
+};
+
 const SERVE: Pick<CommandSpec, "usage" | "summary" | "options"> = {
   usage: "sluice serve [--port N] [--host H] [--cluster URLS --node-id ID [--roles front,query,storage]]",
   summary: "run the server (configuration from SLUICE_* variables; flags override them)",
@@ -64,6 +71,7 @@ function help(): string {
   const rows = [
     ["serve", SERVE.summary],
     ["cluster init|status|rebalance", "set up and watch a cluster on NATS JetStream (contract §13; --help for more)"],
+    ["storage", STORAGE.summary],
     ...Object.entries(ADMIN_COMMANDS).map(([name, c]) => [name, c.summary]),
     ...Object.entries(TRANSFER).map(([name, c]) => [name, c.summary]),
   ];
@@ -133,6 +141,11 @@ async function main(argv: string[]): Promise<number> {
   if (first === "cluster") {
     if (wantsHelp) return printed(`usage: ${CLUSTER_USAGE}`);
     return clusterCommand(rest.slice(1), env, planTable(loadConfig({ ...env, SLUICE_CLUSTER: undefined }).plansFile)); // the command is no node
+  }
+  if (first === "storage") {
+    if (wantsHelp) return printed(commandHelp(STORAGE));
+    console.log(JSON.stringify(await storageOf(loadConfig({ ...env, SLUICE_CLUSTER: undefined }).dataDir), null, 2));
+    return 0;
   }
   if (first in TRANSFER) {
     const spec = TRANSFER[first];

@@ -5,13 +5,14 @@ import type { AdminService } from "../admin/service.ts";
 import { hashSecret } from "../auth/keys.ts";
 import { unauthorized } from "../errors.ts";
 import type { MetaStore } from "../storage/meta.ts";
+import type { StorageReport } from "../storage/report.ts";
 import { readJson } from "./body.ts";
 import { json } from "./respond.ts";
 
 const ADMIN_BODY_LIMIT = 64 * 1024;
 
 /** adminRoutes mounts the admin API; API keys never work here, only the admin token. */
-export function adminRoutes(admin: AdminService, meta: MetaStore, envToken: string | undefined) {
+export function adminRoutes(admin: AdminService, meta: MetaStore, envToken: string | undefined, storage: () => StorageReport) {
   const check = (request: Request) => {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.get("authorization") ?? "");
     if (!m) throw unauthorized("AUTH_MISSING_API_KEY", "send the admin token as Authorization: Bearer <token>");
@@ -32,6 +33,7 @@ export function adminRoutes(admin: AdminService, meta: MetaStore, envToken: stri
     .onBeforeHandle(({ request }) => check(request))
     .post("/workspaces", async ({ request, set }) => json(set, await admin.createWorkspace(await body(request)), 201), hidden)
     .get("/workspaces", ({ set }) => json(set, admin.listWorkspaces()), hidden)
+    .get("/storage", ({ set }) => json(set, storage()), hidden)
     .get("/workspaces/:id", ({ params, set }) => json(set, admin.getWorkspace(id(params))), hidden)
     .patch("/workspaces/:id", async ({ request, params, set }) => json(set, await admin.updateWorkspace(id(params), await body(request))), hidden)
     .post("/workspaces/:id/keys", async ({ request, params, set }) => json(set, await admin.createKey(id(params), await body(request)), 201), hidden)

@@ -5,6 +5,7 @@ import { Elysia } from "elysia";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import { ApiError, CLIENT_CLOSED, ClientClosed } from "../errors.ts";
 import type { FullText } from "../storage/fulltext.ts";
+import type { StorageReport } from "../storage/report.ts";
 import { requestUrl } from "./respond.ts";
 
 /** Metrics holds every series Sluice exports at /metrics. */
@@ -50,7 +51,7 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  constructor(dataFile: string, fulltext: FullText) {
+  constructor(dataFile: string, fulltext: FullText, storage: () => StorageReport) {
     collectDefaultMetrics({ register: this.registry, prefix: "sluice_" });
     new Gauge({
       name: "sluice_lmdb_file_bytes",
@@ -58,6 +59,26 @@ export class Metrics {
       registers: [this.registry],
       collect() {
         this.set(statSync(dataFile, { throwIfNoEntry: false })?.size ?? 0);
+      },
+    });
+    // one report a scrape serves both storage gauges: it stats the data directory's files
+    let report: StorageReport | undefined;
+    new Gauge({
+      name: "sluice_storage_disk_bytes",
+      help: "bytes the stored entries and every index of them take in the data directory (its allocated size)",
+      registers: [this.registry],
+      collect() {
+        report = storage();
+        this.set(report.total.disk_bytes);
+      },
+    });
+    new Gauge({
+      name: "sluice_storage_raw_bytes",
+      help: "bytes of the stored entries' JSON as GET /logs/{id} returns it",
+      registers: [this.registry],
+      collect() {
+        this.set((report ?? storage()).total.raw_bytes);
+        report = undefined;
       },
     });
     new Gauge({

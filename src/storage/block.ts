@@ -25,6 +25,7 @@ import {
   type DictListColumn,
   type Reader,
 } from "./columns.ts";
+import { rawSize } from "./raw-size.ts";
 import { FRAME, frameSize, framesOf, isFramed, packFramed, packWhole, unpackFrame, unpackWhole } from "./packed.ts";
 
 /** Entries in one block at most. */
@@ -82,6 +83,11 @@ export type Columns = [Uint8Array, Uint8Array, Uint8Array, Uint8Array, Uint8Arra
 
 /** encodeColumns packs every column of a block but the ids (any thread may call it). */
 export function encodeColumns(entries: readonly Omit<Entry, "id">[]): Columns {
+  return encodeSized(entries).columns;
+}
+
+/** encodeSized is encodeColumns with the entries' raw JSON size (raw-size.ts), measured from the texts it encodes. */
+export function encodeSized(entries: readonly Omit<Entry, "id">[]): { columns: Columns; raw: number } {
   let anyObject = false;
   const objects = entries.map((e): string | null => {
     if (e.actor === null && e.target === null && e.context === null && e.metadata === null) return null;
@@ -90,7 +96,9 @@ export function encodeColumns(entries: readonly Omit<Entry, "id">[]): Columns {
   });
   const messages = entries.map((e) => e.message);
   const n = entries.length;
-  return [
+  let raw = 0;
+  for (let i = 0; i < n; i++) raw += rawSize(entries[i], objects[i]);
+  const columns: Columns = [
     packWhole(encodeDict(entries.map((e) => e.level))),
     packWhole(encodeDict(entries.map((e) => e.action))),
     packFramed(n, (start, end) => encodeText(messages.slice(start, end))),
@@ -98,6 +106,7 @@ export function encodeColumns(entries: readonly Omit<Entry, "id">[]): Columns {
     packWhole(encodeFloat64(entries.map((e) => e.clientMs))),
     anyObject ? packFramed(n, (start, end) => encodeText(objects.slice(start, end))) : null,
   ];
+  return { columns, raw };
 }
 
 /**
@@ -257,6 +266,22 @@ export class Block {
   /** tagCodes opens the tags column for counting: undefined for blocks of earlier formats. */
   tagCodes(): DictListColumn | undefined {
     return this.stored.v < 5 ? undefined : dictListColumn(this.column(Col.Tags)!, this.size);
+  }
+  /** rawSize is the block's entries' raw JSON in bytes, without their environment's name (raw-size.ts). */
+  rawSize(): number {
+    let raw = 0;
+    for (let i = 0; i < this.size; i++) {
+      const e = this.entry(i);
+      const text = this.objectsText(i);
+      const objects =
+        text !== undefined
+          ? text
+          : e.actor === null && e.target === null && e.context === null && e.metadata === null
+            ? null
+            : JSON.stringify([e.actor, e.target, e.context, e.metadata]);
+      raw += rawSize(e, objects);
+    }
+    return raw;
   }
   /** entries gives a view of each entry, in position order. */
   entries(): Entry[] {

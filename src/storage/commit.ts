@@ -7,13 +7,14 @@
 import { TurnQueue } from "../turn.ts";
 import type { Database } from "lmdb";
 import type { Environment } from "../schema.ts";
-import { BLOCK_MAX, assembleBlock, type Entry } from "./block.ts";
+import { BLOCK_MAX, Block, assembleBlock, type Entry } from "./block.ts";
 import type { Dictionary } from "./dictionary.ts";
 import type { DiskSpace } from "./disk.ts";
 import { encodeEntries, type EncodedBlock } from "./encode.ts";
 import type { DocumentText } from "./fulltext-encoder.ts";
 import type { NeedleIndex } from "./needle-index.ts";
 import type { BlockTerms, Postings } from "./postings.ts";
+import type { StatsStore } from "./stats.ts";
 import { monthOf, type UsageStore } from "./usage.ts";
 
 /** Write is one request's entries for one tenant and server millisecond, with its monthly limit (-1: none). */
@@ -50,6 +51,7 @@ export interface Stores {
   dictionary: Dictionary;
   needles: NeedleIndex;
   usage: UsageStore;
+  stats: StatsStore;
   disk: DiskSpace;
 }
 
@@ -65,6 +67,8 @@ export interface CommittedBlock {
   words: DocumentText;
   /** the filters of its rare values, one per stripe (needles.ts) */
   filters: Uint32Array[];
+  /** its entries' raw JSON in bytes, without the environment's name (raw-size.ts) */
+  raw: number;
 }
 
 /** TurnCommitter gathers the writes of one event-loop turn and commits them together. */
@@ -107,6 +111,8 @@ export class TurnCommitter {
     for (const w of writes) if (w.alsoPut) puts.push(w.alsoPut());
     if (stored.length === 0) return;
     for (const w of new Map(stored.map((w) => [`${w.ws}\u0000${monthOf(w.serverMs)}`, w])).values()) puts.push(this.to.usage.put(w.ws, monthOf(w.serverMs)));
+    for (const b of blocks) this.to.stats.add(b.ws, b.env, b.size, b.raw, b.value.length);
+    for (const b of new Map(blocks.map((b) => [`${b.ws}\u0000${b.env}`, b])).values()) puts.push(this.to.stats.put(b.ws, b.env));
     for (const b of blocks) {
       puts.push(this.to.entries.put([b.ws, b.env, b.ms, b.firstId], b.value));
       puts.push(this.to.postings.mark(b.ws, b.env, b.ms, b.firstId)); // its postings are held, then stored in batches (postings.ts)
@@ -123,9 +129,16 @@ export class TurnCommitter {
       async (e) => {
         const refused = await this.to.disk.refused(e, bytes);
         this.giveBack(stored);
+        this.uncount(blocks);
         for (const w of stored) w.reject(refused);
       },
     );
+  }
+
+  /** uncount takes blocks that were not stored off the stats; later turns may have put figures that counted them, so the corrected ones are put after them. */
+  private uncount(blocks: ReadyBlock[]): void {
+    for (const b of blocks) this.to.stats.add(b.ws, b.env, -b.size, -b.raw, -b.value.length);
+    for (const b of new Map(blocks.map((b) => [`${b.ws}\u0000${b.env}`, b])).values()) this.to.stats.put(b.ws, b.env).catch(() => {});
   }
 
   /** giveBack returns the counts of writes that were not stored; at worst usage stays over-counted for a while, so the quota never overshoots. */
@@ -149,17 +162,19 @@ function readyBlocks(writes: PendingWrite[]): ReadyBlock[] {
       let at = 0;
       for (const b of w.prepared.blocks) {
         const ids = w.prepared.ids.slice(at, (at += b.size));
+        const value = assembleBlock(ids, b.columns);
         out.push({
           ws: w.ws,
           env: w.env,
           ms: w.serverMs,
           firstId: ids[0],
           size: b.size,
-          value: assembleBlock(ids, b.columns),
+          value,
           terms: b.terms,
           actions: b.actions,
           words: b.text,
           filters: b.filters,
+          raw: b.raw ?? Block.decode(w.serverMs, value).rawSize(),
         });
       }
     } else {
@@ -190,6 +205,7 @@ function readyBlocks(writes: PendingWrite[]): ReadyBlock[] {
         actions: b.actions,
         words: b.text,
         filters: b.filters,
+        raw: b.raw!,
       });
     }
   }

@@ -28,6 +28,8 @@ export interface Databases {
   usage: Database;
   /** layout: the version of the indexes' key layout (see layout.ts). */
   layout: Database;
+  /** stats: what each workspace environment stores, for the storage report (see stats.ts). */
+  stats: Database;
 }
 
 /** 1 TiB: address space only, of the 128 TiB a process has; a process holding many environments maps less each */
@@ -61,6 +63,7 @@ export function openDatabases(dataDir: string, log = logLine, mapBytes = DEFAULT
     meta: root.openDB({ name: "meta", encoding: "msgpack" }),
     usage: root.openDB({ name: "usage", encoding: "msgpack" }),
     layout: root.openDB({ name: "layout", encoding: "msgpack" }),
+    stats: root.openDB({ name: "stats", encoding: "msgpack" }),
   };
   upgradeIndexes(dbs, log);
   return dbs;

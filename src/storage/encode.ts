@@ -1,6 +1,6 @@
 // encode: a block's stored parts made from its entries, on any thread (bulk bodies are prepared on an ingest
 // worker): its columns but the ids, its postings, its distinct actions, its full-text document and its filter.
-import { blockWords, encodeColumns, type Columns, type Entry } from "./block.ts";
+import { blockWords, encodeSized, type Columns, type Entry } from "./block.ts";
 import { documentTerms, type DocumentText } from "./fulltext-encoder.ts";
 import { blockFilters } from "./needles.ts";
 import { blockTerms, type BlockTerms } from "./postings.ts";
@@ -17,6 +17,8 @@ export interface EncodedBlock {
   text: DocumentText;
   /** the filters of its rare values, one per stripe (needles.ts) */
   filters: Uint32Array[];
+  /** its entries' raw JSON in bytes, without the environment's name (raw-size.ts); absent in a cluster write from before it was sent */
+  raw?: number;
 }
 
 /**
@@ -25,9 +27,11 @@ export interface EncodedBlock {
  * process's full-text worker splits them beside the ingest.
  */
 export function encodeEntries(entries: readonly Omit<Entry, "id">[], splitWords = false): EncodedBlock {
+  const { columns, raw } = encodeSized(entries);
   return {
     size: entries.length,
-    columns: encodeColumns(entries),
+    columns,
+    raw,
     terms: blockTerms(entries),
     actions: [...new Set(entries.map((e) => e.action))],
     text: splitWords ? documentTerms(blockWords(entries)) : blockWords(entries),

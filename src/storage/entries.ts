@@ -31,6 +31,7 @@ import { rangeKeys, type BlockRef, type ScanRange, type Tenant } from "./keys.ts
 import { Postings, blockTerms, termsOf, type PostingKind } from "./postings.ts";
 import { countKeys } from "./count.ts";
 import { resumingKeys } from "./resume.ts";
+import { StatsStore } from "./stats.ts";
 import type { UsageStore } from "./usage.ts";
 
 export type { Entry } from "./block.ts";
@@ -54,12 +55,15 @@ export interface EntryDatabases {
   fulltext: Database;
   filters: Database;
   filtersHeld: Database;
+  stats: Database;
   disk: DiskSpace;
 }
 
 /** EntryStore reads and writes entry blocks and their indexes; the layout stays behind this class. */
 export class EntryStore {
   readonly postings: Postings;
+  /** what each workspace environment stores (the storage report) */
+  readonly stats: StatsStore;
   private readonly dictionary: Dictionary;
   readonly fulltext: FullText;
   private readonly needles: NeedleIndex;
@@ -73,6 +77,7 @@ export class EntryStore {
   /** segmentEntries: entries per full-text and filter segment (tests make them tiny) */
   constructor(dbs: EntryDatabases, usage: UsageStore, segmentEntries?: number) {
     this.db = dbs.entries;
+    this.stats = new StatsStore(dbs.stats);
     this.postings = new Postings(dbs.postings, dbs.unindexed);
     this.postings.recover((ws, env, ms, firstId) => {
       const block = this.readBlock({ ws, env }, ms, firstId);
@@ -82,7 +87,15 @@ export class EntryStore {
     this.fulltext = new FullText(dbs.fulltext, (ws, env, after) => this.blockTextsAfter(ws, env, after), segmentEntries);
     this.needles = new NeedleIndex(dbs.filters, dbs.filtersHeld, segmentEntries);
     this.needles.recover();
-    this.turns = new TurnCommitter({ entries: this.db, postings: this.postings, dictionary: this.dictionary, needles: this.needles, usage, disk: dbs.disk });
+    this.turns = new TurnCommitter({
+      entries: this.db,
+      postings: this.postings,
+      dictionary: this.dictionary,
+      needles: this.needles,
+      usage,
+      stats: this.stats,
+      disk: dbs.disk,
+    });
     // the indexes kept beside the blocks learn of each block once it is committed
     this.onCommitted((b) => this.postings.hold(b.ws, b.env, b.ms, b.firstId, b.terms));
     this.onCommitted((b) => this.needles.hold(b.ws, b.env, { ms: b.ms, firstId: b.firstId, size: b.size, stripes: b.filters }));
@@ -233,18 +246,28 @@ export class EntryStore {
       await this.needles.dropBefore(ws, env, beforeMs);
       return 0;
     }
-    return this.db.transaction(() => {
-      let n = 0;
+    const counted: [number, number, number] = [0, 0, 0]; // entries, raw, block bytes taken off the stats
+    const done = this.db.transaction(() => {
       for (const key of doomed) {
         const [, , ms, firstId] = key as [string, Environment, number, string];
-        const block = this.readBlock(tenant, ms, firstId);
-        if (!block) continue;
+        const value = this.db.get(key) as Uint8Array | undefined;
+        if (!value) continue;
+        const block = Block.decode(ms, value);
         for (const [kind, term] of termsOf(block.entries())) this.postings.remove(ws, env, kind, term, ms, firstId);
         this.needles.removeHeld(ws, env, ms, firstId);
         this.db.removeSync(key);
-        n += block.size;
+        const raw = block.rawSize();
+        this.stats.add(ws, env, -block.size, -raw, -value.length);
+        counted[0] += block.size;
+        counted[1] += raw;
+        counted[2] += value.length;
       }
-      return n;
+      this.stats.putSync(ws, env);
+      return counted[0];
+    });
+    return done.catch((e) => {
+      this.stats.add(ws, env, ...counted); // nothing was deleted
+      throw e;
     });
   }
 

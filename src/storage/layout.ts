@@ -7,6 +7,7 @@
 //   3: every block has a filter of its rare values (needle-index.ts); version 2 has none.
 //   4: the filters hold the hex grams of messages and actions (needles.ts); version 3's do not.
 //   5: the filters hold the full-text words of messages and actions; version 4's do not.
+//   6: db `stats` counts each workspace environment's entries, raw bytes and block bytes (stats.ts); version 5 has none.
 // The blocks are the truth and every index derives from them, so an upgrade drops the indexes and
 // rebuilds them from the blocks. A crash during it leaves the old version, and the next open starts over.
 import type { Database } from "lmdb";
@@ -16,8 +17,9 @@ import { Dictionary } from "./dictionary.ts";
 import { blockTerms } from "./postings.ts";
 import { textKey } from "./keys.ts";
 import { rebuildFilters } from "./needle-index.ts";
+import { StatsStore } from "./stats.ts";
 
-export const INDEX_LAYOUT = 5;
+export const INDEX_LAYOUT = 6;
 const BLOCKS_PER_TRANSACTION = 64;
 
 export interface LayoutDatabases {
@@ -28,6 +30,7 @@ export interface LayoutDatabases {
   dictionary: Database;
   filters: Database;
   filtersHeld: Database;
+  stats: Database;
 }
 
 /** upgradeIndexes rebuilds the indexes of a data directory whose index layout is older; it returns the blocks read. */
@@ -38,11 +41,36 @@ export function upgradeIndexes(dbs: LayoutDatabases, log: (line: Record<string, 
     return 0;
   }
   const blocks = version < 2 ? rebuildPostings(dbs, version, log) : 0;
-  log({ level: "info", msg: `index layout ${version} has no filters of rare values, hex runs or words: building them from the blocks` });
-  const filtered = rebuildFilters(dbs);
+  let filtered = 0;
+  if (version < 5) {
+    log({ level: "info", msg: `index layout ${version} has no filters of rare values, hex runs or words: building them from the blocks` });
+    filtered = rebuildFilters(dbs);
+    log({ level: "info", msg: `index layout 5: filters built for ${filtered} blocks` });
+  }
+  const counted = rebuildStats(dbs);
+  log({ level: "info", msg: `index layout ${INDEX_LAYOUT}: what each workspace environment stores counted from ${counted} blocks` });
   dbs.layout.putSync("indexes", INDEX_LAYOUT);
-  log({ level: "info", msg: `index layout ${INDEX_LAYOUT}: filters built for ${filtered} blocks` });
-  return Math.max(blocks, filtered);
+  return Math.max(blocks, filtered, counted);
+}
+
+/** rebuildStats counts every block into db `stats` anew; it returns the blocks counted. */
+function rebuildStats(dbs: LayoutDatabases): number {
+  dbs.stats.clearSync();
+  const stats = new StatsStore(dbs.stats);
+  const tenants = new Map<string, [string, Environment]>();
+  let blocks = 0;
+  for (const { key, value } of dbs.entries.getRange({ snapshot: false })) {
+    const [ws, env, ms] = key as [string, Environment, number, string];
+    const bytes = value as Uint8Array;
+    const block = Block.decode(ms, bytes);
+    stats.add(ws, env, block.size, block.rawSize(), bytes.length);
+    tenants.set(`${ws}\u0000${env}`, [ws, env]);
+    blocks++;
+  }
+  dbs.stats.transactionSync(() => {
+    for (const [ws, env] of tenants.values()) stats.putSync(ws, env);
+  });
+  return blocks;
 }
 
 function rebuildPostings(dbs: LayoutDatabases, version: number, log: (line: Record<string, unknown>) => void): number {

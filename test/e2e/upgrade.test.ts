@@ -28,7 +28,8 @@ function fixtureDir(): string {
   return dir;
 }
 
-const open = (dataDir: string) => compose({ dataDir, plans: new PlanTable(BUILT_IN_PLANS), adminToken: undefined });
+const ADMIN = "upgrade-test-admin";
+const open = (dataDir: string) => compose({ dataDir, plans: new PlanTable(BUILT_IN_PLANS), adminToken: ADMIN, storageLog: () => {} });
 type Sluice = ReturnType<typeof open>;
 const call = (s: Sluice, key: string, path: string, body?: unknown) =>
   s.app.handle(
@@ -52,6 +53,26 @@ test("a data directory of block format 5 opens, and every entry, key and query a
   const s = open(fixtureDir());
   try {
     await sameAnswers(s);
+  } finally {
+    await s.close();
+  }
+});
+
+test("a data directory of block format 5 reports what each environment stores once open, counted from its blocks", async () => {
+  const s = open(fixtureDir());
+  try {
+    const res = await s.app.handle(new Request("http://sluice/api/v1/admin/storage", { headers: { Authorization: `Bearer ${ADMIN}` } }));
+    const report = (await res.json()) as { environments: { environment: string; entries: number; raw_bytes: number }[] };
+    for (const [env, key] of Object.entries(answers.keys)) {
+      let raw = 0;
+      await listed(async (path) => {
+        const page = await call(s, key, path);
+        for (const e of (await page.clone().json()) as unknown[]) raw += Buffer.byteLength(JSON.stringify(e));
+        return page;
+      });
+      const row = report.environments.find((e) => e.environment === env);
+      expect([env, row?.entries, row?.raw_bytes]).toEqual([env, answers.entries[env].count, raw]);
+    }
   } finally {
     await s.close();
   }

@@ -7,7 +7,7 @@ const generator = new IdGenerator();
 const nextIds = (count: number, now = Date.now()) => generator.next(count, now);
 import fc from "fast-check";
 import { logEntryText, toLogEntry } from "../../../src/http/wire.ts";
-import { assembleBlock, Block, encodeBlock, type Columns, type Entry } from "../../../src/storage/block.ts";
+import { assembleBlock, Block, encodeBlock, encodeSized, type Columns, type Entry } from "../../../src/storage/block.ts";
 import { encodeDict, encodeDictList, encodeFloat64, encodeText } from "../../../src/storage/columns.ts";
 import { FRAME } from "../../../src/storage/packed.ts";
 
@@ -180,7 +180,7 @@ const hostileJson: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
 })).value;
 const hostileObject = fc.option(fc.dictionary(hostileText, hostileJson, { maxKeys: 5 }), { nil: null }) as fc.Arbitrary<Record<string, unknown> | null>;
 
-test("any entry reads back through every format the same, as GET /logs/{id} would return it (property)", () => {
+test("any entry reads back through every format the same, as GET /logs/{id} would return it, and its raw size is that JSON's (property)", () => {
   fc.assert(
     fc.property(
       fc.array(
@@ -204,6 +204,10 @@ test("any entry reads back through every format the same, as GET /logs/{id} woul
         const expected = sent.map((e) => JSON.stringify(toLogEntry("production", 7, e)));
         expect(text(Block.decode(7, encodeBlock(sent)))).toEqual(expected);
         expect(text(Block.decode(7, v5Block(sent)))).toEqual(expected);
+        // the storage report's raw size, as the encoder measures it and as a stored block gives it back
+        const raw = expected.reduce((n, t) => n + Buffer.byteLength(t), 0) - "production".length * sent.length;
+        expect(encodeSized(sent).raw).toBe(raw);
+        expect(Block.decode(7, v5Block(sent)).rawSize()).toBe(raw);
       },
     ),
     { numRuns: 60 },
