@@ -1,6 +1,8 @@
 // compose: the one composition root. A data directory and the options of a run become Sluice's parts: storage, the
 // services the routes share and the app. The server, the CLI, the test helper and the benches all build through here.
 import { AdminService } from "./admin/service.ts";
+import { mkdirSync, readdirSync } from "node:fs";
+import { join } from "node:path";
 import type { Database } from "lmdb";
 import { buildApp, services, type AppDeps } from "./app.ts";
 import type { PlanTable } from "./limits/plans.ts";
@@ -50,6 +52,23 @@ export async function storageOf(dataDir: string): Promise<StorageReport> {
   } finally {
     await dbs.root.close();
   }
+}
+
+/**
+ * compactInto writes a compacted copy of a data directory into toDir (new or empty), beside a running server or without
+ * one: the pages that retention freed are left out. The copy is a data directory of its own, to put in place of the
+ * original while the server is stopped. It returns both allocated sizes.
+ */
+export async function compactInto(dataDir: string, toDir: string): Promise<{ before: number; after: number }> {
+  mkdirSync(toDir, { recursive: true });
+  if (readdirSync(toDir).length > 0) throw new Error(`${toDir} is not empty: give a new or empty directory for the compacted copy`);
+  const dbs = openDatabases(dataDir);
+  try {
+    await dbs.root.backup(join(toDir, "sluice.mdb"), true);
+  } finally {
+    await dbs.root.close();
+  }
+  return { before: allocatedBytes(dataDir), after: allocatedBytes(toDir) };
 }
 
 /** composeAdmin opens only what the workspaces and keys commands need: no entry store, so no index work beside a running server. */

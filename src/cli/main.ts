@@ -5,7 +5,7 @@ import { loadConfig } from "../config.ts";
 import { ApiError } from "../errors.ts";
 import { planTable } from "../limits/plans-file.ts";
 import { startServer } from "../server.ts";
-import { storageOf } from "../compose.ts";
+import { compactInto, storageOf } from "../compose.ts";
 import { ADMIN_COMMANDS, UsageError, runAdminCommand, type AdminOps, type CommandSpec } from "./admin.ts";
 import { remoteAdmin } from "./admin-remote.ts";
 import { ApiClient } from "./client.ts";
@@ -55,6 +55,13 @@ const STORAGE: Pick<CommandSpec, "usage" | "summary" | "options"> = {
   options: {},
 };
 
+const COMPACT: Pick<CommandSpec, "usage" | "summary" | "options"> = {
+  usage: "sluice compact --to DIR",
+  summary:
+    "write a compacted copy of the data directory to DIR (also while the server runs); stop the server and put it in place to return the space retention freed",
+  options: { to: { type: "string", description: "a new or empty directory for the copy", required: true } },
+};
+
 const SERVE: Pick<CommandSpec, "usage" | "summary" | "options"> = {
   usage: "sluice serve [--port N] [--host H] [--cluster URLS --node-id ID [--roles front,query,storage]]",
   summary: "run the server (configuration from SLUICE_* variables; flags override them)",
@@ -72,6 +79,7 @@ function help(): string {
     ["serve", SERVE.summary],
     ["cluster init|status|rebalance", "set up and watch a cluster on NATS JetStream (contract §13; --help for more)"],
     ["storage", STORAGE.summary],
+    ["compact", COMPACT.summary],
     ...Object.entries(ADMIN_COMMANDS).map(([name, c]) => [name, c.summary]),
     ...Object.entries(TRANSFER).map(([name, c]) => [name, c.summary]),
   ];
@@ -145,6 +153,14 @@ async function main(argv: string[]): Promise<number> {
   if (first === "storage") {
     if (wantsHelp) return printed(commandHelp(STORAGE));
     console.log(JSON.stringify(await storageOf(loadConfig({ ...env, SLUICE_CLUSTER: undefined }).dataDir), null, 2));
+    return 0;
+  }
+  if (first === "compact") {
+    if (wantsHelp) return printed(commandHelp(COMPACT));
+    const { values } = parseArgs({ args: rest.slice(1), options: { to: { type: "string" } }, strict: true });
+    if (!values.to) throw new UsageError(`give the directory for the copy; usage: ${COMPACT.usage}`);
+    const { before, after } = await compactInto(loadConfig({ ...env, SLUICE_CLUSTER: undefined }).dataDir, values.to);
+    console.log(JSON.stringify({ to: values.to, before_bytes: before, after_bytes: after }, null, 2));
     return 0;
   }
   if (first in TRANSFER) {
