@@ -19,8 +19,14 @@ export function bodies(count: number): string[] {
   );
 }
 
-/** drive sends `total` entries with CLIENTS concurrent loops and returns entries per second. */
-export async function drive(url: string, headers: Record<string, string>, payloads: string[], total = TOTAL): Promise<number> {
+/** distinctBody is request i's body of BATCH entries no other request has: one in five Loghub-style, the rest synthetic. */
+export function distinctBody(loghub: (i: number) => Record<string, unknown>): (i: number) => string {
+  return (b) => JSON.stringify(Array.from({ length: BATCH }, (_, i) => (i % 5 === 0 ? loghub(b * BATCH + i) : syntheticEntry(b * BATCH + i))));
+}
+
+/** drive sends `total` entries with CLIENTS concurrent loops, request i's body `payloads[i % length]` or `payloads(i)`, and returns entries per second. */
+export async function drive(url: string, headers: Record<string, string>, payloads: string[] | ((i: number) => string), total = TOTAL): Promise<number> {
+  const bodyOf = typeof payloads === "function" ? payloads : (i: number) => payloads[i % payloads.length];
   const requests = Math.ceil(total / BATCH);
   let next = 0;
   const t0 = performance.now();
@@ -28,7 +34,7 @@ export async function drive(url: string, headers: Record<string, string>, payloa
     Array.from({ length: CLIENTS }, async () => {
       while (next < requests) {
         const i = next++;
-        const r = await fetch(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: payloads[i % payloads.length] });
+        const r = await fetch(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: bodyOf(i) });
         if (r.status !== 201) throw new Error(`request ${i}: ${r.status} ${await r.text()}`);
         await r.arrayBuffer();
       }

@@ -25,6 +25,7 @@ import {
   type DictListColumn,
   type Reader,
 } from "./columns.ts";
+import { idsReader, packIds } from "./id-column.ts";
 import { rawSize } from "./raw-size.ts";
 import { FRAME, frameSize, framesOf, isFramed, packFramed, packWhole, unpackFrame, unpackWhole } from "./packed.ts";
 
@@ -117,9 +118,7 @@ export function assembleBlock(ids: readonly string[], columns: Columns): Uint8Ar
   const packed = columns[0][0] <= 2;
   // one string packs far faster than a thousand short ones
   const joined = ids.join("");
-  const stored: Stored = packed
-    ? { v: 6, n: ids.length, c: [packWhole(Buffer.from(joined, "latin1")), ...columns] }
-    : { v: 5, n: ids.length, c: [packr.pack(joined), ...columns] };
+  const stored: Stored = packed ? { v: 6, n: ids.length, c: [packIds(ids), ...columns] } : { v: 5, n: ids.length, c: [packr.pack(joined), ...columns] };
   return packr.pack(stored);
 }
 
@@ -170,10 +169,22 @@ export class Block {
     return (packr.unpack(value) as Stored).n;
   }
 
+  /** isPacked tells whether a stored block value is of format 6 (packed columns), from its first bytes when it can. */
+  static isPacked(value: Uint8Array): boolean {
+    let fixed = value.length > 13;
+    for (let k = 0; fixed && k < RECORD_HEAD.length; k++) fixed = value[k] === RECORD_HEAD[k];
+    return fixed ? value[10] === 6 : (packr.unpack(value) as Stored).v >= 6;
+  }
+
   /** decode reads a block value. */
   static decode(serverMs: number, value: Uint8Array): Block {
     const stored = packr.unpack(value) as Stored;
     return new Block(serverMs, stored.n, stored);
+  }
+
+  /** packed tells whether the block's columns are compressed (format 6): decoding it again costs their decompression again. */
+  get packed(): boolean {
+    return this.stored.v >= 6;
   }
 
   private read<T>(c: Col, i: number): T {
@@ -193,9 +204,10 @@ export class Block {
   private open(c: Col): Reader<unknown> {
     const { v, n, c: cols } = this.stored;
     if (cols[c] === null) return () => null;
-    if (v >= 6 && (c === Col.Message || c === Col.Objects) && isFramed(cols[c]!)) return framedTextReader(cols[c]!, n);
+    if (c === Col.Id && v >= 6) return idsReader(cols[c]!, n, asciiIdReader);
+    // a scan that unpacked the whole column already serves the reads of single entries too
+    if (v >= 6 && (c === Col.Message || c === Col.Objects) && isFramed(cols[c]!) && this.unpacked[c] === undefined) return framedTextReader(cols[c]!, n);
     const bytes = this.column(c)!;
-    if (c === Col.Id && v >= 6) return asciiIdReader(bytes, n);
     if (c === Col.Id && v >= 4) return idReader(bytes, n);
     if (v < 5) {
       const values = packr.unpack(bytes) as unknown[];

@@ -44,6 +44,9 @@ export interface Row {
 
 export { BLOCK_MAX } from "./block.ts";
 
+/** Decoded blocks of format 6 kept, with the columns they decompressed: a query reads a block to test it, then again to read it. */
+const DECODED_KEPT = 128;
+
 /** Block sizes kept in memory at most (about 100 bytes each). */
 const SIZES_KEPT = 500_000;
 
@@ -71,6 +74,8 @@ export class EntryStore {
   private readonly turns: TurnCommitter;
   /** block sizes by key, as blockSize read them (a deleted block's stays, harmless: it is never asked for again) */
   private readonly sizes = new Map<string, number>();
+  /** packed blocks as last decoded, least recently used first (Map order); retention drops a deleted block's */
+  private readonly decoded = new Map<string, Block>();
   /** writes whose ids are drawn but not yet committed: live tails send nothing above the lowest (query/tail-hub.ts) */
   readonly inFlight = new InFlight();
 
@@ -247,6 +252,11 @@ export class EntryStore {
       return 0;
     }
     const counted: [number, number, number] = [0, 0, 0]; // entries, raw, block bytes taken off the stats
+    const gone: string[] = [];
+    // a read until the deletion commits may keep a block again: let them go once it has
+    const forget = () => {
+      for (const name of gone) this.decoded.delete(name);
+    };
     const done = this.db.transaction(() => {
       for (const key of doomed) {
         const [, , ms, firstId] = key as [string, Environment, number, string];
@@ -256,6 +266,7 @@ export class EntryStore {
         for (const [kind, term] of termsOf(block.entries())) this.postings.remove(ws, env, kind, term, ms, firstId);
         this.needles.removeHeld(ws, env, ms, firstId);
         this.db.removeSync(key);
+        gone.push(blockName(ws, env, ms, firstId));
         const raw = block.rawSize();
         this.stats.add(ws, env, -block.size, -raw, -value.length);
         counted[0] += block.size;
@@ -265,17 +276,42 @@ export class EntryStore {
       this.stats.putSync(ws, env);
       return counted[0];
     });
-    return done.catch((e) => {
-      this.stats.add(ws, env, ...counted); // nothing was deleted
-      throw e;
-    });
+    return done.then(
+      (n) => {
+        forget();
+        return n;
+      },
+      (e) => {
+        this.stats.add(ws, env, ...counted); // nothing was deleted
+        throw e;
+      },
+    );
   }
 
   /** readBlock reads one block by its key; undefined once it is deleted (retention). */
   readBlock(tenant: Tenant, ms: number, firstId: string): Block | undefined {
     const { ws, env } = tenant;
+    const name = blockName(ws, env, ms, firstId);
+    const kept = this.keptBlock(name);
+    if (kept) return kept;
     const value = this.db.get([ws, env, ms, firstId]) as Uint8Array | undefined;
-    return value === undefined ? undefined : Block.decode(ms, value);
+    return value === undefined ? undefined : this.keep(name, Block.decode(ms, value));
+  }
+
+  private keptBlock(name: string): Block | undefined {
+    const block = this.decoded.get(name);
+    if (block) {
+      this.decoded.delete(name); // to the end: the most recently used
+      this.decoded.set(name, block);
+    }
+    return block;
+  }
+
+  private keep(name: string, block: Block): Block {
+    if (!block.packed) return block; // an unpacked block decodes for nothing
+    this.decoded.set(name, block);
+    if (this.decoded.size > DECODED_KEPT) this.decoded.delete(this.decoded.keys().next().value!);
+    return block;
   }
 
   /**
@@ -284,8 +320,14 @@ export class EntryStore {
    */
   readBlockTransient(tenant: Tenant, ms: number, firstId: string): Block | undefined {
     const { ws, env } = tenant;
+    const name = blockName(ws, env, ms, firstId);
+    const kept = this.keptBlock(name);
+    if (kept) return kept;
     const value = this.db.getBinaryFast([ws, env, ms, firstId]);
-    return value === undefined ? undefined : Block.decode(ms, value);
+    if (value === undefined) return undefined;
+    // a packed block is small beside what it decompresses: copied out and kept, the read that follows the test is free
+    // the copy as lmdb-js's getBinary makes it: the reused buffer's length is set per read, and Buffer's slice is a view
+    return Block.isPacked(value) ? this.keep(name, Block.decode(ms, Uint8Array.prototype.slice.call(value, 0, value.length))) : Block.decode(ms, value);
   }
 
   /**
@@ -294,7 +336,7 @@ export class EntryStore {
    */
   blockSize(tenant: Tenant, ms: number, firstId: string): number | undefined {
     const { ws, env } = tenant;
-    const name = `${ws}\u0000${env}\u0000${ms}\u0000${firstId}`;
+    const name = blockName(ws, env, ms, firstId);
     const kept = this.sizes.get(name);
     if (kept !== undefined) return kept;
     const value = this.db.getBinaryFast([ws, env, ms, firstId]);
@@ -314,3 +356,5 @@ export class EntryStore {
     }
   }
 }
+
+const blockName = (ws: string, env: Environment, ms: number, firstId: string) => `${ws}\u0000${env}\u0000${ms}\u0000${firstId}`;

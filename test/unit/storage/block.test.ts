@@ -213,3 +213,19 @@ test("any entry reads back through every format the same, as GET /logs/{id} woul
     { numRuns: 60 },
   );
 });
+
+test("a block's ids are stored as bytes when they share the block's millisecond, and as text otherwise; both read back", () => {
+  const sent = entries(300);
+  const binary = encodeBlock(sent);
+  const odd = sent.map((e, i) => ({ ...e, id: i === 7 ? e.id.toUpperCase() : e.id })).sort((a, b) => (a.id < b.id ? -1 : 1));
+  const text = encodeBlock(odd);
+  expect(text.length).toBeGreaterThan(binary.length); // 36 characters an id, compressed, against about 5 bytes
+  for (const [value, ids] of [
+    [binary, sent.map((e) => e.id)],
+    [text, odd.map((e) => e.id)],
+  ] as const) {
+    const block = Block.decode(0, value);
+    expect(Array.from({ length: 300 }, (_, i) => block.id(i))).toEqual([...ids]);
+    expect(block.indexOf(ids[123])).toBe(123);
+  }
+});

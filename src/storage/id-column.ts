@@ -1,0 +1,83 @@
+// id-column: a block's ids in format 6. Every id of a block is a UUIDv7 of the block's millisecond, and the ids of a
+// write count up (ids.ts): after the shared 12 hex digits of the millisecond, an id is 48 bits that hold its version,
+// counter and variant, then 32 random bits. So a block stores the millisecond once, the 48 bits of the first id and
+// each next one's increase as a varint (most often 1: one byte), and 4 random bytes an id; nothing to decompress.
+// Ids of any other shape, or out of order, are kept as their joined ASCII text (packed.ts).
+import type { Reader } from "./columns.ts";
+import { packWhole, unpackWhole } from "./packed.ts";
+
+/** COUNTED is the tag of ids stored as counts; packed.ts's tags (0–2) mark the joined text. */
+const COUNTED = 3;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const MS_BYTES = 6;
+const RANDOM_BYTES = 4;
+
+// an id's 48 bits after the millisecond (hex digits 13–28 without dashes, 12 of them), and its 32 random bits
+const highOf = (id: string): number => parseInt(id.slice(14, 18) + id.slice(19, 23) + id.slice(24, 28), 16);
+const randomOf = (id: string): string => id.slice(28);
+
+/** packIds stores a block's ids (ascending). */
+export function packIds(ids: readonly string[]): Uint8Array {
+  const n = ids.length;
+  const ms = n > 0 ? ids[0].slice(0, 13) : "";
+  let counted = n > 0;
+  for (let i = 0; counted && i < n; i++) counted = UUID.test(ids[i]) && ids[i].startsWith(ms) && (i === 0 || highOf(ids[i]) >= highOf(ids[i - 1]));
+  if (!counted) return packWhole(Buffer.from(ids.join(""), "latin1"));
+  const steps: number[] = [];
+  for (let i = 1; i < n; i++) varint(steps, highOf(ids[i]) - highOf(ids[i - 1]));
+  const out = new Uint8Array(1 + MS_BYTES + 6 + RANDOM_BYTES * n + steps.length);
+  out[0] = COUNTED;
+  out.set(Buffer.from(ms.slice(0, 8) + ms.slice(9, 13), "hex"), 1);
+  out.set(Buffer.from(ids[0].slice(14, 18) + ids[0].slice(19, 23) + ids[0].slice(24, 28), "hex"), 1 + MS_BYTES);
+  const random = 1 + MS_BYTES + 6;
+  for (let i = 0; i < n; i++) out.set(Buffer.from(randomOf(ids[i]), "hex"), random + RANDOM_BYTES * i);
+  out.set(steps, random + RANDOM_BYTES * n);
+  return out;
+}
+
+// unsigned LEB128 of a whole number below 2^53 (arithmetic: bit operators stop at 32 bits)
+function varint(out: number[], value: number): void {
+  while (value >= 0x80) {
+    out.push((value % 0x80) | 0x80);
+    value = Math.floor(value / 0x80);
+  }
+  out.push(value);
+}
+
+/** idsReader reads a column of packIds; `text` reads the joined text form. */
+export function idsReader(bytes: Uint8Array, n: number, text: (joined: Uint8Array, n: number) => Reader<string>): Reader<string> {
+  if (bytes[0] !== COUNTED) return text(unpackWhole(bytes, n), n);
+  const raw = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
+  const msHex = raw.toString("hex", 1, 1 + MS_BYTES);
+  const head = `${msHex.slice(0, 8)}-${msHex.slice(8)}-`;
+  const random = 1 + MS_BYTES + 6;
+  let highs: number[] | undefined; // each id's 48 bits, summed from the steps once an id is first asked for
+  const ids = new Array<string | undefined>(n);
+  return (i) => {
+    let id = ids[i];
+    if (id === undefined) {
+      highs ??= sumSteps(raw, raw.readUIntBE(1 + MS_BYTES, 6), random + RANDOM_BYTES * n, n);
+      const high = highs[i].toString(16).padStart(12, "0");
+      const tail = raw.toString("hex", random + RANDOM_BYTES * i, random + RANDOM_BYTES * (i + 1));
+      ids[i] = id = `${head}${high.slice(0, 4)}-${high.slice(4, 8)}-${high.slice(8)}${tail}`;
+    }
+    return id;
+  };
+}
+
+function sumSteps(raw: Buffer, first: number, at: number, n: number): number[] {
+  const highs = new Array<number>(n);
+  highs[0] = first;
+  for (let i = 1; i < n; i++) {
+    let step = 0;
+    let scale = 1;
+    for (;;) {
+      const b = raw[at++];
+      step += (b & 0x7f) * scale;
+      if (b < 0x80) break;
+      scale *= 0x80;
+    }
+    highs[i] = highs[i - 1] + step;
+  }
+  return highs;
+}
