@@ -18,7 +18,7 @@ const enum Tag {
 
 /** SMALL is the size under which a column stays as it is: zstd's frame costs more than it saves. */
 const SMALL = 256;
-/** LEVEL is zstd's level: 3 compresses these columns within 1% of 9 at a third of the time. */
+/** LEVEL is zstd's level: 3 costs what 1 does on these columns; 6 saves a tenth more for four times the time. */
 const LEVEL = 3;
 
 const tagged = (tag: Tag, bytes: Uint8Array): Uint8Array => {
