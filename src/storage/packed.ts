@@ -28,6 +28,9 @@ const tagged = (tag: Tag, bytes: Uint8Array): Uint8Array => {
   return out;
 };
 
+/** packPlain stores a column as it is. */
+export const packPlain = (bytes: Uint8Array): Uint8Array => tagged(Tag.Plain, bytes);
+
 /** packWhole stores a column compressed whole when that saves space, else as it is. */
 export function packWhole(bytes: Uint8Array): Uint8Array {
   if (bytes.length >= SMALL) {
