@@ -83,9 +83,14 @@ export async function tally(store: EntryStore, scope: ReadScope, query: Query, w
       else for (const i of at) take(block, i, groupMs);
     }
   };
+  // on the client axis every block within retention may hold the window: its stored bounds tell which cannot, unread
+  const outside = (ms: number, firstId: string) => {
+    const bounds = client ? store.clientBounds(scope, ms, firstId) : undefined;
+    return bounds !== undefined && (bounds[1] < window.fromMs || bounds[0] >= window.toMs);
+  };
   for (const ref of plan.chosen.open()) {
     if (slice.due()) await slice.pause();
-    if (ref.ms < fromMs || ref.ms >= toMs) continue;
+    if (ref.ms < fromMs || ref.ms >= toMs || outside(ref.ms, ref.firstId)) continue;
     if (ref.ms !== groupMs) {
       flush();
       groupMs = ref.ms;

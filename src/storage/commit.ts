@@ -14,6 +14,7 @@ import { encodeEntries, type EncodedBlock } from "./encode.ts";
 import type { DocumentText } from "./fulltext-encoder.ts";
 import type { NeedleIndex } from "./needle-index.ts";
 import type { BlockTerms, Postings } from "./postings.ts";
+import { clientBoundsOf, type BoundsStore, type ClientBounds } from "./bounds.ts";
 import type { StatsStore } from "./stats.ts";
 import { monthOf, type UsageStore } from "./usage.ts";
 
@@ -52,6 +53,7 @@ export interface Stores {
   needles: NeedleIndex;
   usage: UsageStore;
   stats: StatsStore;
+  bounds: BoundsStore;
   disk: DiskSpace;
 }
 
@@ -69,6 +71,8 @@ export interface CommittedBlock {
   filters: Uint32Array[];
   /** its entries' raw JSON in bytes, without the environment's name (raw-size.ts) */
   raw: number;
+  /** its entries' smallest and largest clientMs (bounds.ts) */
+  clientBounds: ClientBounds;
 }
 
 /** TurnCommitter gathers the writes of one event-loop turn and commits them together. */
@@ -115,6 +119,7 @@ export class TurnCommitter {
     for (const b of new Map(blocks.map((b) => [`${b.ws}\u0000${b.env}`, b])).values()) puts.push(this.to.stats.put(b.ws, b.env));
     for (const b of blocks) {
       puts.push(this.to.entries.put([b.ws, b.env, b.ms, b.firstId], b.value));
+      puts.push(this.to.bounds.put(b.ws, b.env, b.ms, b.firstId, b.clientBounds));
       puts.push(this.to.postings.mark(b.ws, b.env, b.ms, b.firstId)); // its postings are held, then stored in batches (postings.ts)
       puts.push(this.to.needles.mark(b.ws, b.env, { ms: b.ms, firstId: b.firstId, size: b.size, stripes: b.filters }));
       for (const action of b.actions) this.to.dictionary.add(b.ws, b.env, action, puts);
@@ -147,6 +152,13 @@ export class TurnCommitter {
   }
 }
 
+/** sizedFrom gives a prepared block's raw size and client bounds, read from the block when a cluster write from before them lacks them. */
+function sizedFrom(b: EncodedBlock, ms: number, value: Uint8Array): { raw: number; clientBounds: ClientBounds } {
+  if (b.raw !== undefined && b.clientBounds !== undefined) return { raw: b.raw, clientBounds: b.clientBounds };
+  const block = Block.decode(ms, value);
+  return { raw: block.rawSize(), clientBounds: clientBoundsOf(block.size, (i) => block.clientMs(i)) };
+}
+
 /** ReadyBlock is one block of a turn's writes, encoded, with what its puts and its announcement need. */
 interface ReadyBlock extends CommittedBlock {
   value: Uint8Array;
@@ -174,7 +186,7 @@ function readyBlocks(writes: PendingWrite[]): ReadyBlock[] {
           actions: b.actions,
           words: b.text,
           filters: b.filters,
-          raw: b.raw ?? Block.decode(w.serverMs, value).rawSize(),
+          ...sizedFrom(b, w.serverMs, value),
         });
       }
     } else {
@@ -206,6 +218,7 @@ function readyBlocks(writes: PendingWrite[]): ReadyBlock[] {
         words: b.text,
         filters: b.filters,
         raw: b.raw!,
+        clientBounds: b.clientBounds!,
       });
     }
   }

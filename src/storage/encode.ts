@@ -2,6 +2,7 @@
 // worker): its columns but the ids, its postings, its distinct actions, its full-text document and its filter.
 import { blockWords, encodeSized, type Columns, type Entry } from "./block.ts";
 import { documentTerms, type DocumentText } from "./fulltext-encoder.ts";
+import { clientBoundsOf, type ClientBounds } from "./bounds.ts";
 import { blockFilters } from "./needles.ts";
 import { blockTerms, type BlockTerms } from "./postings.ts";
 
@@ -19,6 +20,8 @@ export interface EncodedBlock {
   filters: Uint32Array[];
   /** its entries' raw JSON in bytes, without the environment's name (raw-size.ts); absent in a cluster write from before it was sent */
   raw?: number;
+  /** its entries' smallest and largest clientMs (bounds.ts); absent in a cluster write from before it was sent */
+  clientBounds?: ClientBounds;
 }
 
 /**
@@ -32,6 +35,7 @@ export function encodeEntries(entries: readonly Omit<Entry, "id">[], splitWords 
     size: entries.length,
     columns,
     raw,
+    clientBounds: clientBoundsOf(entries.length, (i) => entries[i].clientMs),
     terms: blockTerms(entries),
     actions: [...new Set(entries.map((e) => e.action))],
     text: splitWords ? documentTerms(blockWords(entries)) : blockWords(entries),

@@ -32,6 +32,7 @@ import { Postings, blockTerms, termsOf, type PostingKind } from "./postings.ts";
 import { countKeys } from "./count.ts";
 import { resumingKeys } from "./resume.ts";
 import { StatsStore } from "./stats.ts";
+import { BoundsStore, type ClientBounds } from "./bounds.ts";
 import type { UsageStore } from "./usage.ts";
 
 export type { Entry } from "./block.ts";
@@ -59,6 +60,7 @@ export interface EntryDatabases {
   filters: Database;
   filtersHeld: Database;
   stats: Database;
+  bounds: Database;
   disk: DiskSpace;
 }
 
@@ -67,6 +69,7 @@ export class EntryStore {
   readonly postings: Postings;
   /** what each workspace environment stores (the storage report) */
   readonly stats: StatsStore;
+  private readonly bounds: BoundsStore;
   private readonly dictionary: Dictionary;
   readonly fulltext: FullText;
   private readonly needles: NeedleIndex;
@@ -83,6 +86,7 @@ export class EntryStore {
   constructor(dbs: EntryDatabases, usage: UsageStore, segmentEntries?: number) {
     this.db = dbs.entries;
     this.stats = new StatsStore(dbs.stats);
+    this.bounds = new BoundsStore(dbs.bounds);
     this.postings = new Postings(dbs.postings, dbs.unindexed);
     this.postings.recover((ws, env, ms, firstId) => {
       const block = this.readBlock({ ws, env }, ms, firstId);
@@ -99,6 +103,7 @@ export class EntryStore {
       needles: this.needles,
       usage,
       stats: this.stats,
+      bounds: this.bounds,
       disk: dbs.disk,
     });
     // the indexes kept beside the blocks learn of each block once it is committed
@@ -266,6 +271,7 @@ export class EntryStore {
         for (const [kind, term] of termsOf(block.entries())) this.postings.remove(ws, env, kind, term, ms, firstId);
         this.needles.removeHeld(ws, env, ms, firstId);
         this.db.removeSync(key);
+        this.bounds.removeSync(ws, env, ms, firstId);
         gone.push(blockName(ws, env, ms, firstId));
         const raw = block.rawSize();
         this.stats.add(ws, env, -block.size, -raw, -value.length);
@@ -286,6 +292,11 @@ export class EntryStore {
         throw e;
       },
     );
+  }
+
+  /** clientBounds gives a block's smallest and largest client timestamp; undefined when only reading the block tells. */
+  clientBounds(tenant: Tenant, ms: number, firstId: string): ClientBounds | undefined {
+    return this.bounds.get(tenant.ws, tenant.env, ms, firstId);
   }
 
   /** readBlock reads one block by its key; undefined once it is deleted (retention). */

@@ -7,7 +7,8 @@
 //   3: every block has a filter of its rare values (needle-index.ts); version 2 has none.
 //   4: the filters hold the hex grams of messages and actions (needles.ts); version 3's do not.
 //   5: the filters hold the full-text words of messages and actions; version 4's do not.
-//   6: db `stats` counts each workspace environment's entries, raw bytes and block bytes (stats.ts); version 5 has none.
+//   6: db `stats` counts each workspace environment's entries, raw bytes and block bytes (stats.ts), and db `bounds`
+//      holds each block's client time bounds (bounds.ts); version 5 has neither.
 // The blocks are the truth and every index derives from them, so an upgrade drops the indexes and
 // rebuilds them from the blocks. A crash during it leaves the old version, and the next open starts over.
 import type { Database } from "lmdb";
@@ -18,6 +19,7 @@ import { blockTerms } from "./postings.ts";
 import { textKey } from "./keys.ts";
 import { rebuildFilters } from "./needle-index.ts";
 import { StatsStore } from "./stats.ts";
+import { BoundsStore, clientBoundsOf, type ClientBounds } from "./bounds.ts";
 
 export const INDEX_LAYOUT = 6;
 const BLOCKS_PER_TRANSACTION = 64;
@@ -31,6 +33,7 @@ export interface LayoutDatabases {
   filters: Database;
   filtersHeld: Database;
   stats: Database;
+  bounds: Database;
 }
 
 /** upgradeIndexes rebuilds the indexes of a data directory whose index layout is older; it returns the blocks read. */
@@ -48,25 +51,40 @@ export function upgradeIndexes(dbs: LayoutDatabases, log: (line: Record<string, 
     log({ level: "info", msg: `index layout 5: filters built for ${filtered} blocks` });
   }
   const counted = rebuildStats(dbs);
-  log({ level: "info", msg: `index layout ${INDEX_LAYOUT}: what each workspace environment stores counted from ${counted} blocks` });
+  log({
+    level: "info",
+    msg: `index layout ${INDEX_LAYOUT}: what each workspace environment stores, and each block's client time bounds, from ${counted} blocks`,
+  });
   dbs.layout.putSync("indexes", INDEX_LAYOUT);
   return Math.max(blocks, filtered, counted);
 }
 
-/** rebuildStats counts every block into db `stats` anew; it returns the blocks counted. */
+/** rebuildStats counts every block into db `stats` anew and stores its client time bounds; it returns the blocks counted. */
 function rebuildStats(dbs: LayoutDatabases): number {
   dbs.stats.clearSync();
+  dbs.bounds.clearSync();
   const stats = new StatsStore(dbs.stats);
+  const bounds = new BoundsStore(dbs.bounds);
   const tenants = new Map<string, [string, Environment]>();
+  let batch: [string, Environment, number, string, ClientBounds][] = [];
+  const store = () => {
+    dbs.bounds.transactionSync(() => {
+      for (const [ws, env, ms, firstId, b] of batch) bounds.putSync(ws, env, ms, firstId, b);
+    });
+    batch = [];
+  };
   let blocks = 0;
   for (const { key, value } of dbs.entries.getRange({ snapshot: false })) {
-    const [ws, env, ms] = key as [string, Environment, number, string];
+    const [ws, env, ms, firstId] = key as [string, Environment, number, string];
     const bytes = value as Uint8Array;
     const block = Block.decode(ms, bytes);
     stats.add(ws, env, block.size, block.rawSize(), bytes.length);
+    batch.push([ws, env, ms, firstId, clientBoundsOf(block.size, (i) => block.clientMs(i))]);
+    if (batch.length === BLOCKS_PER_TRANSACTION * 16) store();
     tenants.set(`${ws}\u0000${env}`, [ws, env]);
     blocks++;
   }
+  store();
   dbs.stats.transactionSync(() => {
     for (const [ws, env] of tenants.values()) stats.putSync(ws, env);
   });
