@@ -31,6 +31,13 @@ import type { Databases } from "./storage/db.ts";
 import { EntryStore } from "./storage/entries.ts";
 import { MetaStore } from "./storage/meta.ts";
 import { SessionStore } from "./storage/sessions.ts";
+import { AlertStore } from "./storage/alerts.ts";
+import { AlertService } from "./alerts/service.ts";
+import { AlertEvaluator } from "./alerts/evaluator.ts";
+import { Deliverer } from "./alerts/deliver.ts";
+import { sendMail } from "./alerts/email.ts";
+import type { Channel } from "./alerts/channels.ts";
+import { alertRoutes } from "./http/alerts.ts";
 import { UsageStore } from "./storage/usage.ts";
 
 export interface AppDeps {
@@ -62,6 +69,10 @@ export interface AppDeps {
   forwardRejections?: (batch: RejectedBatch) => Promise<void>;
   /** cluster mode: where admitted reads are answered, and which reads a front admitted (http/handoff.ts) */
   handoff?: Handoff;
+  /** the smallest `every` of an alert rule, ms (SLUICE_ALERT_MIN_EVERY, default 10 s) */
+  alertMinEveryMs?: number;
+  /** the address users reach the server at, for links in notices (SLUICE_EXTERNAL_URL; default: where it listens) */
+  externalUrl?: () => string;
 }
 
 /** Services are the parts the routes share; built once per data directory. */
@@ -74,6 +85,9 @@ export function services(deps: AppDeps) {
   const auth = new Authenticator(meta, deps.plans);
   const sessions = new Sessions(new SessionStore(deps.dbs.meta), (hash) => meta.keyByHash(hash) !== undefined);
   const gate = new Gate(auth, limiter, clock, deps.trustProxyHops ?? 0, deps.bodyTimeoutMs, sessions, deps.handoff);
+  const alertStore = new AlertStore(deps.dbs.alerts);
+  const externalUrl = deps.externalUrl ?? (() => "http://localhost:8080");
+  const deliverer = new Deliverer(alertStore, (n) => alertStore.get<Channel>("channel", n, n.channelId), clock, externalUrl, sendMail);
   return {
     meta,
     usage,
@@ -89,6 +103,20 @@ export function services(deps: AppDeps) {
     admin: new AdminService(meta, deps.plans),
     /** the last entries each workspace environment's shippers had rejected */
     rejections: new RejectionLog(deps.forwardRejections),
+    alerts: new AlertService(alertStore, entries, { minEveryMs: deps.alertMinEveryMs ?? 10_000, externalUrl, sendMail }),
+    /** evaluates alert rules on a timer once started (the server starts it; tests may call tick()) */
+    evaluator: new AlertEvaluator({
+      store: alertStore,
+      entries,
+      clock,
+      floorOf: (ws, nowMs) => {
+        const w = meta.workspace(ws);
+        return w && deps.plans.has(w.plan) ? deps.plans.retentionFloor(w.plan, nowMs) : undefined;
+      },
+      externalUrl,
+      notify: () => deliverer.pass(),
+    }),
+    deliverer,
   };
 }
 
@@ -149,6 +177,7 @@ export function buildApp(deps: AppDeps, s = services(deps)) {
         .use(rejectionRoutes(s.gate, s.rejections))
 
         .use(exploreRoutes(s.gate, s.entries, deps.queryTimeoutMs ?? 30_000))
-        .use(s.tails.routes()),
+        .use(s.tails.routes())
+        .use(alertRoutes(s.gate, s.alerts, deps.queryTimeoutMs ?? 30_000)),
     );
 }

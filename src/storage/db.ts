@@ -25,6 +25,8 @@ export interface Databases {
   usage: Database;
   /** layout: the version of the indexes' key layout (see layout.ts). */
   layout: Database;
+  /** alerts: alert channels, rules, silences, states, history and the notification outbox (see alerts.ts). */
+  alerts: Database;
 }
 
 /** 1 TiB: address space only, of the 128 TiB a process has; a process holding many environments maps less each */
@@ -57,6 +59,7 @@ export function openDatabases(dataDir: string, log = logLine, mapBytes = DEFAULT
     meta: root.openDB({ name: "meta", encoding: "msgpack" }),
     usage: root.openDB({ name: "usage", encoding: "msgpack" }),
     layout: root.openDB({ name: "layout", encoding: "msgpack" }),
+    alerts: root.openDB({ name: "alerts", encoding: "msgpack" }),
   };
   upgradeIndexes(dbs, log);
   return dbs;

@@ -1,0 +1,99 @@
+// evaluator: evaluates every enabled rule at each t = k·every (epoch-aligned) and stores what changed, with the
+// notices it decided, in one transaction (contract §16). A rule that missed instants (the server was down) is
+// evaluated once, at the latest one.
+import type { ReadScope } from "../query/page.ts";
+import { TimeSlicer } from "../query/slice.ts";
+import type { AlertStore, StoredNotice } from "../storage/alerts.ts";
+import type { Tenant } from "../storage/keys.ts";
+import type { EntryStore } from "../storage/entries.ts";
+import { evaluateRule, type Group } from "./evaluate.ts";
+import { alertOf } from "./notices.ts";
+import { durationMs, type Rule } from "./rules.ts";
+import { isSilenced, type Silence } from "./silences.ts";
+import { decide } from "./states.ts";
+
+const EVALUATION_BUDGET_MS = 30_000;
+
+/** EvaluatorDeps are what evaluations read and where their notices go. */
+export interface EvaluatorDeps {
+  store: AlertStore;
+  entries: EntryStore;
+  clock: () => number;
+  /** the retention floor of a workspace now (entries older are out of reach); undefined when the workspace is gone */
+  floorOf(ws: string, nowMs: number): number | undefined;
+  externalUrl(): string;
+  /** called after an evaluation stored notices, so that they leave at once */
+  notify(): void;
+}
+
+/** AlertEvaluator runs due evaluations, one at a time, on a timer. */
+export class AlertEvaluator {
+  private timer: ReturnType<typeof setInterval> | undefined;
+  private running: Promise<void> | undefined;
+
+  constructor(private readonly d: EvaluatorDeps) {}
+
+  start(periodMs = 250): void {
+    this.timer ??= setInterval(() => void this.tick(), periodMs);
+  }
+
+  /** tick evaluates every rule whose latest instant has not been evaluated; a tick under way is not started twice. */
+  tick(): Promise<void> {
+    this.running ??= this.due().finally(() => (this.running = undefined));
+    return this.running;
+  }
+
+  private async due(): Promise<void> {
+    const now = this.d.clock();
+    for (const { ws, env, rule } of this.d.store.allRules<Rule>()) {
+      if (!rule.enabled) continue;
+      const every = durationMs(rule.every)!;
+      const at = Math.floor(now / every) * every;
+      const last = this.d.store.lastEvaluated({ ws, env }, rule.id);
+      if (last !== undefined && last >= at) continue;
+      try {
+        await this.evaluate({ ws, env }, rule, at);
+      } catch (e) {
+        console.error(JSON.stringify({ level: "error", msg: "alert evaluation failed", rule_id: rule.id, error: String(e) }));
+      }
+    }
+  }
+
+  /** evaluate runs one evaluation of a rule at `atMs` and stores its outcome. */
+  async evaluate(t: Tenant, rule: Rule, atMs: number): Promise<void> {
+    const floorMs = this.d.floorOf(t.ws, atMs);
+    if (floorMs === undefined) return;
+    const scope: ReadScope = { ...t, floorMs };
+    const ev = await evaluateRule(this.d.entries, scope, rule, atMs, new TimeSlicer(EVALUATION_BUDGET_MS));
+    const silences = this.d.store.list<Silence>("silence", t);
+    const silenced = (group: Group) => isSilenced(silences, rule.id, group, this.d.clock());
+    const decision = decide(rule, this.d.store.states(t, rule.id), ev, atMs, silenced);
+    const notices: StoredNotice[] = [];
+    const externalUrl = this.d.externalUrl();
+    for (const a of decision.announcements) {
+      for (const channelId of rule.channels) {
+        a.transition.deliveries.push({ channel_id: channelId, status: "pending", attempts: 0, error: null });
+        notices.push({
+          id: Bun.randomUUIDv7(),
+          ws: t.ws,
+          env: t.env,
+          channelId,
+          historyKey: ["history", t.ws, t.env, rule.id, a.transition.atMs, a.transition.id],
+          payload: { status: a.status, ruleId: rule.id, ruleName: rule.name, alerts: [alertOf(rule, a, ev.window, externalUrl)] },
+          attempts: 0,
+          dueMs: 0,
+          firstMs: this.d.clock(),
+        });
+      }
+    }
+    await this.d.store.commitEvaluation(t, { ruleId: rule.id, atMs, ...decision, notices });
+    if (notices.length) this.d.notify();
+  }
+
+  /** stop ends the timer and waits for an evaluation under way. */
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    await this.running;
+  }
+}

@@ -1,0 +1,229 @@
+// service: what the alert routes do (contract §16), per workspace environment: channels, rules, silences, the
+// alerts and their history, a channel test and a rule's preview.
+import { badRequest, notFound } from "../errors.ts";
+import { TimeSlicer } from "../query/slice.ts";
+import type { ReadScope } from "../query/page.ts";
+import type { AlertStore, StoredTransition } from "../storage/alerts.ts";
+import type { EntryStore } from "../storage/entries.ts";
+import type { Tenant } from "../storage/keys.ts";
+import { formatMs } from "../time.ts";
+import { checkChannel, shown, type Channel } from "./channels.ts";
+import { sendNotice, type SendMail } from "./deliver.ts";
+import { evaluateRule } from "./evaluate.ts";
+import { checkRule, durationMs, MAX_RULES, type Rule } from "./rules.ts";
+import { checkSilence, type Silence } from "./silences.ts";
+import { decide } from "./states.ts";
+import type { StoredState } from "../storage/alerts.ts";
+
+/** MAX_PREVIEW_EVALUATIONS bounds a preview's work: a longer range needs a larger `every`. */
+export const MAX_PREVIEW_EVALUATIONS = 1000;
+
+export interface AlertSettings {
+  /** the smallest `every` a rule may have (SLUICE_ALERT_MIN_EVERY, default 10 s) */
+  minEveryMs: number;
+  /** the server's address as users reach it, for links in notices */
+  externalUrl: () => string;
+  sendMail: SendMail;
+}
+
+const isoNow = (ms: number) => formatMs(ms);
+
+/** AlertService answers the alert routes. */
+export class AlertService {
+  constructor(
+    readonly store: AlertStore,
+    private readonly entries: EntryStore,
+    readonly settings: AlertSettings,
+  ) {}
+
+  channel(t: Tenant, id: string): Channel {
+    const c = this.store.get<Channel>("channel", t, id);
+    if (!c) throw notFound("VALIDATION_INVALID_REQUEST", `no alert channel ${JSON.stringify(id)} in this workspace environment`);
+    return c;
+  }
+
+  channels(t: Tenant): Channel[] {
+    return this.store.list<Channel>("channel", t).map(shown);
+  }
+
+  async createChannel(t: Tenant, b: Record<string, unknown>, nowMs: number): Promise<Channel> {
+    const c: Channel = { id: Bun.randomUUIDv7(), ...checkChannel(b), created_at: isoNow(nowMs), updated_at: isoNow(nowMs) };
+    await this.store.put("channel", t, c.id, c);
+    return shown(c);
+  }
+
+  async updateChannel(t: Tenant, id: string, b: Record<string, unknown>, nowMs: number): Promise<Channel> {
+    const old = this.channel(t, id);
+    const c: Channel = { ...old, ...checkChannel(b, old), updated_at: isoNow(nowMs) };
+    await this.store.put("channel", t, id, c);
+    return shown(c);
+  }
+
+  async deleteChannel(t: Tenant, id: string): Promise<void> {
+    const used = this.store.list<Rule>("rule", t).find((r) => r.channels.includes(id));
+    if (used)
+      throw badRequest("VALIDATION_FAILED", `rule ${used.id} (${used.name}) sends to this channel: remove it from the rule's channels first`, {
+        rule_id: used.id,
+      });
+    if (!(await this.store.remove("channel", t, id))) this.channel(t, id);
+  }
+
+  /** testChannel sends one test notification now. */
+  async testChannel(t: Tenant, id: string, nowMs: number) {
+    const c = this.channel(t, id);
+    const at = formatMs(nowMs);
+    const alert = {
+      status: "firing",
+      labels: { alertname: "SluiceTestNotification" },
+      annotations: { summary: "a test notification from Sluice" },
+      startsAt: at,
+      endsAt: "0001-01-01T00:00:00Z",
+      generatorURL: `${this.settings.externalUrl()}/ui/`,
+      fingerprint: "0000000000000000",
+      value: 0,
+      samples: [],
+    };
+    const o = await sendNotice(
+      c,
+      { payload: { status: "firing", ruleId: "test", ruleName: "SluiceTestNotification", alerts: [alert], test: true } },
+      this.settings.externalUrl(),
+      nowMs,
+      this.settings.sendMail,
+    );
+    return { delivered: o.ok, status: o.status, attempts: 1, ...(o.error ? { error: o.error } : {}) };
+  }
+
+  rule(t: Tenant, id: string): Rule {
+    const r = this.store.get<Rule>("rule", t, id);
+    if (!r) throw notFound("VALIDATION_INVALID_REQUEST", `no alert rule ${JSON.stringify(id)} in this workspace environment`);
+    return r;
+  }
+
+  rules(t: Tenant): Rule[] {
+    return this.store.list<Rule>("rule", t);
+  }
+
+  private limits(t: Tenant) {
+    return { minEveryMs: this.settings.minEveryMs, channelExists: (id: string) => this.store.get("channel", t, id) !== undefined };
+  }
+
+  async createRule(t: Tenant, b: Record<string, unknown>, nowMs: number): Promise<Rule> {
+    const checked = checkRule(b, {}, this.limits(t));
+    if (this.store.count("rule", t) >= MAX_RULES)
+      throw badRequest("VALIDATION_FAILED", `a workspace environment has at most ${MAX_RULES} alert rules: delete one first`, {
+        errors: [{ field: "", message: `at most ${MAX_RULES} rules`, log_index: null }],
+      });
+    const r: Rule = { id: Bun.randomUUIDv7(), ...checked, created_at: isoNow(nowMs), updated_at: isoNow(nowMs) };
+    await this.store.put("rule", t, r.id, r);
+    return r;
+  }
+
+  async updateRule(t: Tenant, id: string, b: Record<string, unknown>, nowMs: number): Promise<Rule> {
+    const old = this.rule(t, id);
+    const r: Rule = { ...old, ...checkRule(b, old, this.limits(t)), updated_at: isoNow(nowMs) };
+    await this.store.put("rule", t, id, r);
+    return r;
+  }
+
+  async deleteRule(t: Tenant, id: string): Promise<void> {
+    if (!(await this.store.remove("rule", t, id))) this.rule(t, id);
+  }
+
+  silences(t: Tenant): Silence[] {
+    return this.store.list<Silence>("silence", t);
+  }
+
+  async createSilence(t: Tenant, b: Record<string, unknown>, nowMs: number): Promise<Silence> {
+    const s: Silence = { id: Bun.randomUUIDv7(), ...checkSilence(b, (id) => this.store.get("rule", t, id) !== undefined), created_at: isoNow(nowMs) };
+    await this.store.put("silence", t, s.id, s);
+    return s;
+  }
+
+  async deleteSilence(t: Tenant, id: string): Promise<void> {
+    if (!(await this.store.remove("silence", t, id)))
+      throw notFound("VALIDATION_INVALID_REQUEST", `no silence ${JSON.stringify(id)} in this workspace environment`);
+  }
+
+  /** alerts lists the pending and firing instances (and rules in state error). */
+  alerts(t: Tenant) {
+    return this.store.stateEntries(t).map(({ ruleId, state: s }) => ({
+      rule_id: ruleId,
+      group: s.group,
+      fingerprint: s.fingerprint,
+      state: s.state,
+      value: s.value,
+      active_since: formatMs(s.activeSinceMs),
+      last_evaluated_at: formatMs(s.lastEvaluatedMs),
+      ...(s.reason ? { reason: s.reason } : {}),
+    }));
+  }
+
+  history(t: Tenant, ruleId: string | undefined, fromMs: number, toMs: number) {
+    return this.store.history(t, ruleId, fromMs, toMs, 1000).map(transitionView);
+  }
+
+  /** preview replays a rule over a past range, exactly as live evaluation would have run it (no notice is sent). */
+  async preview(scope: ReadScope, b: Record<string, unknown>, fromMs: number, toMs: number, budgetMs: number) {
+    const checked = checkRule(b, {}, { minEveryMs: this.settings.minEveryMs, channelExists: () => true });
+    const rule: Rule = { id: "preview", ...checked, created_at: "", updated_at: "" };
+    const every = durationMs(rule.every)!;
+    const first = Math.ceil(fromMs / every) * every;
+    const n = first < toMs ? Math.floor((toMs - 1 - first) / every) + 1 : 0;
+    if (n > MAX_PREVIEW_EVALUATIONS)
+      throw badRequest(
+        "VALIDATION_QUERY_CONSTRAINT",
+        `from, to and every make ${n} evaluations; at most ${MAX_PREVIEW_EVALUATIONS}: use a shorter range or a larger every`,
+        { field: "to" },
+      );
+    let states: StoredState[] = [];
+    const evaluations: { at: string; groups: { group: unknown; value: number | null; state: string }[]; error?: string }[] = [];
+    const open = new Map<string, { group: unknown; started_at: string; resolved_at: string | null; peak: number | null }>();
+    const incidents: { group: unknown; started_at: string; resolved_at: string | null; peak: number | null }[] = [];
+    const slice = new TimeSlicer(budgetMs);
+    for (let k = 0; k < n; k++) {
+      const at = first + k * every;
+      const ev = await evaluateRule(this.entries, scope, rule, at, slice);
+      const d = decide(rule, states, ev, at, () => false);
+      const removed = new Set(d.removed);
+      const kept = new Map(states.filter((s) => !removed.has(s.fingerprint)).map((s) => [s.fingerprint, s]));
+      for (const s of d.states) kept.set(s.fingerprint, s);
+      states = [...kept.values()];
+      const byFp = new Map(states.map((s) => [s.fingerprint, s.state]));
+      evaluations.push({
+        at: formatMs(at),
+        groups: ev.ok ? ev.groups.map((g) => ({ group: g.group, value: g.value, state: byFp.get(g.fingerprint) ?? "inactive" })) : [],
+        ...(ev.ok ? {} : { error: ev.reason }),
+      });
+      for (const tr of d.transitions) {
+        if (tr.to === "firing" && tr.from !== "firing") {
+          const inc = { group: tr.group, started_at: formatMs(at), resolved_at: null, peak: tr.value };
+          open.set(tr.fingerprint, inc);
+          incidents.push(inc);
+        } else if (tr.to === "inactive") {
+          const inc = open.get(tr.fingerprint);
+          if (inc) inc.resolved_at = formatMs(at);
+          open.delete(tr.fingerprint);
+        }
+      }
+      for (const s of states) {
+        const inc = open.get(s.fingerprint);
+        if (inc && s.value !== null && (inc.peak === null || s.value > inc.peak)) inc.peak = s.value;
+      }
+    }
+    return { evaluations, incidents };
+  }
+}
+
+/** transitionView is a stored transition as GET /alerts/history shows it. */
+function transitionView(tr: StoredTransition) {
+  return {
+    at: formatMs(tr.atMs),
+    rule_id: tr.ruleId,
+    group: tr.group,
+    fingerprint: tr.fingerprint,
+    from_state: tr.from,
+    to_state: tr.to,
+    value: tr.value,
+    deliveries: tr.deliveries,
+  };
+}
