@@ -107,6 +107,11 @@ export class Deliverer {
     );
   }
 
+  /** idle resolves once the attempts under way have settled. */
+  async idle(): Promise<void> {
+    while (this.running.size) await Promise.allSettled([...this.running]);
+  }
+
   /** stop ends the polling and waits for the attempts under way. */
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);

@@ -79,7 +79,7 @@ export class AlertEvaluator {
           env: t.env,
           channelId,
           historyKey: ["history", t.ws, t.env, rule.id, a.transition.atMs, a.transition.id],
-          payload: { status: a.status, ruleId: rule.id, ruleName: rule.name, alerts: [alertOf(rule, a, ev.window, externalUrl)] },
+          payload: { status: a.status, ruleId: rule.id, ruleName: rule.name, group: a.state.group, alerts: [alertOf(rule, a, ev.window, externalUrl)] },
           attempts: 0,
           dueMs: 0,
           firstMs: this.d.clock(),

@@ -67,22 +67,24 @@ export function webhookBody(p: NoticePayload, receiver: string, externalUrl: str
 /** signature is the webhook's `X-Sluice-Signature` value: the body's HMAC-SHA256 under the channel's secret. */
 export const signature = (secret: string, body: string): string => `sha256=${createHmac("sha256", secret).update(body).digest("hex")}`;
 
-/** summaryLines is the text of a notice: a line per alert with its group, value and link, then its samples. */
+/** groupText is a group as subjects show it: `{level=error, action=checkout}`, or "" without group_by. */
+const groupText = (group: Record<string, string | null> | null | undefined): string =>
+  group
+    ? `{${Object.entries(group)
+        .map(([k, v]) => `${k}=${v ?? "null"}`)
+        .join(", ")}}`
+    : "";
+
+/** summaryLines is the text of a notice: its subject, then a line per alert with its value and link, then its samples. */
 export function summaryLines(p: NoticePayload): { subject: string; text: string } {
-  const head = `[${p.status.toUpperCase()}] ${p.ruleName}`;
-  const groupText = (a: Record<string, unknown>) => {
-    const labels = { ...(a.labels as Record<string, string>) };
-    delete labels.alertname;
-    const parts = Object.entries(labels).map(([k, v]) => `${k}=${v}`);
-    return parts.length ? `{${parts.join(", ")}}` : "";
-  };
+  const subject = `[${p.status.toUpperCase()}] ${p.ruleName} ${groupText(p.group)}`.trim();
   const lines: string[] = [];
   for (const a of p.alerts) {
-    lines.push(`${head} ${groupText(a)} value ${String(a.value)}`.trim(), `${a.generatorURL}`);
+    lines.push(`${subject} value ${String(a.value)}`, `${a.generatorURL}`);
     for (const s of (a.samples as { server_timestamp: string; level: string; action: string; message: string | null }[]) ?? [])
       lines.push(`  ${s.server_timestamp} ${s.level} ${s.action}${s.message ? ` ${s.message}` : ""}`);
   }
-  return { subject: `${head} ${p.alerts.length === 1 ? groupText(p.alerts[0]) : ""}`.trim(), text: lines.join("\n") };
+  return { subject, text: lines.join("\n") };
 }
 
 /** slackBody is a Slack incoming-webhook message for a notice. */

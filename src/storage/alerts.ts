@@ -67,6 +67,8 @@ export interface NoticePayload {
   ruleId: string;
   ruleName: string;
   alerts: Record<string, unknown>[];
+  /** the group of the alert, for subjects and titles */
+  group?: Record<string, string | null> | null;
   /** a test notification from POST /alerts/channels/{id}/test */
   test?: boolean;
 }
