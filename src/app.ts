@@ -115,6 +115,7 @@ export function services(deps: AppDeps) {
       },
       externalUrl,
       notify: () => deliverer.pass(),
+      resend: (channel, payload) => deliverer.resend(channel, payload),
     }),
     deliverer,
   };

@@ -1,7 +1,7 @@
 // deliver: sends the notices of the outbox (contract §16). A notice is stored in the transaction that decided it and
 // leaves the outbox only once delivered or given up, so a restart (kill -9 included) resumes what was not settled.
 // A network error or a 5xx is retried with backoff: attempts at 0, 1, 3, 7, 15 and 31 s, six within a minute.
-import type { AlertStore, StoredNotice } from "../storage/alerts.ts";
+import type { AlertStore, NoticePayload, StoredNotice } from "../storage/alerts.ts";
 import type { Channel } from "./channels.ts";
 import { alertmanagerBody, signature, slackBody, summaryLines, webhookBody } from "./notices.ts";
 
@@ -34,9 +34,13 @@ export async function sendNotice(channel: Channel, n: Pick<StoredNotice, "payloa
       case "slack":
         return await post(c.url as string, JSON.stringify(slackBody(n.payload)), { "content-type": "application/json" });
       case "alertmanager":
-        return await post(`${(c.url as string).replace(/\/$/, "")}/api/v2/alerts`, JSON.stringify(alertmanagerBody(n.payload, 5 * 60_000, nowMs)), {
-          "content-type": "application/json",
-        });
+        return await post(
+          `${(c.url as string).replace(/\/$/, "")}/api/v2/alerts`,
+          JSON.stringify(alertmanagerBody(n.payload, Math.max(5 * 60_000, 3 * (n.payload.everyMs ?? 0)), nowMs)),
+          {
+            "content-type": "application/json",
+          },
+        );
       case "email": {
         const { subject, text } = summaryLines(n.payload);
         await sendMail(c, subject, text);
@@ -105,6 +109,14 @@ export class Deliverer {
       { channel_id: n.channelId, status: again ? "pending" : "failed", attempts, error: o.error },
       again ? this.clock() + backoffMs(attempts) : undefined,
     );
+  }
+
+  /** resend makes one attempt at a notice kept in no outbox: Alertmanager's re-post of the alerts still firing. */
+  resend(channel: Channel, payload: NoticePayload): void {
+    const p: Promise<void> = sendNotice(channel, { payload }, this.externalUrl(), this.clock(), this.sendMail)
+      .then(() => {})
+      .finally(() => this.running.delete(p));
+    this.running.add(p);
   }
 
   /** idle resolves once the attempts under way have settled. */

@@ -3,7 +3,8 @@
 // evaluated once, at the latest one.
 import type { ReadScope } from "../query/page.ts";
 import { TimeSlicer } from "../query/slice.ts";
-import type { AlertStore, StoredNotice } from "../storage/alerts.ts";
+import type { AlertStore, NoticePayload, StoredNotice, StoredTransition } from "../storage/alerts.ts";
+import type { Channel } from "./channels.ts";
 import type { Tenant } from "../storage/keys.ts";
 import type { EntryStore } from "../storage/entries.ts";
 import { evaluateRule, type Group } from "./evaluate.ts";
@@ -24,6 +25,8 @@ export interface EvaluatorDeps {
   externalUrl(): string;
   /** called after an evaluation stored notices, so that they leave at once */
   notify(): void;
+  /** one attempt, kept in no outbox: Alertmanager expects active alerts re-posted at each evaluation */
+  resend(channel: Channel, payload: NoticePayload): void;
 }
 
 /** AlertEvaluator runs due evaluations, one at a time, on a timer. */
@@ -70,6 +73,7 @@ export class AlertEvaluator {
     const decision = decide(rule, this.d.store.states(t, rule.id), ev, atMs, silenced);
     const notices: StoredNotice[] = [];
     const externalUrl = this.d.externalUrl();
+    const everyMs = durationMs(rule.every)!;
     for (const a of decision.announcements) {
       for (const channelId of rule.channels) {
         a.transition.deliveries.push({ channel_id: channelId, status: "pending", attempts: 0, error: null });
@@ -79,7 +83,14 @@ export class AlertEvaluator {
           env: t.env,
           channelId,
           historyKey: ["history", t.ws, t.env, rule.id, a.transition.atMs, a.transition.id],
-          payload: { status: a.status, ruleId: rule.id, ruleName: rule.name, group: a.state.group, alerts: [alertOf(rule, a, ev.window, externalUrl)] },
+          payload: {
+            status: a.status,
+            ruleId: rule.id,
+            ruleName: rule.name,
+            group: a.state.group,
+            everyMs,
+            alerts: [alertOf(rule, a, ev.window, externalUrl)],
+          },
           attempts: 0,
           dueMs: 0,
           firstMs: this.d.clock(),
@@ -88,6 +99,16 @@ export class AlertEvaluator {
     }
     await this.d.store.commitEvaluation(t, { ruleId: rule.id, atMs, ...decision, notices });
     if (notices.length) this.d.notify();
+    const managers = rule.channels.map((id) => this.d.store.get<Channel>("channel", t, id)).filter((c) => c?.type === "alertmanager") as Channel[];
+    if (managers.length === 0 || !ev.ok) return;
+    const announced = new Set(decision.announcements.map((a) => a.state.fingerprint));
+    const samples = new Map(ev.groups.map((g) => [g.fingerprint, g.samples]));
+    for (const s of decision.states) {
+      if (s.state !== "firing" || s.notifiedMs === undefined || announced.has(s.fingerprint) || silenced(s.group)) continue;
+      const transition = { atMs } as StoredTransition; // only a resolve's end time reads it
+      const alert = alertOf(rule, { status: "firing", state: s, transition, samples: samples.get(s.fingerprint) ?? [] }, ev.window, externalUrl);
+      for (const c of managers) this.d.resend(c, { status: "firing", ruleId: rule.id, ruleName: rule.name, group: s.group, everyMs, alerts: [alert] });
+    }
   }
 
   /** stop ends the timer and waits for an evaluation under way. */

@@ -69,6 +69,8 @@ export interface NoticePayload {
   alerts: Record<string, unknown>[];
   /** the group of the alert, for subjects and titles */
   group?: Record<string, string | null> | null;
+  /** how often the rule is evaluated: Alertmanager is told an alert ends if not re-posted within 3 of them */
+  everyMs?: number;
   /** a test notification from POST /alerts/channels/{id}/test */
   test?: boolean;
 }

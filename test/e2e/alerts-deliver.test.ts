@@ -192,12 +192,16 @@ test("alertmanager: posts to <url>/api/v2/alerts, endsAt ahead while firing and 
   await post("/rules", rule([ch], { group_by: ["level"] }));
   await write([{}], t - 1000);
   await at(t);
-  await at(t + 60_000);
-  expect(am.got.map((g) => g.path)).toEqual(["/api/v2/alerts", "/api/v2/alerts"]);
-  const [fire, resolve] = am.got.map((g) => JSON.parse(g.body));
+  await write([{}], t + 59_000);
+  await at(t + 60_000); // still firing: re-posted with endsAt ahead
+  await at(t + 120_000);
+  expect(am.got.map((g) => g.path)).toEqual(["/api/v2/alerts", "/api/v2/alerts", "/api/v2/alerts"]);
+  const [fire, again, resolve] = am.got.map((g) => JSON.parse(g.body));
   expect(fire[0].labels).toEqual({ alertname: "Checkout errors", team: "shop", level: "error" });
   expect(Date.parse(fire[0].endsAt)).toBeGreaterThan(t);
-  expect(resolve[0].endsAt).toBe(new Date(t + 60_000).toISOString());
+  expect(again[0].startsAt).toBe(fire[0].startsAt);
+  expect(Date.parse(again[0].endsAt)).toBeGreaterThan(t + 60_000);
+  expect(resolve[0].endsAt).toBe(new Date(t + 120_000).toISOString());
 });
 
 test("email: subject [FIRING] <name> <group> / [RESOLVED] …, with the samples and the link, over SMTP", async () => {
