@@ -10,8 +10,33 @@ import { readJson } from "./body.ts";
 import type { Call, Gate } from "./guard.ts";
 import { scopeOf } from "./read.ts";
 import { json, requestUrl } from "./respond.ts";
+import { operation } from "./openapi.ts";
+import * as S from "./alerts-schema.ts";
+import { Type as T, type TSchema } from "@sinclair/typebox";
 
 const BODY_LIMIT = 256 * 1024;
+const READ = "logs:read";
+const WRITE = 'scope "*"';
+
+/** doc is a route's OpenAPI entry. */
+function doc(
+  summary: string,
+  permission: string,
+  status: number,
+  answer: TSchema | undefined,
+  extra: { body?: TSchema; query?: typeof S.HistoryQuery; description?: string } = {},
+) {
+  const errors = [400, 401, 403, 404, 429, 500].filter((e) => e !== 400 || extra.body !== undefined || extra.query !== undefined || permission === WRITE);
+  return {
+    detail: operation({
+      summary,
+      permission,
+      ...extra,
+      responses: { [status]: { description: status === 204 ? "done" : summary, ...(answer ? { schema: answer } : {}) } },
+      errors,
+    }),
+  };
+}
 type Id = { id: string };
 
 /** mayWrite throws 403 unless the key has scope "*", which alert writes need. */
@@ -39,41 +64,46 @@ export function alertRoutes(gate: Gate, alerts: AlertService, queryTimeoutMs: nu
       return json(call.set, answer, status);
     });
   const noParse = { parse: "none" as const };
+  const body201 = (summary: string, b: TSchema, answer: TSchema) => ({ ...noParse, ...doc(summary, WRITE, 201, answer, { body: b }) });
   return new Elysia({ prefix: "/alerts" })
     .get(
       "/channels",
       read(({ caller }) => alerts.channels(tenantOf(caller))),
+      doc("List alert channels", READ, 200, T.Array(S.Channel)),
     )
     .post(
       "/channels",
       write(201, async ({ request, caller, now }) =>
         alerts.createChannel(tenantOf(caller), await body(request, '{"name": "ops", "type": "webhook", "config": {"url": "https://…"}}'), now),
       ),
-      noParse,
+      body201("Create an alert channel", S.ChannelRequest, S.Channel),
     )
     .get(
       "/channels/:id",
       read<Id>(({ caller, params }) => shown(alerts.channel(tenantOf(caller), params.id))),
+      doc("Get an alert channel", READ, 200, S.Channel),
     )
     .patch(
       "/channels/:id",
       write<Id>(200, async ({ request, caller, params, now }) =>
         alerts.updateChannel(tenantOf(caller), params.id, await body(request, '{"name": "ops"}'), now),
       ),
-      noParse,
+      { ...noParse, ...doc("Change an alert channel", WRITE, 200, S.Channel, { body: S.ChannelPatch }) },
     )
     .delete(
       "/channels/:id",
       write<Id>(204, ({ caller, params }) => alerts.deleteChannel(tenantOf(caller), params.id)),
+      doc("Delete an alert channel", WRITE, 204, undefined),
     )
     .post(
       "/channels/:id/test",
       write<Id>(200, ({ caller, params, now }) => alerts.testChannel(tenantOf(caller), params.id, now)),
-      noParse,
+      { ...noParse, ...doc("Send a test notification through a channel now", WRITE, 200, S.ChannelTest) },
     )
     .get(
       "/rules",
       read(({ caller }) => alerts.rules(tenantOf(caller))),
+      doc("List alert rules", READ, 200, T.Array(S.Rule)),
     )
     .post(
       "/rules",
@@ -84,7 +114,7 @@ export function alertRoutes(gate: Gate, alerts: AlertService, queryTimeoutMs: nu
           now,
         ),
       ),
-      noParse,
+      body201("Create an alert rule (answered with every default filled in)", S.RuleRequest, S.Rule),
     )
     .post(
       "/rules/preview",
@@ -94,41 +124,49 @@ export function alertRoutes(gate: Gate, alerts: AlertService, queryTimeoutMs: nu
         const w = readWindow(b, "server", true);
         return alerts.preview(scopeOf(caller, now), rule, w.fromMs, w.toMs, queryTimeoutMs);
       }),
-      noParse,
+      {
+        ...noParse,
+        ...doc("Replay a rule over a past range: every evaluation and incident it would have made", READ, 200, S.Preview, { body: S.PreviewRequest }),
+      },
     )
     .get(
       "/rules/:id",
       read<Id>(({ caller, params }) => alerts.rule(tenantOf(caller), params.id)),
+      doc("Get an alert rule", READ, 200, S.Rule),
     )
     .patch(
       "/rules/:id",
       write<Id>(200, async ({ request, caller, params, now }) =>
         alerts.updateRule(tenantOf(caller), params.id, await body(request, '{"enabled": false}'), now),
       ),
-      noParse,
+      { ...noParse, ...doc("Change an alert rule", WRITE, 200, S.Rule, { body: S.RulePatch }) },
     )
     .delete(
       "/rules/:id",
       write<Id>(204, ({ caller, params }) => alerts.deleteRule(tenantOf(caller), params.id)),
+      doc("Delete an alert rule and its states", WRITE, 204, undefined),
     )
     .get(
       "/silences",
       read(({ caller }) => alerts.silences(tenantOf(caller))),
+      doc("List silences", READ, 200, T.Array(S.Silence)),
     )
     .post(
       "/silences",
       write(201, async ({ request, caller, now }) =>
         alerts.createSilence(tenantOf(caller), await body(request, '{"starts_at": "…", "ends_at": "…", "comment": "maintenance"}'), now),
       ),
-      noParse,
+      body201("Create a silence: notifications muted, states still change", S.SilenceRequest, S.Silence),
     )
     .delete(
       "/silences/:id",
       write<Id>(204, ({ caller, params }) => alerts.deleteSilence(tenantOf(caller), params.id)),
+      doc("Delete a silence", WRITE, 204, undefined),
     )
     .get(
       "",
       read(({ caller }) => alerts.alerts(tenantOf(caller))),
+      doc("List pending and firing alerts (and rules in state error)", READ, 200, T.Array(S.Instance)),
     )
     .get(
       "/history",
@@ -137,5 +175,6 @@ export function alertRoutes(gate: Gate, alerts: AlertService, queryTimeoutMs: nu
         const w = readWindow({ from: q.get("from") ?? undefined, to: q.get("to") ?? undefined }, "server", false);
         return alerts.history(tenantOf(caller), q.get("rule_id") ?? undefined, w.fromMs, w.toMs);
       }),
+      doc("List state transitions with their deliveries", READ, 200, T.Array(S.Transition), { query: S.HistoryQuery }),
     );
 }

@@ -198,3 +198,11 @@ test("rules, channels and silences survive a restart", async () => {
   expect((await (await s.call("GET", `${A}/rules/${r.id}`, { key: admin })).json()) as unknown).toEqual(r);
   expect(((await (await s.call("GET", `${A}/channels/${c.id}`, { key: admin })).json()) as { name: string }).name).toBe("kept");
 });
+
+test("the OpenAPI document describes the alert routes", async () => {
+  const doc = (await (await s.call("GET", `${WS}/openapi.json`)).json()) as { paths: Record<string, Record<string, { summary: string }>> };
+  const alertPaths = Object.keys(doc.paths).filter((p) => p.includes("/alerts"));
+  expect(alertPaths.length).toBeGreaterThanOrEqual(9);
+  expect(doc.paths[`${A}/rules`].post.summary).toContain("Create an alert rule");
+  expect(doc.paths[`${A}/rules/preview`].post.summary).toContain("Replay a rule");
+});
