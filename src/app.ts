@@ -38,6 +38,7 @@ import { Deliverer } from "./alerts/deliver.ts";
 import { sendMail } from "./alerts/email.ts";
 import type { Channel } from "./alerts/channels.ts";
 import { alertRoutes } from "./http/alerts.ts";
+import { adminAlertRoutes } from "./http/alerts-admin.ts";
 import { UsageStore } from "./storage/usage.ts";
 
 export interface AppDeps {
@@ -166,6 +167,7 @@ export function buildApp(deps: AppDeps, s = services(deps)) {
     .use(healthRoutes(deps.dbs, s.metrics))
     .use(openapi(openapiConfig))
     .use(adminRoutes(s.admin, s.meta, deps.adminToken))
+    .use(adminAlertRoutes(s.alerts, s.meta, deps.plans, deps.adminToken, s.clock, deps.queryTimeoutMs ?? 30_000))
     .use(otlpRoutes(s))
     .use(lokiRoutes(s))
     .use(esRoutes(s))

@@ -8,6 +8,9 @@ import { forbidden } from "../errors.ts";
 import { objectBody, readWindow } from "../query/explore-request.ts";
 import { readJson } from "./body.ts";
 import type { Call, Gate } from "./guard.ts";
+
+/** AlertGate admits alert calls: the workspace gate (API keys), or the admin token on the admin API's paths. */
+export type AlertGate = Pick<Gate, "guarded" | "bodyTimeoutMs">;
 import { scopeOf } from "./read.ts";
 import { json, requestUrl } from "./respond.ts";
 import { operation } from "./openapi.ts";
@@ -18,8 +21,8 @@ const BODY_LIMIT = 256 * 1024;
 const READ = "logs:read";
 const WRITE = 'scope "*"';
 
-/** doc is a route's OpenAPI entry. */
-function doc(
+/** docOf is a route's OpenAPI entry. */
+function docOf(
   summary: string,
   permission: string,
   status: number,
@@ -37,7 +40,7 @@ function doc(
     }),
   };
 }
-type Id = { id: string };
+type Id = { itemId: string };
 
 /** mayWrite throws 403 unless the key has scope "*", which alert writes need. */
 function mayWrite(caller: Caller): void {
@@ -49,7 +52,9 @@ function mayWrite(caller: Caller): void {
 const tenantOf = (caller: Caller) => ({ ws: caller.workspace.id, env: caller.key.environment });
 
 /** alertRoutes mounts the alert endpoints. */
-export function alertRoutes(gate: Gate, alerts: AlertService, queryTimeoutMs: number) {
+export function alertRoutes(gate: AlertGate, alerts: AlertService, queryTimeoutMs: number, documented = true) {
+  // the admin API's copy stays out of the workspace document, as every admin route does
+  const doc = (...args: Parameters<typeof docOf>) => (documented ? docOf(...args) : { detail: { hide: true } });
   const body = async (request: Request, example: string) =>
     objectBody(await readJson(request, { bytes: BODY_LIMIT, depth: 8, timeoutMs: gate.bodyTimeoutMs }), example);
   const read = <P>(handler: (call: Call<P>) => unknown) => gate.guarded<P>("logs:read", async (call) => json(call.set, await handler(call)));
@@ -79,25 +84,25 @@ export function alertRoutes(gate: Gate, alerts: AlertService, queryTimeoutMs: nu
       body201("Create an alert channel", S.ChannelRequest, S.Channel),
     )
     .get(
-      "/channels/:id",
-      read<Id>(({ caller, params }) => shown(alerts.channel(tenantOf(caller), params.id))),
+      "/channels/:itemId",
+      read<Id>(({ caller, params }) => shown(alerts.channel(tenantOf(caller), params.itemId))),
       doc("Get an alert channel", READ, 200, S.Channel),
     )
     .patch(
-      "/channels/:id",
+      "/channels/:itemId",
       write<Id>(200, async ({ request, caller, params, now }) =>
-        alerts.updateChannel(tenantOf(caller), params.id, await body(request, '{"name": "ops"}'), now),
+        alerts.updateChannel(tenantOf(caller), params.itemId, await body(request, '{"name": "ops"}'), now),
       ),
       { ...noParse, ...doc("Change an alert channel", WRITE, 200, S.Channel, { body: S.ChannelPatch }) },
     )
     .delete(
-      "/channels/:id",
-      write<Id>(204, ({ caller, params }) => alerts.deleteChannel(tenantOf(caller), params.id)),
+      "/channels/:itemId",
+      write<Id>(204, ({ caller, params }) => alerts.deleteChannel(tenantOf(caller), params.itemId)),
       doc("Delete an alert channel", WRITE, 204, undefined),
     )
     .post(
-      "/channels/:id/test",
-      write<Id>(200, ({ caller, params, now }) => alerts.testChannel(tenantOf(caller), params.id, now)),
+      "/channels/:itemId/test",
+      write<Id>(200, ({ caller, params, now }) => alerts.testChannel(tenantOf(caller), params.itemId, now)),
       { ...noParse, ...doc("Send a test notification through a channel now", WRITE, 200, S.ChannelTest) },
     )
     .get(
@@ -130,20 +135,20 @@ export function alertRoutes(gate: Gate, alerts: AlertService, queryTimeoutMs: nu
       },
     )
     .get(
-      "/rules/:id",
-      read<Id>(({ caller, params }) => alerts.rule(tenantOf(caller), params.id)),
+      "/rules/:itemId",
+      read<Id>(({ caller, params }) => alerts.rule(tenantOf(caller), params.itemId)),
       doc("Get an alert rule", READ, 200, S.Rule),
     )
     .patch(
-      "/rules/:id",
+      "/rules/:itemId",
       write<Id>(200, async ({ request, caller, params, now }) =>
-        alerts.updateRule(tenantOf(caller), params.id, await body(request, '{"enabled": false}'), now),
+        alerts.updateRule(tenantOf(caller), params.itemId, await body(request, '{"enabled": false}'), now),
       ),
       { ...noParse, ...doc("Change an alert rule", WRITE, 200, S.Rule, { body: S.RulePatch }) },
     )
     .delete(
-      "/rules/:id",
-      write<Id>(204, ({ caller, params }) => alerts.deleteRule(tenantOf(caller), params.id)),
+      "/rules/:itemId",
+      write<Id>(204, ({ caller, params }) => alerts.deleteRule(tenantOf(caller), params.itemId)),
       doc("Delete an alert rule and its states", WRITE, 204, undefined),
     )
     .get(
@@ -159,8 +164,8 @@ export function alertRoutes(gate: Gate, alerts: AlertService, queryTimeoutMs: nu
       body201("Create a silence: notifications muted, states still change", S.SilenceRequest, S.Silence),
     )
     .delete(
-      "/silences/:id",
-      write<Id>(204, ({ caller, params }) => alerts.deleteSilence(tenantOf(caller), params.id)),
+      "/silences/:itemId",
+      write<Id>(204, ({ caller, params }) => alerts.deleteSilence(tenantOf(caller), params.itemId)),
       doc("Delete a silence", WRITE, 204, undefined),
     )
     .get(

@@ -206,3 +206,15 @@ test("the OpenAPI document describes the alert routes", async () => {
   expect(doc.paths[`${A}/rules`].post.summary).toContain("Create an alert rule");
   expect(doc.paths[`${A}/rules/preview`].post.summary).toContain("Replay a rule");
 });
+
+test("the admin API takes the same routes under /api/v1/admin/workspaces/{id}/environments/{env}/…", async () => {
+  const base = `/workspaces/${wsId}/environments/development/alerts`;
+  const made = await s.admin("POST", `${base}/rules`, rule({ name: "by admin" }));
+  expect(made.status).toBe(201);
+  const { id } = (await made.json()) as { id: string };
+  expect((await s.call("GET", `${A}/rules/${id}`, { key: reader })).status).toBe(200); // the key of that environment sees it
+  expect((await s.call("GET", `/api/v1/admin${base}/rules/${id}`, { headers: { authorization: "Bearer wrong" } })).status).toBe(401);
+  expect((await s.admin("GET", `/workspaces/nope/environments/development/alerts/rules`)).status).toBe(404);
+  expect((await s.admin("GET", `/workspaces/${wsId}/environments/moon/alerts/rules`)).status).toBe(400);
+  expect((await s.admin("DELETE", `/workspaces/${wsId}/environments/development/alerts/rules/${id}`)).status).toBe(204);
+});
