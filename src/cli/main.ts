@@ -10,6 +10,7 @@ import { remoteAdmin } from "./admin-remote.ts";
 import { ApiClient } from "./client.ts";
 import { CLUSTER_USAGE, clusterCommand } from "./cluster.ts";
 import { tailCommand } from "./tail.ts";
+import { ALERTS_USAGE, alertsCommand } from "./alerts.ts";
 import { exportEntries, importFile, progressBar } from "./transfer.ts";
 
 const CONNECTION = {
@@ -64,6 +65,7 @@ function help(): string {
   const rows = [
     ["serve", SERVE.summary],
     ["cluster init|status|rebalance", "set up and watch a cluster on NATS JetStream (contract §13; --help for more)"],
+    ["alerts list|create|test-channel", "list alert rules, channels, alerts; create them from a JSON file; test a channel (--help)"],
     ...Object.entries(ADMIN_COMMANDS).map(([name, c]) => [name, c.summary]),
     ...Object.entries(TRANSFER).map(([name, c]) => [name, c.summary]),
   ];
@@ -133,6 +135,14 @@ async function main(argv: string[]): Promise<number> {
   if (first === "cluster") {
     if (wantsHelp) return printed(`usage: ${CLUSTER_USAGE}`);
     return clusterCommand(rest.slice(1), env, planTable(loadConfig({ ...env, SLUICE_CLUSTER: undefined }).plansFile)); // the command is no node
+  }
+  if (first === "alerts") {
+    if (wantsHelp) return printed(`usage: ${ALERTS_USAGE}\n\ncreating needs a key with scope "*"`);
+    const { values, positionals } = parseArgs({ args: rest.slice(1), options: CONNECTION, allowPositionals: true, strict: true });
+    const key = (values.key as string | undefined) ?? env.SLUICE_API_KEY;
+    if (!key) throw new UsageError(`give an API key with --key or SLUICE_API_KEY; usage: ${ALERTS_USAGE}`);
+    const client = new ApiClient({ url: (values.url as string | undefined) ?? `http://localhost:${env.SLUICE_PORT || env.PORT || 8080}`, key });
+    return alertsCommand(client, positionals, (text) => console.log(text));
   }
   if (first in TRANSFER) {
     const spec = TRANSFER[first];
