@@ -134,7 +134,7 @@ export class AlertService {
   }
 
   async createSilence(t: Tenant, b: Record<string, unknown>, nowMs: number): Promise<Silence> {
-    const s: Silence = { id: Bun.randomUUIDv7(), ...checkSilence(b, (id) => this.store.get("rule", t, id) !== undefined), created_at: isoNow(nowMs) };
+    const s: Silence = { id: Bun.randomUUIDv7(), ...checkSilence(b, (id) => this.store.get<Rule>("rule", t, id)?.group_by), created_at: isoNow(nowMs) };
     await this.store.put("silence", t, s.id, s);
     return s;
   }

@@ -15,15 +15,18 @@ export interface Silence {
 }
 
 /** checkSilence reads a new silence, throwing 400 VALIDATION_FAILED listing every bad field. */
-export function checkSilence(b: Record<string, unknown>, ruleExists: (id: string) => boolean): Omit<Silence, "id" | "created_at"> {
+export function checkSilence(b: Record<string, unknown>, groupByOf: (ruleId: string) => string[] | undefined): Omit<Silence, "id" | "created_at"> {
   const errors: FieldError[] = [];
   const bad = (field: string, message: string) => errors.push({ field, message, log_index: null });
   const ruleId = b.rule_id ?? null;
-  if (ruleId !== null && (typeof ruleId !== "string" || !ruleExists(ruleId)))
-    bad("rule_id", `no rule ${JSON.stringify(ruleId)}: leave rule_id out to silence every rule`);
+  const groupBy = typeof ruleId === "string" ? groupByOf(ruleId) : undefined;
+  if (ruleId !== null && groupBy === undefined) bad("rule_id", `no rule ${JSON.stringify(ruleId)}: leave rule_id out to silence every rule`);
   const match = b.match ?? {};
   if (typeof match !== "object" || match === null || Array.isArray(match) || Object.values(match).some((v) => v !== null && typeof v !== "string"))
     bad("match", 'match must be an object of group_by fields to values, e.g. {"level": "error"}');
+  else if (groupBy)
+    for (const k of Object.keys(match))
+      if (!groupBy.includes(k)) bad(`match.${k}`, `${k} is not among the rule's group_by fields (${groupBy.join(", ") || "none"})`);
   const starts = typeof b.starts_at === "string" ? parseRfc3339(b.starts_at) : null;
   const ends = typeof b.ends_at === "string" ? parseRfc3339(b.ends_at) : null;
   if (!starts) bad("starts_at", "starts_at must be an RFC 3339 date-time such as 2026-11-27T10:00:00Z");

@@ -186,6 +186,12 @@ test("silences: create, list, delete; match and times are checked", async () => 
   const bad = await s.call("POST", `${A}/silences`, { key: admin, body: { starts_at: "2026-11-27T12:00:00Z", ends_at: "2026-11-27T10:00:00Z", comment: "x" } });
   expect(bad.status).toBe(400);
   expect(JSON.stringify(await bad.json())).toContain('"field":"ends_at"');
+  const stray = await s.call("POST", `${A}/silences`, {
+    key: admin,
+    body: { rule_id: r.id, match: { action: "x" }, starts_at: "2026-11-27T10:00:00Z", ends_at: "2026-11-27T12:00:00Z", comment: "x" },
+  });
+  expect(stray.status).toBe(400);
+  expect(JSON.stringify(await stray.json())).toContain('"field":"match.action"');
   expect((await s.call("DELETE", `${A}/silences/${sil.id}`, { key: reader })).status).toBe(403);
   expect((await s.call("DELETE", `${A}/silences/${sil.id}`, { key: admin })).status).toBe(204);
 });

@@ -223,3 +223,22 @@ test("preview gives every evaluation the rule would have made, and its incidents
   expect(bad.status).toBe(400);
   expect(JSON.stringify(await bad.json())).toContain('"field":"window"');
 });
+
+test("on the server axis an evaluation waits for the writes under way that will be stored inside its window", async () => {
+  const ws = await s.workspace();
+  key = await ws.key("development", "rw", { scopes: ["*"] });
+  const t = BASE + 140 * 60_000;
+  const id = await makeRule({ query: "", condition: { op: ">=", threshold: 0 } });
+  let release = () => {};
+  const held = new Promise<void>((resolve) => (release = resolve));
+  s.svc.entries.inFlight.track({ ws: ws.id, env: "development" }, { ms: t - 1, id: "00000000-0000-7000-8000-000000000000" }, held); // a write drawn at t − 1 ms, not yet committed
+  now = t;
+  let done = false;
+  const rule = await (await s.call("GET", `${A}/rules/${id}`, { key })).json();
+  const evaluation = s.svc.evaluator.evaluate({ ws: ws.id, env: "development" }, rule, t).then(() => (done = true)); // what tick runs for this rule
+  await Bun.sleep(100);
+  expect(done).toBe(false);
+  release();
+  await evaluation;
+  expect((await alerts(id))[0]).toMatchObject({ state: "firing", value: 0 }); // it waited; the write stored nothing
+});
