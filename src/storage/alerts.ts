@@ -86,6 +86,8 @@ export interface EvaluationWrite {
 }
 
 const END = "\uffff";
+/** MAX_HISTORY_PER_RULE bounds a rule's history: its oldest transitions go first */
+export const MAX_HISTORY_PER_RULE = 1000;
 
 /** AlertStore keeps the alert records of every workspace environment. */
 export class AlertStore {
@@ -155,7 +157,15 @@ export class AlertStore {
       for (const tr of w.transitions) this.db.put(["history", t.ws, t.env, tr.ruleId, tr.atMs, tr.id], tr);
       for (const n of w.notices) this.db.put(["outbox", n.id], n);
       this.db.put(["evaluated", t.ws, t.env, w.ruleId], w.atMs);
+      if (w.transitions.length) this.trimHistory(t, w.ruleId);
     });
+  }
+
+  /** trimHistory drops a rule's oldest transitions past MAX_HISTORY_PER_RULE (inside a transaction). */
+  private trimHistory(t: Tenant, ruleId: string): void {
+    const start = ["history", t.ws, t.env, ruleId];
+    const extra = this.db.getKeysCount({ start, end: [...start, END] }) - MAX_HISTORY_PER_RULE;
+    if (extra > 0) for (const key of [...this.db.getKeys({ start, end: [...start, END], limit: extra })]) this.db.remove(key);
   }
 
   /** history lists transitions of a tenant (of one rule when given) within [fromMs, toMs), oldest first. */
