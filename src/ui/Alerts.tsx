@@ -1,0 +1,337 @@
+// Alerts: the rules of the workspace environment with their state, the active alerts, the history, silences and
+// channels with a test button; and a new rule from the explorer's query, previewed over the recent past before it is
+// saved (contract §16).
+import { useEffect, useState } from "preact/hooks";
+import { call, WS } from "./api.ts";
+
+type Group = Record<string, string | null> | null;
+interface Rule {
+  id: string;
+  name: string;
+  query: string;
+  condition: { op: string; threshold: number };
+  window: string;
+  every: string;
+  enabled: boolean;
+}
+interface Instance {
+  rule_id: string;
+  group: Group;
+  state: string;
+  value: number | null;
+  active_since: string;
+  reason?: string;
+}
+interface Transition {
+  at: string;
+  rule_id: string;
+  group: Group;
+  from_state: string;
+  to_state: string;
+  value: number | null;
+  deliveries: { channel_id: string; status: string }[];
+}
+interface Silence {
+  id: string;
+  rule_id: string | null;
+  match: Record<string, string | null>;
+  starts_at: string;
+  ends_at: string;
+  comment: string;
+}
+interface Channel {
+  id: string;
+  name: string;
+  type: string;
+}
+interface Preview {
+  evaluations: { at: string; groups: { group: Group; value: number | null; state: string }[] }[];
+  incidents: { group: Group; started_at: string; resolved_at: string | null; peak: number | null }[];
+}
+interface Data {
+  rules: Rule[];
+  alerts: Instance[];
+  history: Transition[];
+  silences: Silence[];
+  channels: Channel[];
+}
+
+const A = `${WS}/alerts`;
+const groupText = (g: Group) =>
+  g
+    ? Object.entries(g)
+        .map(([k, v]) => `${k}=${v ?? "null"}`)
+        .join(", ")
+    : "";
+const message = (e: unknown) => (e as Error).message;
+
+/** Alerts is the Alerts page; `query` prefills a new rule ("Alert on this query"). */
+export function Alerts({ query }: { query: string }) {
+  const [data, setData] = useState<Data | null>(null);
+  const [error, setError] = useState("");
+  const load = () =>
+    Promise.all([
+      call<Rule[]>("GET", `${A}/rules`),
+      call<Instance[]>("GET", A),
+      call<Transition[]>("GET", `${A}/history`),
+      call<Silence[]>("GET", `${A}/silences`),
+      call<Channel[]>("GET", `${A}/channels`),
+    ]).then(
+      ([rules, alerts, history, silences, channels]) =>
+        setData({ rules: rules.data, alerts: alerts.data, history: history.data.slice(-50).reverse(), silences: silences.data, channels: channels.data }),
+      (e) => setError(message(e)),
+    );
+  useEffect(() => {
+    load();
+  }, []);
+  const stateOf = (id: string) => {
+    const mine = data?.alerts.filter((a) => a.rule_id === id) ?? [];
+    if (mine.some((a) => a.state === "error")) return "error";
+    const firing = mine.filter((a) => a.state === "firing").length;
+    const pending = mine.filter((a) => a.state === "pending").length;
+    return firing ? `firing (${firing})` : pending ? `pending (${pending})` : "inactive";
+  };
+  const nameOf = (id: string | null) => (id === null ? "every rule" : (data?.rules.find((r) => r.id === id)?.name ?? id));
+  return (
+    <main class="alerts" aria-labelledby="alerts-title">
+      <header>
+        <h1 id="alerts-title">Alerts</h1>
+        <button type="button" onClick={load}>
+          Refresh
+        </button>
+      </header>
+      {error && <p class="error">{error}</p>}
+      <NewRule query={query} channels={data?.channels ?? []} onSaved={load} />
+      {data && (
+        <>
+          <Table title="Rules" empty="No rule yet." heads={["Name", "Query", "Condition", "Every", "State"]}>
+            {data.rules.map((r) => (
+              <tr key={r.id}>
+                <td>{r.name}</td>
+                <td>
+                  <code>{r.query || "(everything)"}</code>
+                </td>
+                <td>
+                  {r.condition.op} {r.condition.threshold} over {r.window}
+                </td>
+                <td>{r.every}</td>
+                <td>{r.enabled ? stateOf(r.id) : "disabled"}</td>
+              </tr>
+            ))}
+          </Table>
+          <Table title="Active alerts" empty="Nothing is pending or firing." heads={["Rule", "Group", "State", "Value", "Since"]}>
+            {data.alerts.map((a) => (
+              <tr key={`${a.rule_id}${groupText(a.group)}`}>
+                <td>{nameOf(a.rule_id)}</td>
+                <td>{groupText(a.group)}</td>
+                <td>{a.reason ? `${a.state}: ${a.reason}` : a.state}</td>
+                <td>{a.value ?? ""}</td>
+                <td class="ts">{a.active_since}</td>
+              </tr>
+            ))}
+          </Table>
+          <Table title="History" empty="No transition yet." heads={["At", "Rule", "Group", "Change", "Value", "Notices"]}>
+            {data.history.map((h, i) => (
+              <tr key={i}>
+                <td class="ts">{h.at}</td>
+                <td>{nameOf(h.rule_id)}</td>
+                <td>{groupText(h.group)}</td>
+                <td>
+                  {h.from_state} → {h.to_state}
+                </td>
+                <td>{h.value ?? ""}</td>
+                <td>{h.deliveries.map((d) => d.status).join(", ")}</td>
+              </tr>
+            ))}
+          </Table>
+          <Table title="Silences" empty="No silence." heads={["Rule", "Match", "From", "Until", "Comment"]}>
+            {data.silences.map((s) => (
+              <tr key={s.id}>
+                <td>{nameOf(s.rule_id)}</td>
+                <td>{groupText(s.match)}</td>
+                <td class="ts">{s.starts_at}</td>
+                <td class="ts">{s.ends_at}</td>
+                <td>{s.comment}</td>
+              </tr>
+            ))}
+          </Table>
+          <Table title="Channels" empty="No channel yet: create them through the API or sluice alerts create." heads={["Name", "Type", "Test"]}>
+            {data.channels.map((c) => (
+              <tr key={c.id}>
+                <td>{c.name}</td>
+                <td>{c.type}</td>
+                <td>
+                  <TestButton channel={c} />
+                </td>
+              </tr>
+            ))}
+          </Table>
+        </>
+      )}
+    </main>
+  );
+}
+
+function Table({ title, empty, heads, children }: { title: string; empty: string; heads: string[]; children: preact.ComponentChildren[] }) {
+  const id = `alerts-${title.toLowerCase().replace(/\W+/g, "-")}`;
+  return (
+    <section aria-labelledby={id}>
+      <h2 id={id}>{title}</h2>
+      {children.length === 0 ? (
+        <p class="muted">{empty}</p>
+      ) : (
+        <div class="table-scroll">
+          <table class="rej">
+            <thead>
+              <tr>
+                {heads.map((h) => (
+                  <th key={h} scope="col">
+                    {h}
+                  </th>
+                ))}
+              </tr>
+            </thead>
+            <tbody>{children}</tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}
+
+function TestButton({ channel }: { channel: Channel }) {
+  const [result, setResult] = useState("");
+  const test = () =>
+    call<{ delivered: boolean; status: number | null; error?: string }>("POST", `${A}/channels/${channel.id}/test`).then(
+      (r) => setResult(r.data.delivered ? "Delivered" : `Failed: ${r.data.error ?? ""}`),
+      (e) => setResult(`Failed: ${message(e)}`),
+    );
+  return (
+    <>
+      <button type="button" onClick={test} aria-label={`Test ${channel.name}`}>
+        Test
+      </button>{" "}
+      <span role="status">{result}</span>
+    </>
+  );
+}
+
+const OPS = [">", ">=", "<", "<=", "==", "!="];
+
+function NewRule({ query, channels, onSaved }: { query: string; channels: Channel[]; onSaved: () => void }) {
+  const [rule, setRule] = useState({ name: query || "All entries", query, op: ">", threshold: "0", window: "5m", every: "1m", channel: "" });
+  const [preview, setPreview] = useState<Preview | null>(null);
+  const [note, setNote] = useState("");
+  const body = () => ({
+    name: rule.name,
+    query: rule.query,
+    condition: { op: rule.op, threshold: Number(rule.threshold) },
+    window: rule.window,
+    every: rule.every,
+    channels: rule.channel ? [rule.channel] : [],
+  });
+  const field = (name: keyof typeof rule) => (e: Event) => setRule({ ...rule, [name]: (e.currentTarget as HTMLInputElement).value });
+  const runPreview = () => {
+    const to = Date.now();
+    const everyMs = /^(\d+)(ms|s|m|h|d)$/.exec(rule.every);
+    const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+    const span = everyMs ? Math.min(86_400_000, 500 * Number(everyMs[1]) * unit[everyMs[2] as keyof typeof unit]) : 86_400_000;
+    call<Preview>("POST", `${A}/rules/preview`, { rule: body(), from: new Date(to - span).toISOString(), to: new Date(to).toISOString() }).then(
+      (r) => {
+        setPreview(r.data);
+        setNote("");
+      },
+      (e) => setNote(message(e)),
+    );
+  };
+  const save = () =>
+    call<Rule>("POST", `${A}/rules`, body()).then(
+      (r) => {
+        setNote(`Saved rule ${r.data.name}.`);
+        onSaved();
+      },
+      (e) => setNote(message(e)),
+    );
+  return (
+    <section aria-labelledby="new-rule-title" class="new-rule">
+      <h2 id="new-rule-title">New rule</h2>
+      <div class="fields">
+        <label>
+          Name <input value={rule.name} onInput={field("name")} />
+        </label>
+        <label>
+          Query <input value={rule.query} onInput={field("query")} />
+        </label>
+        <label>
+          Condition{" "}
+          <select value={rule.op} onChange={field("op")}>
+            {OPS.map((o) => (
+              <option key={o} value={o}>
+                {o}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Threshold <input type="number" value={rule.threshold} onInput={field("threshold")} />
+        </label>
+        <label>
+          Window <input value={rule.window} onInput={field("window")} size={5} />
+        </label>
+        <label>
+          Every <input value={rule.every} onInput={field("every")} size={5} />
+        </label>
+        <label>
+          Channel{" "}
+          <select value={rule.channel} onChange={field("channel")}>
+            <option value="">none</option>
+            {channels.map((c) => (
+              <option key={c.id} value={c.id}>
+                {c.name}
+              </option>
+            ))}
+          </select>
+        </label>
+      </div>
+      <button type="button" onClick={runPreview}>
+        Preview
+      </button>{" "}
+      <button type="button" class="primary" onClick={save}>
+        Save rule
+      </button>
+      <p role="status">{note}</p>
+      {preview && <PreviewChart preview={preview} />}
+    </section>
+  );
+}
+
+/** PreviewChart draws one bar per evaluation (the largest group's value), firing ones marked, and counts the incidents. */
+function PreviewChart({ preview }: { preview: Preview }) {
+  const bars = preview.evaluations.map((e) => ({
+    at: e.at,
+    value: Math.max(0, ...e.groups.map((g) => g.value ?? 0)),
+    firing: e.groups.some((g) => g.state === "firing"),
+  }));
+  const top = Math.max(1, ...bars.map((b) => b.value));
+  const n = preview.incidents.length;
+  return (
+    <figure class="preview">
+      <svg
+        role="img"
+        aria-label={`Preview: ${bars.length} evaluations, ${n} incident${n === 1 ? "" : "s"}`}
+        viewBox={`0 0 ${Math.max(1, bars.length)} 100`}
+        preserveAspectRatio="none"
+      >
+        {bars.map((b, i) => (
+          <rect key={b.at} x={i} y={100 - (100 * b.value) / top} width={0.9} height={(100 * b.value) / top} class={b.firing ? "firing" : "quiet"}>
+            <title>{`${b.at}: ${b.value}${b.firing ? " (firing)" : ""}`}</title>
+          </rect>
+        ))}
+      </svg>
+      <figcaption>
+        {bars.length} evaluations from {bars[0]?.at ?? "–"}: {n} incident{n === 1 ? "" : "s"}
+        {n > 0 && `, the first at ${preview.incidents[0].started_at} (peak ${preview.incidents[0].peak})`}.
+      </figcaption>
+    </figure>
+  );
+}
