@@ -1,6 +1,6 @@
 // service: what the alert routes do (contract §16), per workspace environment: channels, rules, silences, the
 // alerts and their history, a channel test and a rule's preview.
-import { badRequest, notFound } from "../errors.ts";
+import { ApiError, badRequest, type FieldError, notFound, validationFailed } from "../errors.ts";
 import { TimeSlicer } from "../query/slice.ts";
 import type { ReadScope } from "../query/page.ts";
 import type { AlertStore, StoredTransition } from "../storage/alerts.ts";
@@ -164,7 +164,7 @@ export class AlertService {
 
   /** preview replays a rule over a past range, exactly as live evaluation would have run it (no notice is sent). */
   async preview(scope: ReadScope, b: Record<string, unknown>, fromMs: number, toMs: number, budgetMs: number) {
-    const checked = checkRule(b, {}, { minEveryMs: this.settings.minEveryMs, channelExists: () => true });
+    const checked = withPrefix("rule.", () => checkRule(b, {}, { minEveryMs: this.settings.minEveryMs, channelExists: () => true }));
     const rule: Rule = { id: "preview", ...checked, created_at: "", updated_at: "" };
     const every = durationMs(rule.every)!;
     const first = Math.ceil(fromMs / every) * every;
@@ -211,6 +211,17 @@ export class AlertService {
       }
     }
     return { evaluations, incidents };
+  }
+}
+
+/** withPrefix runs a check of a nested object, naming its bad fields from the body's top (`window` → `rule.window`). */
+function withPrefix<T>(prefix: string, check: () => T): T {
+  try {
+    return check();
+  } catch (e) {
+    const errors = e instanceof ApiError ? (e.details?.errors as FieldError[] | undefined) : undefined;
+    if (!errors) throw e;
+    throw validationFailed(errors.map((x) => ({ ...x, field: `${prefix}${x.field}` })));
   }
 }
 

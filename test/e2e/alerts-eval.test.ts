@@ -221,7 +221,7 @@ test("preview gives every evaluation the rule would have made, and its incidents
     body: { rule: { ...rule, window: "9d" }, from: new Date(t0).toISOString(), to: new Date(t0 + 60_000).toISOString() },
   });
   expect(bad.status).toBe(400);
-  expect(JSON.stringify(await bad.json())).toContain('"field":"window"');
+  expect(JSON.stringify(await bad.json())).toContain('"field":"rule.window"');
 });
 
 test("on the server axis an evaluation waits for the writes under way that will be stored inside its window", async () => {
