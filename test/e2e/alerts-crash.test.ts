@@ -48,7 +48,7 @@ test("kill -9 while a rule fires: no second firing notice, and the resolved noti
   const auth = { "x-api-key": key.body.key as string };
   const ch = await call("POST", "/api/v1/workspace/alerts/channels", { name: "hook", type: "webhook", config: { url: hook.url } }, auth);
   expect(ch.status).toBe(201);
-  const rule = { name: "crash", query: "level=error", condition: { op: ">", threshold: 0 }, window: "2s", every: "1s", channels: [ch.body.id] };
+  const rule = { name: "crash", query: "level=error", condition: { op: ">", threshold: 0 }, window: "6s", every: "1s", channels: [ch.body.id] };
   expect((await call("POST", "/api/v1/workspace/alerts/rules", rule, auth)).status).toBe(201);
 
   let writing = true;
@@ -68,11 +68,11 @@ test("kill -9 while a rule fires: no second firing notice, and the resolved noti
   await Bun.sleep(300); // the delivery's outcome is committed
   await crashAndRestart();
   server = await spawnServer(dir, ENV);
-  await Bun.sleep(3000); // three evaluations, each still firing
+  await Bun.sleep(3000); // three evaluations, each still firing (the 6 s window outlasts the restart)
   expect(notices()).toEqual(["firing"]);
   writing = false;
   await writer;
-  await until("the resolved notice", () => notices().length >= 2, 10_000);
+  await until("the resolved notice", () => notices().length >= 2, 15_000);
 
   // incident 2: fires, the server is killed, the errors stop and the window empties while it is down
   writing = true;
@@ -91,9 +91,9 @@ test("kill -9 while a rule fires: no second firing notice, and the resolved noti
   await writer2;
   await Bun.sleep(300);
   await crashAndRestart();
-  await Bun.sleep(2500); // the window passes while the server is down
+  await Bun.sleep(6500); // the window passes while the server is down
   server = await spawnServer(dir, ENV);
-  await until("the resolved notice after the start", () => notices().length >= 4, 10_000);
+  await until("the resolved notice after the start", () => notices().length >= 4, 15_000);
   await Bun.sleep(1500); // nothing more comes
   expect(notices()).toEqual(["firing", "resolved", "firing", "resolved"]);
 }, 60_000);
