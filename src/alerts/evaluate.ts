@@ -5,14 +5,15 @@ import { createHash } from "node:crypto";
 import type { ObjectFacet } from "../query/ast.ts";
 import type { Window } from "../query/explore-request.ts";
 import { groupReader, parseGroupField, type GroupField } from "../query/group-field.ts";
+import { countHits, MAX_GROUPS } from "../query/hits.ts";
 import { walk } from "../query/match.ts";
 import type { ReadScope } from "../query/page.ts";
 import { parseQuery } from "../query/parser.ts";
 import type { Slice } from "../query/slice.ts";
 import { tally } from "../query/tally.ts";
+import { ApiError } from "../errors.ts";
 import { type Block, EntryView } from "../storage/block.ts";
 import type { EntryStore } from "../storage/entries.ts";
-import { formatMs } from "../time.ts";
 import { durationMs, type Rule } from "./rules.ts";
 
 /** MAX_ALERT_GROUPS is the most groups one evaluation may have; one more puts the rule in state error. */
@@ -58,35 +59,26 @@ interface Acc {
   count: number;
   numbers: number[];
   distinct: Set<string>;
-  samples: { ms: number; s: Sample }[];
 }
 
-/** evaluateRule computes a rule's value per group at `atMs`, waiting on the server axis for writes still under way in the window. */
+const tooManyReason = `more than ${MAX_ALERT_GROUPS} groups in one evaluation: group by fields with fewer values, or narrow the query`;
+
+/**
+ * evaluateRule computes a rule's value per group at `atMs`, waiting on the server axis for writes still under way in the
+ * window. A count by at most one field is POST /logs/hits' own count (countHits); other rules visit the entries through
+ * tally, the pass countHits is built on. Samples are read apart (samples.ts), only for the groups a notice announces.
+ */
 export async function evaluateRule(store: EntryStore, scope: ReadScope, rule: Rule, atMs: number, slice: Slice): Promise<Evaluation> {
   const window = windowAt(rule, atMs);
   if (window.axis === "server") await writesSettled(store, scope, window.toMs);
   const fields = rule.group_by.map((f) => parseGroupField(f, "group_by"));
+  if (rule.aggregate.fn === "count" && fields.length <= 1) return countByHits(store, scope, rule, window, fields[0], slice);
   const readers = fields.map((f) => groupReader(f, scope.env));
   const measure = measureOf(rule, scope);
   const groups = new Map<string, Acc>();
   let tooMany = false;
-  const view = new EntryView(undefined as unknown as Block, 0);
-  const note = (acc: Acc, block: Block, i: number, ms: number) => {
-    acc.count++;
-    measure?.(acc, block, i);
-    if (rule.samples === 0) return;
-    if (acc.samples.length >= rule.samples) {
-      const oldest = acc.samples.reduce((a, b) => (b.ms < a.ms ? b : a));
-      if (oldest.ms >= ms) return;
-      acc.samples.splice(acc.samples.indexOf(oldest), 1);
-    }
-    view.b = block;
-    view.i = i;
-    const s = { id: view.id, server_timestamp: formatMs(ms), level: view.level, action: view.action, message: view.message };
-    acc.samples.push({ ms, s });
-  };
   await tally(store, scope, parseQuery(rule.query), window, slice, {
-    entry(block, i, ms) {
+    entry(block, i) {
       if (tooMany) return;
       for (const combo of combinations(readers.map((r) => [...r(block, i)]))) {
         const key = JSON.stringify(combo);
@@ -96,26 +88,40 @@ export async function evaluateRule(store: EntryStore, scope: ReadScope, rule: Ru
             tooMany = true;
             return;
           }
-          groups.set(key, (acc = { values: combo, count: 0, numbers: [], distinct: new Set(), samples: [] }));
+          groups.set(key, (acc = { values: combo, count: 0, numbers: [], distinct: new Set() }));
         }
-        note(acc, block, i, ms);
+        acc.count++;
+        measure?.(acc, block, i);
       }
     },
   });
-  if (tooMany)
-    return { ok: false, window, reason: `more than ${MAX_ALERT_GROUPS} groups in one evaluation: group by fields with fewer values, or narrow the query` };
-  if (fields.length === 0 && groups.size === 0) groups.set("[]", { values: [], count: 0, numbers: [], distinct: new Set(), samples: [] }); // "fewer than N" needs a 0
+  if (tooMany) return { ok: false, window, reason: tooManyReason };
+  if (fields.length === 0 && groups.size === 0) groups.set("[]", { values: [], count: 0, numbers: [], distinct: new Set() }); // "fewer than N" needs a 0
   const out: GroupValue[] = [];
   for (const acc of groups.values()) {
     const group = fields.length === 0 ? null : Object.fromEntries(fields.map((f, k) => [f.name, acc.values[k]]));
-    const samples = acc.samples.sort((a, b) => b.ms - a.ms).map((x) => x.s);
-    out.push({ group, fingerprint: fingerprint(rule.id, group), value: aggregateOf(rule, acc), samples });
+    out.push({ group, fingerprint: fingerprint(rule.id, group), value: aggregateOf(rule, acc), samples: [] });
   }
   return { ok: true, window, groups: out };
 }
 
+/** countByHits is a count rule's evaluation by POST /logs/hits' engine: one bucket as wide as the window (two when it straddles). */
+async function countByHits(store: EntryStore, scope: ReadScope, rule: Rule, window: Window, field: GroupField | undefined, slice: Slice): Promise<Evaluation> {
+  const stepMs = window.toMs - window.fromMs;
+  let hits: Awaited<ReturnType<typeof countHits>>;
+  try {
+    hits = await countHits(store, scope, { query: parseQuery(rule.query), window, stepMs, groupBy: field, limit: MAX_GROUPS }, slice);
+  } catch (e) {
+    if (e instanceof ApiError && e.details?.field === "groupBy") return { ok: false, window, reason: tooManyReason }; // past hits' own bound
+    throw e;
+  }
+  if (!field) return { ok: true, window, groups: [{ group: null, fingerprint: fingerprint(rule.id, null), value: hits.total, samples: [] }] };
+  if (hits.series.length > MAX_ALERT_GROUPS) return { ok: false, window, reason: tooManyReason };
+  return { ok: true, window, groups: hits.series.map((x) => ({ group: x.group, fingerprint: fingerprint(rule.id, x.group), value: x.total, samples: [] })) };
+}
+
 /** combinations is every choice of one value per field; a field without a value is the null group. */
-function combinations(values: string[][]): (string | null)[][] {
+export function combinations(values: string[][]): (string | null)[][] {
   let out: (string | null)[][] = [[]];
   for (const vs of values) {
     const choices: (string | null)[] = vs.length === 0 ? [null] : vs;

@@ -12,6 +12,7 @@ import { alertOf } from "./notices.ts";
 import { durationMs, type Rule } from "./rules.ts";
 import { isSilenced, type Silence } from "./silences.ts";
 import { decide } from "./states.ts";
+import { collectSamples } from "./samples.ts";
 
 const EVALUATION_BUDGET_MS = 30_000;
 
@@ -71,6 +72,11 @@ export class AlertEvaluator {
     const silences = this.d.store.list<Silence>("silence", t);
     const silenced = (group: Group) => isSilenced(silences, rule.id, group, this.d.clock());
     const decision = decide(rule, this.d.store.states(t, rule.id), ev, atMs, silenced);
+    // samples only for the groups a notice announces (Alertmanager's re-posts carry none)
+    const shown = rule.channels.length ? decision.announcements.map((a) => a.state.group) : [];
+    const samples =
+      ev.ok && shown.length ? await collectSamples(this.d.entries, scope, rule, ev.window, shown, new TimeSlicer(EVALUATION_BUDGET_MS)) : new Map();
+    for (const a of decision.announcements) a.samples = samples.get(JSON.stringify(a.state.group)) ?? [];
     const notices: StoredNotice[] = [];
     const externalUrl = this.d.externalUrl();
     const everyMs = durationMs(rule.every)!;
@@ -102,11 +108,10 @@ export class AlertEvaluator {
     const managers = rule.channels.map((id) => this.d.store.get<Channel>("channel", t, id)).filter((c) => c?.type === "alertmanager") as Channel[];
     if (managers.length === 0 || !ev.ok) return;
     const announced = new Set(decision.announcements.map((a) => a.state.fingerprint));
-    const samples = new Map(ev.groups.map((g) => [g.fingerprint, g.samples]));
     for (const s of decision.states) {
       if (s.state !== "firing" || s.notifiedMs === undefined || announced.has(s.fingerprint) || silenced(s.group)) continue;
       const transition = { atMs } as StoredTransition; // only a resolve's end time reads it
-      const alert = alertOf(rule, { status: "firing", state: s, transition, samples: samples.get(s.fingerprint) ?? [] }, ev.window, externalUrl);
+      const alert = alertOf(rule, { status: "firing", state: s, transition, samples: [] }, ev.window, externalUrl);
       for (const c of managers) this.d.resend(c, { status: "firing", ruleId: rule.id, ruleName: rule.name, group: s.group, everyMs, alerts: [alert] });
     }
   }
