@@ -89,6 +89,19 @@ export function services(deps: AppDeps) {
   const alertStore = new AlertStore(deps.dbs.alerts);
   const externalUrl = deps.externalUrl ?? (() => "http://localhost:8080");
   const deliverer = new Deliverer(alertStore, (n) => alertStore.get<Channel>("channel", n, n.channelId), clock, externalUrl, sendMail);
+  // evaluates alert rules on a timer once started (the server starts it; tests may call tick())
+  const evaluator = new AlertEvaluator({
+    store: alertStore,
+    entries,
+    clock,
+    floorOf: (ws, nowMs) => {
+      const w = meta.workspace(ws);
+      return w && deps.plans.has(w.plan) ? deps.plans.retentionFloor(w.plan, nowMs) : undefined;
+    },
+    externalUrl,
+    notify: () => deliverer.pass(),
+    resend: (channel, payload) => deliverer.resend(channel, payload),
+  });
   return {
     meta,
     usage,
@@ -104,20 +117,13 @@ export function services(deps: AppDeps) {
     admin: new AdminService(meta, deps.plans),
     /** the last entries each workspace environment's shippers had rejected */
     rejections: new RejectionLog(deps.forwardRejections),
-    alerts: new AlertService(alertStore, entries, { minEveryMs: deps.alertMinEveryMs ?? 10_000, externalUrl, sendMail }),
-    /** evaluates alert rules on a timer once started (the server starts it; tests may call tick()) */
-    evaluator: new AlertEvaluator({
-      store: alertStore,
-      entries,
-      clock,
-      floorOf: (ws, nowMs) => {
-        const w = meta.workspace(ws);
-        return w && deps.plans.has(w.plan) ? deps.plans.retentionFloor(w.plan, nowMs) : undefined;
-      },
+    alerts: new AlertService(alertStore, entries, {
+      minEveryMs: deps.alertMinEveryMs ?? 10_000,
       externalUrl,
-      notify: () => deliverer.pass(),
-      resend: (channel, payload) => deliverer.resend(channel, payload),
+      sendMail,
+      retire: (t, r) => evaluator.retire(t, r),
     }),
+    evaluator,
     deliverer,
   };
 }

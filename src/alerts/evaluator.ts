@@ -7,11 +7,12 @@ import type { AlertStore, NoticePayload, StoredNotice, StoredTransition } from "
 import type { Channel } from "./channels.ts";
 import type { Tenant } from "../storage/keys.ts";
 import type { EntryStore } from "../storage/entries.ts";
-import { evaluateRule, type Group } from "./evaluate.ts";
+import { evaluateRule, type Group, windowAt } from "./evaluate.ts";
+import type { Window } from "../query/explore-request.ts";
 import { alertOf } from "./notices.ts";
 import { durationMs, type Rule } from "./rules.ts";
 import { isSilenced, type Silence } from "./silences.ts";
-import { decide } from "./states.ts";
+import { type Announcement, decide, retireAll } from "./states.ts";
 import { collectSamples } from "./samples.ts";
 
 const EVALUATION_BUDGET_MS = 30_000;
@@ -77,32 +78,9 @@ export class AlertEvaluator {
     const samples =
       ev.ok && shown.length ? await collectSamples(this.d.entries, scope, rule, ev.window, shown, new TimeSlicer(EVALUATION_BUDGET_MS)) : new Map();
     for (const a of decision.announcements) a.samples = samples.get(JSON.stringify(a.state.group)) ?? [];
-    const notices: StoredNotice[] = [];
     const externalUrl = this.d.externalUrl();
     const everyMs = durationMs(rule.every)!;
-    for (const a of decision.announcements) {
-      for (const channelId of rule.channels) {
-        a.transition.deliveries.push({ channel_id: channelId, status: "pending", attempts: 0, error: null });
-        notices.push({
-          id: Bun.randomUUIDv7(),
-          ws: t.ws,
-          env: t.env,
-          channelId,
-          historyKey: ["history", t.ws, t.env, rule.id, a.transition.atMs, a.transition.id],
-          payload: {
-            status: a.status,
-            ruleId: rule.id,
-            ruleName: rule.name,
-            group: a.state.group,
-            everyMs,
-            alerts: [alertOf(rule, a, ev.window, externalUrl)],
-          },
-          attempts: 0,
-          dueMs: 0,
-          firstMs: this.d.clock(),
-        });
-      }
-    }
+    const notices = this.noticesOf(t, rule, decision.announcements, ev.window);
     await this.d.store.commitEvaluation(t, { ruleId: rule.id, atMs, ...decision, notices });
     if (notices.length) this.d.notify();
     const managers = rule.channels.map((id) => this.d.store.get<Channel>("channel", t, id)).filter((c) => c?.type === "alertmanager") as Channel[];
@@ -114,6 +92,40 @@ export class AlertEvaluator {
       const alert = alertOf(rule, { status: "firing", state: s, transition, samples: [] }, ev.window, externalUrl);
       for (const c of managers) this.d.resend(c, { status: "firing", ruleId: rule.id, ruleName: rule.name, group: s.group, everyMs, alerts: [alert] });
     }
+  }
+
+  /** noticesOf makes, for each announcement, a notice to each of the rule's channels, its delivery pending in the transition. */
+  private noticesOf(t: Tenant, rule: Rule, announcements: Announcement[], window: Window): StoredNotice[] {
+    const notices: StoredNotice[] = [];
+    const externalUrl = this.d.externalUrl();
+    const everyMs = durationMs(rule.every)!;
+    for (const a of announcements) {
+      for (const channelId of rule.channels) {
+        a.transition.deliveries.push({ channel_id: channelId, status: "pending", attempts: 0, error: null });
+        notices.push({
+          id: Bun.randomUUIDv7(),
+          ws: t.ws,
+          env: t.env,
+          channelId,
+          historyKey: ["history", t.ws, t.env, rule.id, a.transition.atMs, a.transition.id],
+          payload: { status: a.status, ruleId: rule.id, ruleName: rule.name, group: a.state.group, everyMs, alerts: [alertOf(rule, a, window, externalUrl)] },
+          attempts: 0,
+          dueMs: 0,
+          firstMs: this.d.clock(),
+        });
+      }
+    }
+    return notices;
+  }
+
+  /** retire ends every pending and firing group of a rule being disabled or deleted, with the resolved notices it owes. */
+  async retire(t: Tenant, rule: Rule): Promise<void> {
+    const atMs = this.d.clock();
+    const decision = retireAll(rule, this.d.store.states(t, rule.id), atMs);
+    if (decision.transitions.length === 0) return;
+    const notices = this.noticesOf(t, rule, decision.announcements, windowAt(rule, atMs));
+    await this.d.store.commitEvaluation(t, { ruleId: rule.id, atMs, ...decision, notices, retiring: true });
+    if (notices.length) this.d.notify();
   }
 
   /** stop ends the timer and waits for an evaluation under way. */

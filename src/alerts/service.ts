@@ -24,6 +24,8 @@ export interface AlertSettings {
   /** the server's address as users reach it, for links in notices */
   externalUrl: () => string;
   sendMail: SendMail;
+  /** ends a stopping rule's pending and firing groups, with the resolved notices they owe (AlertEvaluator.retire) */
+  retire: (t: Tenant, rule: Rule) => Promise<void>;
 }
 
 const isoNow = (ms: number) => formatMs(ms);
@@ -122,11 +124,13 @@ export class AlertService {
     const old = this.rule(t, id);
     const r: Rule = { ...old, ...checkRule(b, old, this.limits(t)), updated_at: isoNow(nowMs) };
     await this.store.put("rule", t, id, r);
+    if (old.enabled && !r.enabled) await this.settings.retire(t, r); // a disabled rule's incidents end now, resolved
     return r;
   }
 
   async deleteRule(t: Tenant, id: string): Promise<void> {
-    if (!(await this.store.remove("rule", t, id))) this.rule(t, id);
+    await this.settings.retire(t, this.rule(t, id)); // its incidents end first, with their resolved notices
+    await this.store.remove("rule", t, id);
   }
 
   silences(t: Tenant): Silence[] {

@@ -93,3 +93,26 @@ export function decide(rule: Rule, previous: StoredState[], ev: Evaluation, atMs
   }
   return d;
 }
+
+/** retireAll moves every group of a rule that stops (disabled, deleted) to inactive; a firing one announced is resolved. */
+export function retireAll(rule: Rule, previous: StoredState[], atMs: number): Decision {
+  const d: Decision = { states: [], removed: [], transitions: [], announcements: [] };
+  for (const s of previous) {
+    d.removed.push(s.fingerprint);
+    const t: StoredTransition = {
+      id: Bun.randomUUIDv7(),
+      atMs,
+      ruleId: rule.id,
+      group: s.group,
+      fingerprint: s.fingerprint,
+      from: s.state,
+      to: "inactive",
+      value: null,
+      deliveries: [],
+    };
+    d.transitions.push(t);
+    if (s.state === "firing" && s.notifiedMs !== undefined && rule.notify_resolved)
+      d.announcements.push({ status: "resolved", transition: t, state: s, samples: [] });
+  }
+  return d;
+}

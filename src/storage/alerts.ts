@@ -83,6 +83,8 @@ export interface EvaluationWrite {
   removed: string[];
   transitions: StoredTransition[];
   notices: StoredNotice[];
+  /** the rule is being disabled or deleted: store even though it is disabled */
+  retiring?: boolean;
 }
 
 const END = "\uffff";
@@ -151,7 +153,8 @@ export class AlertStore {
   /** commitEvaluation stores one evaluation's outcome in one transaction; it resolves once committed. */
   async commitEvaluation(t: Tenant, w: EvaluationWrite): Promise<void> {
     await this.db.transaction(() => {
-      if (this.db.get(["rule", t.ws, t.env, w.ruleId]) === undefined) return; // deleted meanwhile: nothing to keep
+      const rule = this.db.get(["rule", t.ws, t.env, w.ruleId]) as { enabled: boolean } | undefined;
+      if (rule === undefined || (!rule.enabled && !w.retiring)) return; // deleted or disabled meanwhile: nothing to keep
       for (const s of w.states) this.db.put(["state", t.ws, t.env, w.ruleId, s.fingerprint], s);
       for (const f of w.removed) this.db.remove(["state", t.ws, t.env, w.ruleId, f]);
       for (const tr of w.transitions) this.db.put(["history", t.ws, t.env, tr.ruleId, tr.atMs, tr.id], tr);

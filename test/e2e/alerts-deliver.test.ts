@@ -260,3 +260,25 @@ test("POST /alerts/channels/{id}/test sends one test notification now", async ()
   const r2 = await s.call("POST", `${A}/channels/${failing}/test`, { key });
   expect(await r2.json()).toEqual({ delivered: false, status: 503, attempts: 1, error: "the receiver answered 503" });
 });
+
+test("disabling or deleting a firing rule ends its incidents with one resolved notice each; a disabled rule is not evaluated", async () => {
+  await fresh();
+  const hook = receiver();
+  const ch = await post("/channels", { name: "hook", type: "webhook", config: { url: hook.url } });
+  const t = BASE + 110 * 60_000;
+  const a = await post("/rules", rule([ch], { name: "to disable", window: "10m" }));
+  const b = await post("/rules", rule([ch], { name: "to delete", window: "10m" }));
+  await write([{}], t - 1000);
+  await at(t);
+  expect(hook.got.map((g) => JSON.parse(g.body).status)).toEqual(["firing", "firing"]);
+  expect((await s.call("PATCH", `${A}/rules/${a}`, { key, body: { enabled: false } })).status).toBe(200);
+  expect((await s.call("DELETE", `${A}/rules/${b}`, { key })).status).toBe(204);
+  await at(t + 60_000); // sends what retiring decided; evaluates nothing
+  const got = hook.got.slice(2).map((g) => [JSON.parse(g.body).status, JSON.parse(g.body).alerts[0].labels.alertname]);
+  expect(got.sort()).toEqual([
+    ["resolved", "to delete"],
+    ["resolved", "to disable"],
+  ]);
+  expect(((await (await s.call("GET", A, { key })).json()) as unknown[]).length).toBe(0);
+  expect((await history(a)).map((h) => `${h.from_state}→${h.to_state}`)).toEqual(["inactive→firing", "firing→inactive"]);
+});
