@@ -29,7 +29,7 @@ const transition = (atMs: number): StoredTransition => ({
 });
 
 test("a rule keeps its newest MAX_HISTORY_PER_RULE transitions", async () => {
-  await store.put("rule", t, "r1", { id: "r1" });
+  await store.put("rule", t, "r1", { id: "r1", enabled: true });
   const transitions = Array.from({ length: MAX_HISTORY_PER_RULE + 5 }, (_, i) => transition(1000 + i));
   await store.commitEvaluation(t, { ruleId: "r1", atMs: 5000, states: [], removed: [], transitions, notices: [] });
   const kept = store.history(t, "r1", 0, 1e15, 10_000);
@@ -64,4 +64,13 @@ test("settle records the delivery in its transition and drops the notice; a retr
   expect(store.outbox()).toEqual([]);
   const last = store.history(t, "r1", 9_000_000, 9_000_001, 10);
   expect(last[0].deliveries).toEqual([{ channel_id: "c1", status: "delivered", attempts: 2, error: null }]);
+});
+
+test("an evaluation of a disabled rule stores nothing unless it retires the rule", async () => {
+  await store.put("rule", t, "r2", { id: "r2", enabled: false });
+  const state = { fingerprint: "f", group: null, state: "firing" as const, value: 1, activeSinceMs: 0, lastEvaluatedMs: 0 };
+  await store.commitEvaluation(t, { ruleId: "r2", atMs: 1, states: [state], removed: [], transitions: [], notices: [] });
+  expect(store.states(t, "r2")).toEqual([]);
+  await store.commitEvaluation(t, { ruleId: "r2", atMs: 2, states: [], removed: [], transitions: [], notices: [], retiring: true });
+  expect(store.lastEvaluated(t, "r2")).toBe(2);
 });
