@@ -24,7 +24,7 @@ export function labelsOf(rule: Rule, group: Group): Record<string, string> {
 /** generatorUrl opens the explorer on the rule's query over the evaluated window. */
 export function generatorUrl(externalUrl: string, rule: Rule, window: Window): string {
   const p = new URLSearchParams({ q: rule.query, range: "custom", from: formatMs(window.fromMs), to: formatMs(window.toMs) });
-  return `${externalUrl.replace(/\/$/, "")}/ui/?${p}`;
+  return `${externalUrl.replace(/\/$/, "")}/ui?${p}`;
 }
 
 /** alertOf is one announcement as an Alertmanager webhook alert, with its value and samples. */

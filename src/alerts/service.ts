@@ -74,7 +74,7 @@ export class AlertService {
       annotations: { summary: "a test notification from Sluice" },
       startsAt: at,
       endsAt: "0001-01-01T00:00:00Z",
-      generatorURL: `${this.settings.externalUrl()}/ui/`,
+      generatorURL: `${this.settings.externalUrl()}/ui`,
       fingerprint: "0000000000000000",
       value: 0,
       samples: [],

@@ -99,7 +99,7 @@ test("webhook: Alertmanager webhook v4 body with value and samples, signed with 
   expect(a.samples).toHaveLength(1);
   expect(Object.keys(a.samples[0]).sort()).toEqual(["action", "id", "level", "message", "server_timestamp"]);
   const link = new URL(a.generatorURL);
-  expect(link.origin + link.pathname).toBe("https://sluice.example/ui/");
+  expect(link.origin + link.pathname).toBe("https://sluice.example/ui");
   expect(Object.fromEntries(link.searchParams)).toEqual({
     q: "level=error",
     range: "custom",
@@ -222,7 +222,7 @@ test("email: subject [FIRING] <name> <group> / [RESOLVED] …, with the samples 
   expect(smtp.got[0].to).toEqual(["ops@example.com"]);
   expect(smtp.got[0].raw).toContain("Subject: [FIRING] Checkout errors {level=error}");
   expect(smtp.got[0].raw).toContain("card declined");
-  expect(smtp.got[0].raw).toContain("https://sluice.example/ui/");
+  expect(smtp.got[0].raw).toContain("https://sluice.example/ui?q=");
   expect(smtp.got[1].raw).toContain("Subject: [RESOLVED] Checkout errors {level=error}");
 });
 

@@ -3,7 +3,8 @@
 // channel's test button sends a test notice.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Browser } from "puppeteer-core";
-import { launchBrowser, role, runAxe, signIn, startUiSluice, textOf, type UiSluice } from "../helpers/browser.ts";
+import { launchBrowser, role, runAxe, signIn, startUiSluice, textOf, type UiSluice, waitStatus } from "../helpers/browser.ts";
+import { generatorUrl } from "../../src/alerts/notices.ts";
 import { httpReceiver } from "../helpers/receivers.ts";
 
 const WS = "/api/v1/workspace";
@@ -56,3 +57,18 @@ test("Alert on this query: a prefilled rule, its preview chart, saving it lists 
   expect(await runAxe(page)).toEqual([]); // the Alerts page passes the accessibility checks the other views do
   await ctx.close();
 }, 40_000);
+
+test("a notice's generatorURL opens the explorer on the rule's query over the evaluated window", async () => {
+  const rule = { query: "level=error action~checkout" } as Parameters<typeof generatorUrl>[1];
+  const to = Date.now();
+  const url = generatorUrl(s.base, rule, { axis: "server", fromMs: to - 3_600_000, toMs: to });
+  const ctx = await browser.createBrowserContext();
+  const page = await ctx.newPage();
+  await signIn(page, s.base, star, new URL(url).pathname + new URL(url).search);
+  const q = await role(page, "combobox", "Query");
+  expect(await q.evaluate((e) => (e as unknown as { value: string }).value)).toBe("level=error action~checkout");
+  const range = await page.$eval("label.range select", (e) => (e as unknown as { value: string }).value);
+  expect(range).toBe("custom");
+  expect(await waitStatus(page, /^[\d,]+ entries/)).toMatch(/^8 entries/); // the 8 error entries of checkout, all within the hour
+  await ctx.close();
+}, 30_000);
