@@ -7,7 +7,7 @@ import type { AlertStore, NoticePayload, StoredNotice, StoredTransition } from "
 import type { Channel } from "./channels.ts";
 import type { Tenant } from "../storage/keys.ts";
 import type { EntryStore } from "../storage/entries.ts";
-import { evaluateRule, type Group, windowAt } from "./evaluate.ts";
+import { type Evaluation, evaluateRule, type Group, windowAt } from "./evaluate.ts";
 import type { Window } from "../query/explore-request.ts";
 import { alertOf } from "./notices.ts";
 import { durationMs, type Rule } from "./rules.ts";
@@ -69,7 +69,10 @@ export class AlertEvaluator {
     const floorMs = this.d.floorOf(t.ws, atMs);
     if (floorMs === undefined) return;
     const scope: ReadScope = { ...t, floorMs };
-    const ev = await evaluateRule(this.d.entries, scope, rule, atMs, new TimeSlicer(EVALUATION_BUDGET_MS));
+    // a failed evaluation (its time budget, storage) puts the rule in state error and counts as done: no retry at every tick
+    const ev = await evaluateRule(this.d.entries, scope, rule, atMs, new TimeSlicer(EVALUATION_BUDGET_MS)).catch(
+      (e): Evaluation => ({ ok: false, window: windowAt(rule, atMs), reason: `the evaluation failed: ${(e as Error).message}` }),
+    );
     const silences = this.d.store.list<Silence>("silence", t);
     const silenced = (group: Group) => isSilenced(silences, rule.id, group, this.d.clock());
     const decision = decide(rule, this.d.store.states(t, rule.id), ev, atMs, silenced);

@@ -242,3 +242,18 @@ test("on the server axis an evaluation waits for the writes under way that will 
   await evaluation;
   expect((await alerts(id))[0]).toMatchObject({ state: "firing", value: 0 }); // it waited; the write stored nothing
 });
+
+test("an evaluation that fails puts the rule in state error with the reason, and counts as done until the next instant", async () => {
+  const ws = await s.workspace();
+  key = await ws.key("development", "rw", { scopes: ["*"] });
+  const id = await makeRule({ query: "" });
+  const tenant = { ws: ws.id, env: "development" as const };
+  const stored = s.svc.alerts.rule(tenant, id);
+  await s.svc.alerts.store.put("rule", tenant, id, { ...stored, query: 'message="open' }); // a stored rule its query no longer reads (as after a grammar change)
+  const t = BASE + 150 * 60_000;
+  await evaluateAt(t);
+  const [a] = (await alerts(id)) as (Instance & { reason?: string })[];
+  expect(a.state).toBe("error");
+  expect(a.reason).toContain("the evaluation failed");
+  expect(s.svc.alerts.store.lastEvaluated(tenant, id)).toBe(t);
+});
