@@ -59,6 +59,9 @@ async function post(url: string, body: string, headers: Record<string, string>):
   return { ok: false, status: r.status, error: `the receiver answered ${r.status}`, retry: r.status >= 500 || r.status === 429 };
 }
 
+/** logError reports a failure of the background delivery on stderr, where the server's errors go. */
+const logError = (msg: string, e: unknown) => console.error(JSON.stringify({ level: "error", msg, error: String(e) }));
+
 /** backoffMs is the wait after attempt `n` (1-based) failed. */
 export const backoffMs = (n: number): number => 1000 * 2 ** (n - 1);
 
@@ -86,10 +89,12 @@ export class Deliverer {
     for (const n of this.store.outbox()) {
       if (n.dueMs > now || this.busy.has(n.id)) continue;
       this.busy.add(n.id);
-      const p = this.attempt(n).finally(() => {
-        this.busy.delete(n.id);
-        this.running.delete(p);
-      });
+      const p = this.attempt(n)
+        .catch((e) => logError("an alert notice could not be settled; it is tried again", e))
+        .finally(() => {
+          this.busy.delete(n.id);
+          this.running.delete(p);
+        });
       this.running.add(p);
     }
   }
@@ -114,7 +119,10 @@ export class Deliverer {
   /** resend makes one attempt at a notice kept in no outbox: Alertmanager's re-post of the alerts still firing. */
   resend(channel: Channel, payload: NoticePayload): void {
     const p: Promise<void> = sendNotice(channel, { payload }, this.externalUrl(), this.clock(), this.sendMail)
-      .then(() => {})
+      .then(
+        () => {},
+        (e) => logError("an alert re-post failed", e),
+      )
       .finally(() => this.running.delete(p));
     this.running.add(p);
   }

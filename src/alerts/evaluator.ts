@@ -39,7 +39,9 @@ export class AlertEvaluator {
   constructor(private readonly d: EvaluatorDeps) {}
 
   start(periodMs = 250): void {
-    this.timer ??= setInterval(() => void this.tick(), periodMs);
+    this.timer ??= setInterval(() => {
+      this.tick().catch((e) => console.error(JSON.stringify({ level: "error", msg: "alert evaluations failed", error: String(e) })));
+    }, periodMs);
   }
 
   /** tick evaluates every rule whose latest instant has not been evaluated; a tick under way is not started twice. */
