@@ -80,7 +80,13 @@ export class Deliverer {
   ) {}
 
   start(): void {
-    this.timer ??= setInterval(() => this.pass(), POLL_MS);
+    this.timer ??= setInterval(() => {
+      try {
+        this.pass();
+      } catch (e) {
+        logError("the alert outbox could not be read", e);
+      }
+    }, POLL_MS);
   }
 
   /** pass starts every due notice not already under way. */
