@@ -131,6 +131,9 @@ export function services(deps: AppDeps) {
 /** buildApp assembles health, admin, OpenAPI, the workspace endpoints and the shipper routes (contract §11). */
 export function buildApp(deps: AppDeps, s = services(deps)) {
   const log = deps.log ?? ((line) => console.error(JSON.stringify(line)));
+  // alerts run in one process only: a cluster's fronts (writes to the partition logs) have no alert routes until a
+  // cluster evaluates each rule on one node (contract §16); their alert calls answer 404 rather than each copy its own
+  const alerting = deps.writeTo === undefined;
   return new Elysia()
     .onRequest(({ set }) => {
       set.headers["x-request-id"] = crypto.randomUUID();
@@ -173,7 +176,7 @@ export function buildApp(deps: AppDeps, s = services(deps)) {
     .use(healthRoutes(deps.dbs, s.metrics))
     .use(openapi(openapiConfig))
     .use(adminRoutes(s.admin, s.meta, deps.adminToken))
-    .use(adminAlertRoutes(s.alerts, s.meta, deps.plans, deps.adminToken, s.clock, deps.queryTimeoutMs ?? 30_000))
+    .use(alerting ? adminAlertRoutes(s.alerts, s.meta, deps.plans, deps.adminToken, s.clock, deps.queryTimeoutMs ?? 30_000) : new Elysia())
     .use(otlpRoutes(s))
     .use(lokiRoutes(s))
     .use(esRoutes(s))
@@ -187,6 +190,6 @@ export function buildApp(deps: AppDeps, s = services(deps)) {
 
         .use(exploreRoutes(s.gate, s.entries, deps.queryTimeoutMs ?? 30_000))
         .use(s.tails.routes())
-        .use(alertRoutes(s.gate, s.alerts, deps.queryTimeoutMs ?? 30_000)),
+        .use(alerting ? alertRoutes(s.gate, s.alerts, deps.queryTimeoutMs ?? 30_000) : new Elysia()),
     );
 }
