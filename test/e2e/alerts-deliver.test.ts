@@ -74,7 +74,8 @@ test("webhook: Alertmanager webhook v4 body with value and samples, signed with 
   const hook = receiver();
   const ch = await post("/channels", { name: "hook", type: "webhook", config: { url: `${hook.url}/in`, secret: "s3cret", headers: { "x-team": "shop" } } });
   const t = BASE + 10 * 60_000;
-  await write([{ message: "card declined", metadata: { order: 1 } }, { message: "timeout" }], t - 5000);
+  await write([{ message: "timeout" }], t - 5000);
+  await write([{ message: "card declined", metadata: { order: 1 } }], t - 2000);
   const id = await post("/rules", rule([ch], { samples: 1 }));
   await at(t);
   expect(hook.got).toHaveLength(1);
@@ -98,6 +99,7 @@ test("webhook: Alertmanager webhook v4 body with value and samples, signed with 
   expect(a.fingerprint).toMatch(/^[0-9a-f]{16}$/);
   expect(a.samples).toHaveLength(1);
   expect(Object.keys(a.samples[0]).sort()).toEqual(["action", "id", "level", "message", "server_timestamp"]);
+  expect(a.samples[0]).toMatchObject({ message: "card declined", server_timestamp: new Date(t - 2000).toISOString(), level: "error", action: "checkout" }); // the newest
   const link = new URL(a.generatorURL);
   expect(link.origin + link.pathname).toBe("https://sluice.example/ui");
   expect(Object.fromEntries(link.searchParams)).toEqual({
