@@ -82,6 +82,18 @@ export function Alerts({ query }: { query: string }) {
     const pending = mine.filter((a) => a.state === "pending").length;
     return firing ? `firing (${firing})` : pending ? `pending (${pending})` : "inactive";
   };
+  /** act runs one change and reloads the page's lists; a refusal (a key without scope *) is shown */
+  const act = (change: Promise<unknown>) => change.then(load, (e) => setError(message(e)));
+  const silenceHour = (a: Instance) =>
+    act(
+      call("POST", `${A}/silences`, {
+        rule_id: a.rule_id,
+        match: a.group ?? {},
+        starts_at: new Date().toISOString(),
+        ends_at: new Date(Date.now() + 3_600_000).toISOString(),
+        comment: "silenced for an hour from the Alerts page",
+      }),
+    );
   const nameOf = (id: string | null) => (id === null ? "every rule" : (data?.rules.find((r) => r.id === id)?.name ?? id));
   return (
     <main class="alerts" aria-labelledby="alerts-title">
@@ -95,7 +107,7 @@ export function Alerts({ query }: { query: string }) {
       <NewRule query={query} channels={data?.channels ?? []} onSaved={load} />
       {data && (
         <>
-          <Table title="Rules" empty="No rule yet." heads={["Name", "Query", "Condition", "Every", "State"]}>
+          <Table title="Rules" empty="No rule yet." heads={["Name", "Query", "Condition", "Every", "State", "Actions"]}>
             {data.rules.map((r) => (
               <tr key={r.id}>
                 <td>{r.name}</td>
@@ -107,10 +119,22 @@ export function Alerts({ query }: { query: string }) {
                 </td>
                 <td>{r.every}</td>
                 <td>{r.enabled ? stateOf(r.id) : "disabled"}</td>
+                <td>
+                  <button
+                    type="button"
+                    aria-label={`${r.enabled ? "Disable" : "Enable"} ${r.name}`}
+                    onClick={() => act(call("PATCH", `${A}/rules/${r.id}`, { enabled: !r.enabled }))}
+                  >
+                    {r.enabled ? "Disable" : "Enable"}
+                  </button>{" "}
+                  <button type="button" aria-label={`Delete ${r.name}`} onClick={() => act(call("DELETE", `${A}/rules/${r.id}`))}>
+                    Delete
+                  </button>
+                </td>
               </tr>
             ))}
           </Table>
-          <Table title="Active alerts" empty="Nothing is pending or firing." heads={["Rule", "Group", "State", "Value", "Since"]}>
+          <Table title="Active alerts" empty="Nothing is pending or firing." heads={["Rule", "Group", "State", "Value", "Since", "Silence"]}>
             {data.alerts.map((a) => (
               <tr key={`${a.rule_id}${groupText(a.group)}`}>
                 <td>{nameOf(a.rule_id)}</td>
@@ -118,6 +142,11 @@ export function Alerts({ query }: { query: string }) {
                 <td>{a.reason ? `${a.state}: ${a.reason}` : a.state}</td>
                 <td>{a.value ?? ""}</td>
                 <td class="ts">{a.active_since}</td>
+                <td>
+                  <button type="button" aria-label={`Silence 1h: ${nameOf(a.rule_id)} ${groupText(a.group)}`.trim()} onClick={() => silenceHour(a)}>
+                    Silence 1h
+                  </button>
+                </td>
               </tr>
             ))}
           </Table>

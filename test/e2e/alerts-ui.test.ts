@@ -54,7 +54,20 @@ test("Alert on this query: a prefilled rule, its preview chart, saving it lists 
   await (await role(page, "button", "Test hook")).click();
   await page.waitForFunction(() => (globalThis as any).document.body.textContent?.includes("Delivered"), { timeout: 10_000 });
   expect(hook.got).toHaveLength(1);
+  // the rule fires at its next evaluation; from the page: silence its group for an hour, disable it, delete it
+  const saved = ((await (await api("GET", "/alerts/rules")).json()) as Parameters<typeof s.t.svc.evaluator.evaluate>[1][])[0];
+  await s.t.svc.evaluator.evaluate({ ws: s.workspaceId, env: "production" }, saved, Math.ceil(Date.now() / 60_000) * 60_000); // its next instant
+  await (await role(page, "button", "Refresh")).click();
+  await (await role(page, "button", "Silence 1h: level=error")).click();
+  await page.waitForFunction(() => (globalThis as any).document.body.textContent?.includes("silenced for an hour from the Alerts page"), { timeout: 10_000 });
+  const silences = (await (await api("GET", "/alerts/silences")).json()) as { rule_id: string; match: unknown }[];
+  expect(silences).toMatchObject([{ match: {} }]);
   expect(await runAxe(page)).toEqual([]); // the Alerts page passes the accessibility checks the other views do
+  await (await role(page, "button", "Disable level=error")).click();
+  await role(page, "button", "Enable level=error");
+  expect(((await (await api("GET", "/alerts/rules")).json()) as { enabled: boolean }[])[0].enabled).toBe(false);
+  await (await role(page, "button", "Delete level=error")).click();
+  await page.waitForFunction(() => (globalThis as any).document.body.textContent?.includes("No rule yet."), { timeout: 10_000 });
   await ctx.close();
 }, 40_000);
 
