@@ -30,6 +30,8 @@ export interface Databases {
   layout: Database;
   /** stats: what each workspace environment stores, for the storage report (see stats.ts). */
   stats: Database;
+  /** alerts: alert channels, rules, silences, states, history and the notification outbox (see alerts.ts). */
+  alerts: Database;
 }
 
 /** 1 TiB: address space only, of the 128 TiB a process has; a process holding many environments maps less each */
@@ -64,6 +66,7 @@ export function openDatabases(dataDir: string, log = logLine, mapBytes = DEFAULT
     usage: root.openDB({ name: "usage", encoding: "msgpack" }),
     layout: root.openDB({ name: "layout", encoding: "msgpack" }),
     stats: root.openDB({ name: "stats", encoding: "msgpack" }),
+    alerts: root.openDB({ name: "alerts", encoding: "msgpack" }),
   };
   upgradeIndexes(dbs, log);
   return dbs;

@@ -15,6 +15,8 @@ const LAYERS: [string, (file: string) => boolean][] = [
     (f) => ["main.ts", "server.ts", "app.ts", "compose.ts", "bootstrap.ts", "syslog.ts"].includes(f) || f.startsWith("cli/") || f.startsWith("cluster/"),
   ],
   ["http", (f) => f.startsWith("http/")],
+  // alerts/ evaluates rules through query/ (the hits engine) and is served by http/: a layer between the two
+  ["alerts", (f) => f.startsWith("alerts/")],
   ["ingest, query, admin", (f) => f.startsWith("ingest/") || f.startsWith("query/") || f.startsWith("admin/")],
   ["auth", (f) => f.startsWith("auth/")],
   ["limits", (f) => f.startsWith("limits/")],
