@@ -19,6 +19,7 @@ import { readRoutes } from "./http/read.ts";
 import { rejectionRoutes } from "./http/rejections.ts";
 import { esRoutes } from "./http/es.ts";
 import { lokiRoutes } from "./http/loki.ts";
+import { lokiReadRoutes } from "./http/loki-read.ts";
 import { otlpRoutes } from "./http/otlp.ts";
 import { uiRoutes } from "./http/ui.ts";
 import { RejectionLog, type RejectedBatch } from "./ingest/rejections.ts";
@@ -139,6 +140,7 @@ export function buildApp(deps: AppDeps, s = services(deps)) {
     .use(adminRoutes(s.admin, s.meta, deps.adminToken))
     .use(otlpRoutes(s))
     .use(lokiRoutes(s))
+    .use(lokiReadRoutes(s.gate, s.entries, deps.queryTimeoutMs ?? 30_000))
     .use(esRoutes(s))
     .use(uiRoutes(s.auth, s.sessions, s.clock))
     .group("/api/v1/workspace", (ws) =>

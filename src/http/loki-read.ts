@@ -1,0 +1,182 @@
+// loki-read: the read half of the Loki HTTP API under /loki/api/v1 (contract §17), so that Grafana's Loki data source
+// and Loki clients read Sluice. Answers and errors take Loki's JSON shapes.
+import { Elysia } from "elysia";
+import { ApiError, badRequest } from "../errors.ts";
+import type { Expr, LogExpr } from "../loki/ast.ts";
+import { type Labels, labelsKey } from "../loki/labels.ts";
+import { firstEntries, toStreams } from "../loki/logs.ts";
+import { evaluate, type StepValue } from "../loki/metric.ts";
+import { directionOf, limitOf, msWindow, type Params, rangeOf, stepOf, timeNs } from "../loki/params.ts";
+import { parseLogQL } from "../loki/parse.ts";
+import { selectEntries } from "../loki/select.ts";
+import { TimeSlicer } from "../query/slice.ts";
+import type { EntryStore } from "../storage/entries.ts";
+import { readBody } from "./body.ts";
+import type { Call, Gate, Server } from "./guard.ts";
+import { scopeOf } from "./read.ts";
+import { json, type Reply, requestUrl } from "./respond.ts";
+
+const HOUR_NS = 3_600_000_000_000n;
+const FORM = /^application\/x-www-form-urlencoded\b/i;
+const FORM_LIMIT = 1024 * 1024;
+const ALL: LogExpr = { kind: "log", selector: [], stages: [] };
+
+interface Context {
+  request: Request;
+  params: Record<string, string>;
+  set: Reply;
+  server: Server | null;
+}
+
+type Handler = (call: Call<Record<string, string>>, p: Params) => Promise<unknown>;
+
+/** lokiError renders a failure in Loki's error shape, keeping its status and headers (Retry-After). */
+function lokiError(set: Reply, e: ApiError): string {
+  const errorType = e.status === 400 ? "bad_data" : e.status === 404 ? "not_found" : e.status === 429 ? "too_many_requests" : "unauthorized";
+  return json(set, { status: "error", errorType, error: e.message, message: e.message, error_code: e.code }, e.status, e.headers);
+}
+
+/** paramsOf merges the URL's parameters with a POST's form body (rule evaluators post with them in the URL). */
+async function paramsOf(request: Request, timeoutMs?: number): Promise<Params> {
+  const url = requestUrl(request).searchParams;
+  if (request.method !== "POST" || !FORM.test(request.headers.get("content-type") ?? "")) return url;
+  const form = new URLSearchParams(new TextDecoder().decode(await readBody(request, FORM_LIMIT, timeoutMs)));
+  return { get: (name) => form.get(name) ?? url.get(name), getAll: (name) => [...url.getAll(name), ...form.getAll(name)] };
+}
+
+const required = (p: Params, name: string): string => {
+  const v = p.get(name);
+  if (v === null || v.trim() === "") throw badRequest("VALIDATION_FAILED", `${name} is required: send a LogQL query such as {level="error"}`);
+  return v;
+};
+
+/** sampleValue writes a value as Prometheus does: NaN and ±Inf as words. */
+const sampleValue = (v: number): string => (Number.isNaN(v) ? "NaN" : v === Infinity ? "+Inf" : v === -Infinity ? "-Inf" : String(v));
+const seconds = (ns: bigint): number => Number(ns / 1_000_000n) / 1000;
+
+const asLog = (expr: Expr, what: string): LogExpr => {
+  if (expr.kind !== "log") throw badRequest("VALIDATION_QUERY_INVALID", `${what} takes a stream selector such as {level="error"}, not a metric query`);
+  return expr;
+};
+
+/** matrix gathers per-step values into series, in order of first appearance. */
+function matrix(values: StepValue[], steps: bigint[]) {
+  const series = new Map<string, { metric: Labels; values: [number, string][] }>();
+  values.forEach((v, k) => {
+    const samples = "vector" in v ? v.vector : [{ labels: {}, value: v.scalar }];
+    for (const s of samples) {
+      const key = labelsKey(s.labels);
+      let one = series.get(key);
+      if (!one) series.set(key, (one = { metric: s.labels, values: [] }));
+      one.values.push([seconds(steps[k]), sampleValue(s.value)]);
+    }
+  });
+  return [...series.values()];
+}
+
+/** lokiReadRoutes mounts the Loki query API; detected_labels and /loki/api/v2alpha/tail stay unrouted (404) so Grafana falls back. */
+export function lokiReadRoutes(gate: Gate, store: EntryStore, queryTimeoutMs: number) {
+  const route = (handler: Handler) => {
+    const guarded = gate.guarded<Record<string, string>>("logs:read", async (call) =>
+      json(call.set, await handler(call, await paramsOf(call.request, gate.bodyTimeoutMs))),
+    );
+    return async (ctx: Context) => {
+      try {
+        return await guarded(ctx);
+      } catch (e) {
+        if (e instanceof ApiError) return lokiError(ctx.set, e);
+        throw e;
+      }
+    };
+  };
+  const slice = () => new TimeSlicer(queryTimeoutMs);
+  const success = (data: unknown) => ({ status: "success", data });
+
+  const handlers: Record<string, Handler> = {
+    async query({ caller, now }, p) {
+      const expr = parseLogQL(required(p, "query"));
+      if (expr.kind === "log") throw badRequest("VALIDATION_QUERY_INVALID", "a log query is answered by query_range; /query takes a metric query");
+      const time = p.get("time");
+      const t = time === null || time === "" ? BigInt(now) * 1_000_000n : timeNs("time", time);
+      const [v] = await evaluate(expr, { store, scope: scopeOf(caller, now), slice: slice(), steps: [t] });
+      if ("scalar" in v) return success({ resultType: "scalar", result: [seconds(t), sampleValue(v.scalar)] });
+      return success({ resultType: "vector", result: v.vector.map((s) => ({ metric: s.labels, value: [seconds(t), sampleValue(s.value)] })) });
+    },
+    async query_range({ caller, now, request }, p) {
+      const expr = parseLogQL(required(p, "query"));
+      const { startNs, endNs } = rangeOf(p, now, HOUR_NS);
+      const scope = scopeOf(caller, now);
+      if (expr.kind === "log") {
+        const limit = limitOf(p);
+        const direction = directionOf(p);
+        const categorized = (request.headers.get("x-loki-response-encoding-flags") ?? "").split(",").some((f) => f.trim() === "categorize-labels");
+        const kept = await firstEntries(store, scope, expr, msWindow(startNs, endNs), limit, direction, slice());
+        const data: Record<string, unknown> = { resultType: "streams", result: toStreams(kept, categorized) };
+        if (categorized) data.encodingFlags = ["categorize-labels"];
+        return success(data);
+      }
+      const step = stepOf(p, startNs, endNs);
+      const steps: bigint[] = [];
+      for (let t = startNs; t <= endNs; t += step) steps.push(t);
+      return success({ resultType: "matrix", result: matrix(await evaluate(expr, { store, scope, slice: slice(), steps }), steps) });
+    },
+    async labels({ caller, now }, p) {
+      return success([...(await streamsOf(caller, now, p, p.get("query") ? [p.get("query")!] : [])).names].sort());
+    },
+    async series({ caller, now }, p) {
+      return success((await streamsOf(caller, now, p, p.getAll("match[]"))).sets);
+    },
+    async "index/stats"({ caller, now }, p) {
+      const log = p.get("query") ? asLog(parseLogQL(p.get("query")!), "index/stats") : ALL;
+      const { startNs, endNs } = rangeOf(p, now, HOUR_NS);
+      const streams = new Set<string>();
+      let entries = 0;
+      let bytes = 0;
+      await selectEntries(store, scopeOf(caller, now), log, msWindow(startNs, endNs), slice(), ({ out }) => {
+        streams.add(labelsKey(out.stream));
+        entries++;
+        bytes += Buffer.byteLength(out.line);
+      });
+      return { streams: streams.size, chunks: streams.size, entries, bytes };
+    },
+  };
+
+  /** streamsOf lists the distinct stream label sets (and label names) of the window's entries that any selector selects. */
+  async function streamsOf(caller: Call<unknown>["caller"], now: number, p: Params, selectors: string[]) {
+    const { startNs, endNs } = rangeOf(p, now, 6n * HOUR_NS);
+    const logs = selectors.length === 0 ? [ALL] : selectors.map((s) => asLog(parseLogQL(s), "a series match[]"));
+    const sets = new Map<string, Labels>();
+    const names = new Set<string>();
+    for (const log of logs) {
+      await selectEntries(store, scopeOf(caller, now), log, msWindow(startNs, endNs), slice(), ({ out }) => {
+        const key = labelsKey(out.stream);
+        if (sets.has(key)) return;
+        sets.set(key, out.stream);
+        for (const name of Object.keys(out.stream)) names.add(name);
+      });
+    }
+    return { sets: [...sets.values()], names };
+  }
+
+  const labelValues: Handler = async ({ caller, now, params }, p) => {
+    const name = params.name ?? "";
+    const values = new Set<string>();
+    for (const set of (await streamsOf(caller, now, p, p.get("query") ? [p.get("query")!] : [])).sets) if (set[name] !== undefined) values.add(set[name]);
+    return success([...values].sort());
+  };
+
+  const app = new Elysia({ prefix: "/loki/api/v1" });
+  const hidden = { parse: "none" as const, detail: { hide: true } };
+  for (const [path, handler] of [...Object.entries(handlers), ["label/:name/values", labelValues] as const]) {
+    app.get(`/${path}`, route(handler), hidden).post(`/${path}`, route(handler), hidden);
+  }
+  return app
+    .get(
+      "/label",
+      route(async (call, p) => handlers.labels(call, p)),
+      hidden,
+    )
+    .get("/status/buildinfo", () => ({ version: "3.0.0", revision: "sluice", branch: "main", buildUser: "sluice", buildDate: "", goVersion: "" }), {
+      detail: { hide: true },
+    });
+}

@@ -1,0 +1,81 @@
+// ast: the typed syntax tree of the LogQL that Sluice evaluates (contract §17); parse.ts builds it from Grafana's grammar.
+
+/** MatchOp compares a label with a string or an RE2 regex (fully anchored). */
+export type MatchOp = "=" | "!=" | "=~" | "!~";
+/** CmpOp compares a label's number, duration or byte size. */
+export type CmpOp = "==" | "!=" | ">" | ">=" | "<" | "<=";
+
+/** Matcher is `name op "value"`, in a selector or a label filter. */
+export interface Matcher {
+  name: string;
+  op: MatchOp;
+  value: string;
+}
+
+/** LineFilter keeps lines that contain (|=), lack (!=), match (|~) or do not match (!~) any of its values (`or`). */
+export interface LineFilter {
+  kind: "line";
+  op: "|=" | "!=" | "|~" | "!~";
+  values: string[];
+}
+
+/** LabelPredicate is a label filter: a string matcher, a number comparison, or two joined by and/or. */
+export type LabelPredicate =
+  | { kind: "and" | "or"; left: LabelPredicate; right: LabelPredicate }
+  | { kind: "match"; matcher: Matcher }
+  | { kind: "compare"; name: string; op: CmpOp; value: number; unit: "number" | "duration" | "bytes" };
+
+/** Stage is one step of a log pipeline. */
+export type Stage =
+  | LineFilter
+  | { kind: "filter"; predicate: LabelPredicate }
+  | { kind: "json" | "logfmt" }
+  | { kind: "drop" | "keep"; items: { name: string; matcher?: Matcher }[] }
+  | { kind: "decolorize" };
+
+/** LogExpr is a stream selector and its pipeline. */
+export interface LogExpr {
+  kind: "log";
+  selector: Matcher[];
+  stages: Stage[];
+}
+
+/** RangeOp is every range aggregation over log lines (no unwrap). */
+export type RangeOp = "count_over_time" | "rate" | "bytes_over_time" | "bytes_rate" | "absent_over_time";
+/** RangeAgg applies a range aggregation to a log query over `(t − range − offset, t − offset]`. */
+export interface RangeAgg {
+  kind: "range";
+  op: RangeOp;
+  log: LogExpr;
+  rangeNs: bigint;
+  offsetNs: bigint;
+}
+
+/** VectorOp is every vector aggregation. */
+export type VectorOp = "sum" | "avg" | "min" | "max" | "count" | "stddev" | "stdvar" | "topk" | "bottomk" | "sort" | "sort_desc";
+/** VectorAgg aggregates a vector's samples per group of `by` labels (or all labels but `without`). */
+export interface VectorAgg {
+  kind: "aggregate";
+  op: VectorOp;
+  by?: string[];
+  without?: string[];
+  param?: number;
+  inner: MetricExpr;
+}
+
+/** BinaryOp is every binary operator between scalars and vectors. */
+export type BinaryOp = "+" | "-" | "*" | "/" | "%" | "^" | "==" | "!=" | ">" | ">=" | "<" | "<=" | "and" | "or" | "unless";
+/** Binary joins two metric expressions; comparisons filter unless `bool`. */
+export interface Binary {
+  kind: "binary";
+  op: BinaryOp;
+  bool: boolean;
+  left: MetricExpr;
+  right: MetricExpr;
+}
+
+/** MetricExpr is every expression that yields samples. */
+export type MetricExpr = RangeAgg | VectorAgg | Binary | { kind: "number"; value: number } | { kind: "vector"; value: number };
+
+/** Expr is a whole LogQL query. */
+export type Expr = LogExpr | MetricExpr;
