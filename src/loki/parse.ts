@@ -247,11 +247,63 @@ class Reader {
     return out;
   }
 
+  /**
+   * binary reads a chain of binary operators. The grammar nests a chain as it comes, with no precedence (`a * 2 + 1`
+   * arrives as `a * (2 + 1)`), so the chain is flattened (parentheses excepted) and rebuilt with Prometheus precedence.
+   */
   private binary(n: SyntaxNode): MetricExpr {
-    const [left, op, modifier, right] = kids(n);
-    if (modifier.name !== "BinOpModifier" || !right) throw unsupported(`binary expression ${JSON.stringify(this.of(n))}`);
-    const mods = kids(modifier).map((k) => k.name);
-    if (mods.some((m) => m !== "Bool")) throw unsupported(`vector matching ${JSON.stringify(this.of(modifier))} (on, ignoring, group_left, group_right)`);
-    return { kind: "binary", op: this.of(op).trim() as BinaryOp, bool: mods.includes("Bool"), left: this.metric(left), right: this.metric(right) };
+    const operands: MetricExpr[] = [];
+    const ops: { op: BinaryOp; bool: boolean }[] = [];
+    const chain = (node: SyntaxNode) => {
+      const [left, op, modifier, right] = kids(node);
+      if (modifier?.name !== "BinOpModifier" || !right) throw unsupported(`binary expression ${JSON.stringify(this.of(node))}`);
+      const mods = kids(modifier).map((k) => k.name);
+      if (mods.some((m) => m !== "Bool")) throw unsupported(`vector matching ${JSON.stringify(this.of(modifier))} (on, ignoring, group_left, group_right)`);
+      operand(left);
+      ops.push({ op: this.of(op).trim() as BinaryOp, bool: mods.includes("Bool") });
+      operand(right);
+    };
+    const operand = (node: SyntaxNode) => {
+      const inner = node.name === "Expr" ? this.only(node) : node;
+      const bin = inner.name === "MetricExpr" ? this.only(inner) : inner;
+      if (bin.name === "BinOpExpr") chain(bin);
+      else operands.push(this.metric(inner));
+    };
+    chain(n);
+    return precedence(operands, ops);
   }
+}
+
+const LEVEL: Record<string, number> = {
+  "^": 6,
+  "*": 5,
+  "/": 5,
+  "%": 5,
+  "+": 4,
+  "-": 4,
+  "==": 3,
+  "!=": 3,
+  ">": 3,
+  ">=": 3,
+  "<": 3,
+  "<=": 3,
+  and: 2,
+  unless: 2,
+  or: 1,
+};
+
+/** precedence builds the tree of `a op b op c …` by Prometheus precedence: left-associative, except `^`. */
+function precedence(operands: MetricExpr[], ops: { op: BinaryOp; bool: boolean }[]): MetricExpr {
+  if (ops.length === 0) return operands[0];
+  // split at the loosest operator: its last occurrence (left-associative), or its first for `^` (right-associative)
+  const loosest = Math.min(...ops.map((o) => LEVEL[o.op]));
+  const at = loosest === LEVEL["^"] ? ops.findIndex((o) => LEVEL[o.op] === loosest) : ops.findLastIndex((o) => LEVEL[o.op] === loosest);
+  const { op, bool } = ops[at];
+  return {
+    kind: "binary",
+    op,
+    bool,
+    left: precedence(operands.slice(0, at + 1), ops.slice(0, at)),
+    right: precedence(operands.slice(at + 1), ops.slice(at + 1)),
+  };
 }
