@@ -27,7 +27,8 @@ const loki = async (key: string, path: string, params: Record<string, string>) =
   const r = await s.app.handle(new Request(`http://localhost/loki/api/v1/${path}?${new URLSearchParams(params)}`, { headers: { "x-api-key": key } }));
   return { status: r.status, body: (await r.json()) as any };
 };
-const points = (body: any) => Object.fromEntries((body.data.result as any[]).map((r) => [JSON.stringify(r.metric), r.values.map(([t, v]: [number, string]) => [t, Number(v)])]));
+const points = (body: any) =>
+  Object.fromEntries((body.data.result as any[]).map((r) => [JSON.stringify(r.metric), r.values.map(([t, v]: [number, string]) => [t, Number(v)])]));
 
 test("count_over_time counts (t − range, t] exactly; points at start + k·step ≤ end; empty ranges give no point", async () => {
   // one entry a second from T0 to T0 + 9 s
@@ -158,7 +159,12 @@ test("Grafana's logs-volume query: sum by (level, detected_level) (count_over_ti
     ],
     [JSON.stringify({ level: "info", detected_level: "info" })]: [[s0 + 120, 1]],
   });
-  const older = await loki(key, "query_range", { query: 'sum by (level) (count_over_time({action="vol"}[1m]))', start: ns(T0), end: ns(T0 + 120_000), step: "60s" });
+  const older = await loki(key, "query_range", {
+    query: 'sum by (level) (count_over_time({action="vol"}[1m]))',
+    start: ns(T0),
+    end: ns(T0 + 120_000),
+    step: "60s",
+  });
   expect(Object.keys(points(older.body)).sort()).toEqual([JSON.stringify({ level: "error" }), JSON.stringify({ level: "info" })]);
 });
 
@@ -169,7 +175,9 @@ test("json and logfmt produce labels that split series and filter; __error__ mar
     { action: "j", message: "not json", clientTimestamp: iso(T0 - 10) },
   ]);
   const at = async (q: string) =>
-    ((await loki(key, "query", { query: q, time: ns(T0) })).body.data.result as any[]).map((x) => [x.metric.user_name ?? x.metric.__error__ ?? null, Number(x.value[1])]).sort();
+    ((await loki(key, "query", { query: q, time: ns(T0) })).body.data.result as any[])
+      .map((x) => [x.metric.user_name ?? x.metric.__error__ ?? null, Number(x.value[1])])
+      .sort();
   expect(await at('sum by (user_name) (count_over_time({action="j"} | json | status >= 500 [1m]))')).toEqual([["bob", 1]]);
   expect(await at('sum by (__error__) (count_over_time({action="j"} | json | __error__ != "" [1m]))')).toEqual([["JSONParserErr", 1]]);
   expect(await at('sum(count_over_time({action="j"} | json | drop __error__ [1m]))')).toEqual([[null, 3]]);
