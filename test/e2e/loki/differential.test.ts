@@ -52,7 +52,7 @@ beforeAll(async () => {
   });
   expect(r.status).toBe(201);
   const { ids } = (await r.json()) as { ids: string[] };
-  docs.forEach((d, i) => corpus.push({ ...d, id: ids[i] }));
+  for (const [i, d] of docs.entries()) corpus.push({ ...d, id: ids[i] });
 });
 afterAll(async () => {
   await s.close();
