@@ -40,8 +40,29 @@ export interface LogExpr {
   stages: Stage[];
 }
 
-/** RangeOp is every range aggregation over log lines (no unwrap). */
-export type RangeOp = "count_over_time" | "rate" | "bytes_over_time" | "bytes_rate" | "absent_over_time";
+/** LineRangeOp is every range aggregation over log lines. */
+export type LineRangeOp = "count_over_time" | "rate" | "bytes_over_time" | "bytes_rate" | "absent_over_time";
+/** UnwrapOp is every range aggregation over unwrapped label values (rate: their sum per second). */
+export type UnwrapOp =
+  | "rate"
+  | "sum_over_time"
+  | "avg_over_time"
+  | "min_over_time"
+  | "max_over_time"
+  | "first_over_time"
+  | "last_over_time"
+  | "stddev_over_time"
+  | "stdvar_over_time"
+  | "quantile_over_time";
+/** RangeOp is every range aggregation. */
+export type RangeOp = LineRangeOp | UnwrapOp;
+
+/** Unwrap takes a sample's value from a label, read as a number, a duration (seconds) or a byte size; `then` filters after it. */
+export interface Unwrap {
+  name: string;
+  conv: "number" | "duration" | "bytes";
+  then: Stage[];
+}
 /** RangeAgg applies a range aggregation to a log query over `(t − range − offset, t − offset]`. */
 export interface RangeAgg {
   kind: "range";
@@ -49,6 +70,11 @@ export interface RangeAgg {
   log: LogExpr;
   rangeNs: bigint;
   offsetNs: bigint;
+  unwrap?: Unwrap;
+  /** quantile_over_time's φ */
+  param?: number;
+  by?: string[];
+  without?: string[];
 }
 
 /** VectorOp is every vector aggregation. */

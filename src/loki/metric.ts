@@ -6,7 +6,9 @@ import type { EntryStore } from "../storage/entries.ts";
 import type { MetricExpr, RangeAgg } from "./ast.ts";
 import { type Labels, labelsKey } from "./labels.ts";
 import { floorDiv } from "./params.ts";
+import { compileStages, lookupLabel, type Processed, setSampleError } from "./pipeline.ts";
 import { selectEntries } from "./select.ts";
+import { bytesOf, durationNs } from "./units.ts";
 import { aggregate, binary, type Sample, type StepValue } from "./vectors.ts";
 
 export type { Sample, StepValue } from "./vectors.ts";
@@ -43,51 +45,134 @@ export async function evaluate(expr: MetricExpr, ev: Evaluation, carry: Readonly
 interface Series {
   labels: Labels;
   ms: number[];
-  bytes: number[];
+  ids: string[];
+  values: number[];
 }
 
 const utf8 = new TextEncoder();
 
-/** rangeAggregate reads the entries every step's range needs once, then counts each range by binary search. */
+/** sampleOf reads an entry's sample value: 1 a line, its bytes, or an unwrapped label; undefined when it has none. */
+function sampler(expr: RangeAgg): (out: Processed) => number | undefined {
+  const { unwrap } = expr;
+  if (!unwrap) return expr.op === "bytes_over_time" || expr.op === "bytes_rate" ? (out) => utf8.encode(out.line).length : () => 1;
+  const then = compileStages(unwrap.then);
+  return (out) => {
+    const text = lookupLabel(out, unwrap.name);
+    const value = text === undefined ? undefined : unwrap.conv === "duration" ? secondsOf(text) : unwrap.conv === "bytes" ? bytesOf(text) : numberOf(text);
+    if (value === undefined) setSampleError(out, `cannot read label ${unwrap.name} (${JSON.stringify(text ?? null)}) as a ${unwrap.conv}`);
+    if (!then(out)) return undefined;
+    return value; // an entry whose label cannot be read gives no sample
+  };
+}
+
+const numberOf = (text: string) => (text.trim() === "" || Number.isNaN(Number(text)) ? undefined : Number(text));
+const secondsOf = (text: string) => {
+  const ns = durationNs(text.trim());
+  return ns === undefined ? undefined : Number(ns) / 1e9;
+};
+
+/** seriesLabels are a sample's labels: stream and parsed labels (with `carry` metadata), grouped when the range aggregation groups. */
+function seriesLabels(expr: RangeAgg, out: Processed, carry: ReadonlySet<string>): Labels {
+  const labels: Labels = { ...out.stream, ...out.parsed };
+  for (const name of carry) if (out.metadata[name] !== undefined && labels[name] === undefined) labels[name] = out.metadata[name];
+  if (expr.unwrap) delete labels[expr.unwrap.name];
+  if (expr.by) {
+    const grouped: Labels = {};
+    for (const name of expr.by) {
+      const v = labels[name] ?? out.metadata[name];
+      if (v !== undefined) grouped[name] = v;
+    }
+    return grouped;
+  }
+  if (expr.without) for (const name of expr.without) delete labels[name];
+  return labels;
+}
+
+/** rangeAggregate reads the entries every step's range needs once, then finds each range by binary search. */
 async function rangeAggregate(expr: RangeAgg, ev: Evaluation, carry: ReadonlySet<string>): Promise<Sample[][]> {
   const { steps } = ev;
   const lowest = floorDiv(steps[0] - expr.offsetNs - expr.rangeNs, 1_000_000n);
   const highest = floorDiv(steps[steps.length - 1] - expr.offsetNs, 1_000_000n);
   const series = new Map<string, Series>();
-  const wantsBytes = expr.op === "bytes_over_time" || expr.op === "bytes_rate";
+  const sample = sampler(expr);
   await selectEntries(ev.store, ev.scope, expr.log, { fromMs: Number(lowest) + 1, toMs: Number(highest) + 1 }, ev.slice, ({ entry, out }) => {
-    const labels: Labels = { ...out.stream, ...out.parsed };
-    for (const name of carry) if (out.metadata[name] !== undefined && labels[name] === undefined) labels[name] = out.metadata[name];
+    const value = sample(out);
+    if (value === undefined) return;
+    const labels = seriesLabels(expr, out, carry);
     const key = labelsKey(labels);
     let s = series.get(key);
-    if (!s) series.set(key, (s = { labels, ms: [], bytes: [] }));
+    if (!s) series.set(key, (s = { labels, ms: [], ids: [], values: [] }));
     s.ms.push(entry.clientMs);
-    s.bytes.push(wantsBytes ? utf8.encode(out.line).length : 0);
+    s.ids.push(entry.id);
+    s.values.push(value);
   });
   const sorted = [...series.values()].map((s) => {
-    const order = s.ms.map((_, i) => i).sort((a, b) => s.ms[a] - s.ms[b]);
-    const ms = order.map((i) => s.ms[i]);
-    const prefix = [0];
-    for (const i of order) prefix.push(prefix[prefix.length - 1] + s.bytes[i]);
-    return { labels: s.labels, ms, prefix };
+    const order = s.ms.map((_, i) => i).sort((a, b) => s.ms[a] - s.ms[b] || (s.ids[a] < s.ids[b] ? -1 : 1));
+    return { labels: s.labels, ms: order.map((i) => s.ms[i]), values: order.map((i) => s.values[i]) };
   });
   const seconds = Number(expr.rangeNs) / 1e9;
   return steps.map((t) => {
     const lo = Number(floorDiv(t - expr.offsetNs - expr.rangeNs, 1_000_000n));
     const hi = Number(floorDiv(t - expr.offsetNs, 1_000_000n));
+    if (expr.op === "absent_over_time") return absent(expr, sorted, lo, hi);
     const out: Sample[] = [];
     for (const s of sorted) {
       const a = upTo(s.ms, lo);
       const b = upTo(s.ms, hi);
-      const count = b - a;
-      if (count === 0) continue;
-      const bytes = s.prefix[b] - s.prefix[a];
-      const value = expr.op === "count_over_time" ? count : expr.op === "rate" ? count / seconds : expr.op === "bytes_over_time" ? bytes : bytes / seconds;
-      if (expr.op !== "absent_over_time") out.push({ labels: s.labels, value });
+      if (b === a) continue;
+      out.push({ labels: s.labels, value: overRange(expr, s.values.slice(a, b), seconds) });
     }
-    if (expr.op === "absent_over_time") return absent(expr, sorted, lo, hi);
     return out;
   });
+}
+
+/** overRange applies a range aggregation to the values of one range, oldest first (never empty). */
+function overRange(expr: RangeAgg, xs: number[], seconds: number): number {
+  const sum = () => xs.reduce((s, x) => s + x, 0);
+  const variance = () => {
+    const mean = sum() / xs.length;
+    return xs.reduce((s, x) => s + (x - mean) ** 2, 0) / xs.length;
+  };
+  switch (expr.op) {
+    case "count_over_time":
+      return xs.length;
+    case "rate":
+      return (expr.unwrap ? sum() : xs.length) / seconds;
+    case "bytes_over_time":
+    case "sum_over_time":
+      return sum();
+    case "bytes_rate":
+      return sum() / seconds;
+    case "avg_over_time":
+      return sum() / xs.length;
+    case "min_over_time":
+      return Math.min(...xs);
+    case "max_over_time":
+      return Math.max(...xs);
+    case "first_over_time":
+      return xs[0];
+    case "last_over_time":
+      return xs[xs.length - 1];
+    case "stddev_over_time":
+      return Math.sqrt(variance());
+    case "stdvar_over_time":
+      return variance();
+    case "quantile_over_time":
+      return quantile(expr.param ?? 0.5, xs);
+    default:
+      return Number.NaN;
+  }
+}
+
+/** quantile is Prometheus's φ-quantile with linear interpolation; φ outside [0, 1] gives ±Inf. */
+function quantile(q: number, values: number[]): number {
+  if (q < 0) return Number.NEGATIVE_INFINITY;
+  if (q > 1) return Number.POSITIVE_INFINITY;
+  const xs = [...values].sort((a, b) => a - b);
+  const rank = q * (xs.length - 1);
+  const lower = Math.floor(rank);
+  const upper = Math.min(lower + 1, xs.length - 1);
+  return xs[lower] + (xs[upper] - xs[lower]) * (rank - lower);
 }
 
 /** absent is absent_over_time at one step: 1 with the selector's equality labels when no entry is in range. */

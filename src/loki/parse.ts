@@ -3,10 +3,23 @@
 import { parser } from "@grafana/lezer-logql";
 import type { SyntaxNode } from "@lezer/common";
 import { badRequest } from "../errors.ts";
-import type { BinaryOp, CmpOp, Expr, LabelPredicate, LogExpr, Matcher, MatchOp, MetricExpr, RangeOp, Stage, VectorOp } from "./ast.ts";
+import type { BinaryOp, CmpOp, Expr, LabelPredicate, LogExpr, Matcher, MatchOp, MetricExpr, RangeAgg, RangeOp, Stage, Unwrap, VectorOp } from "./ast.ts";
 import { bytesOf, durationNs, goString } from "./units.ts";
 
-const RANGE_OPS: readonly string[] = ["count_over_time", "rate", "bytes_over_time", "bytes_rate", "absent_over_time"];
+const LINE_OPS: readonly string[] = ["count_over_time", "rate", "bytes_over_time", "bytes_rate", "absent_over_time"];
+const UNWRAP_OPS: readonly string[] = [
+  "rate",
+  "sum_over_time",
+  "avg_over_time",
+  "min_over_time",
+  "max_over_time",
+  "first_over_time",
+  "last_over_time",
+  "stddev_over_time",
+  "stdvar_over_time",
+  "quantile_over_time",
+];
+const CONVERSIONS: Record<string, Unwrap["conv"]> = { "": "number", duration: "duration", duration_seconds: "duration", bytes: "bytes" };
 const VECTOR_OPS: readonly string[] = ["sum", "avg", "min", "max", "count", "stddev", "stdvar", "topk", "bottomk", "sort", "sort_desc"];
 const MATCH_OPS: Record<string, MatchOp> = { "=": "=", "!=": "!=", "=~": "=~", "!~": "!~" };
 const CMP_OPS: Record<string, CmpOp> = { "==": "==", "=": "==", "!=": "!=", ">": ">", ">=": ">=", "<": "<", "<=": "<=" };
@@ -214,10 +227,17 @@ class Reader {
 
   private range(n: SyntaxNode): MetricExpr {
     const op = this.of(this.sub(n, "RangeOp")).trim();
-    if (!RANGE_OPS.includes(op)) throw unsupported(`range aggregation ${op}`);
-    if (n.getChild("Grouping")) throw unsupported(`grouping on ${op} (group with sum by (…) around it)`);
     const r = this.sub(n, "LogRangeExpr");
-    if (r.getChild("UnwrapExpr")) throw unsupported(`unwrap in ${op}`);
+    const unwrapNode = r.getChild("UnwrapExpr");
+    if (!(unwrapNode ? UNWRAP_OPS : LINE_OPS).includes(op)) {
+      throw unsupported(
+        unwrapNode
+          ? `range aggregation ${op} over unwrap`
+          : UNWRAP_OPS.includes(op)
+            ? `${op} without unwrap (add | unwrap <label>)`
+            : `range aggregation ${op}`,
+      );
+    }
     const selector = r.getChild("Selector");
     if (!selector) throw unsupported(`range expression ${JSON.stringify(this.of(r))}`);
     const pipeline = r.getChild("PipelineExpr");
@@ -226,7 +246,36 @@ class Reader {
     const offsetNs = offset ? durationNs(this.of(this.sub(offset, "Duration")).trim()) : 0n;
     if (rangeNs === undefined || rangeNs <= 0n || offsetNs === undefined) throw unsupported(`range ${JSON.stringify(this.of(r))}`);
     const log: LogExpr = { kind: "log", selector: this.matchers(selector), stages: pipeline ? this.stages(pipeline) : [] };
-    return { kind: "range", op: op as RangeOp, log, rangeNs, offsetNs };
+    const out: RangeAgg = { kind: "range", op: op as RangeOp, log, rangeNs, offsetNs };
+    if (unwrapNode) out.unwrap = this.unwrap(unwrapNode);
+    const param = n.getChild("Number");
+    if (op === "quantile_over_time") {
+      if (!param) throw badRequest("VALIDATION_QUERY_INVALID", "quantile_over_time needs a quantile: quantile_over_time(0.99, …)");
+      out.param = Number(this.of(param));
+    }
+    const grouping = n.getChild("Grouping");
+    if (grouping) {
+      if (!unwrapNode) throw unsupported(`grouping on ${op} (group with sum by (…) around it)`);
+      const names = found(grouping, ["Identifier"]).map((c) => this.of(c));
+      if (grouping.getChild("Without")) out.without = names;
+      else out.by = names;
+    }
+    return out;
+  }
+
+  /** unwrap reads `| unwrap [conv(]label[)]` and the label filters after it (the grammar nests them). */
+  private unwrap(n: SyntaxNode): Unwrap {
+    const inner = n.getChild("UnwrapExpr");
+    if (inner) {
+      const base = this.unwrap(inner);
+      const filter = n.getChild("LabelFilter");
+      if (!filter) throw unsupported(`stage after unwrap ${JSON.stringify(this.of(n))}`);
+      return { ...base, then: [...base.then, { kind: "filter", predicate: this.predicate(filter) }] };
+    }
+    const conv = n.getChild("ConvOp");
+    const convText = conv ? this.of(conv).trim() : "";
+    if (CONVERSIONS[convText] === undefined) throw unsupported(`unwrap conversion ${convText}()`);
+    return { name: this.of(this.sub(n, "Identifier")), conv: CONVERSIONS[convText], then: [] };
   }
 
   private aggregate(n: SyntaxNode): MetricExpr {

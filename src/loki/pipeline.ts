@@ -150,6 +150,18 @@ function stage(s: Stage): Step {
   }
 }
 
+/** compileStages compiles pipeline stages into one step: false when the entry is filtered out. */
+export function compileStages(stages: Stage[]): (p: Processed) => boolean {
+  const steps = stages.map(stage);
+  return (p) => steps.every((step) => step(p));
+}
+
+/** setSampleError marks an entry whose unwrapped label could not be read, as Loki does. */
+export const setSampleError = (p: Processed, details: string) => setError(p, "SampleExtractionErr", details);
+
+/** lookupLabel finds a label among the parsed, stream and structured-metadata labels, in that order. */
+export const lookupLabel = (p: Processed, name: string): string | undefined => lookup(p, name);
+
 /** compileLog compiles a log query's selector and pipeline. */
 export function compileLog(expr: LogExpr): Compiled {
   const selector = expr.selector.map((m) => ({ name: m.name, test: matcherTest(m) }));

@@ -182,3 +182,56 @@ test("json and logfmt produce labels that split series and filter; __error__ mar
   expect(await at('sum by (__error__) (count_over_time({action="j"} | json | __error__ != "" [1m]))')).toEqual([["JSONParserErr", 1]]);
   expect(await at('sum(count_over_time({action="j"} | json | drop __error__ [1m]))')).toEqual([[null, 3]]);
 });
+
+test("unwrap: sum/avg/min/max/first/last/stddev/stdvar/quantile_over_time and rate over a label, duration() and bytes(), grouped by", async () => {
+  const key = await tenant([
+    { action: "u", message: "took=100ms size=1KB n=1 route=/a", clientTimestamp: iso(T0 - 30) },
+    { action: "u", message: "took=2s size=3KB n=4 route=/a", clientTimestamp: iso(T0 - 20) },
+    { action: "u", message: "took=300ms size=2KB n=7 route=/b", clientTimestamp: iso(T0 - 10) },
+    { action: "u", message: "took=oops size=x n=oops route=/b", clientTimestamp: iso(T0 - 5) },
+  ]);
+  const at = async (q: string) => {
+    const r = await loki(key, "query", { query: q, time: ns(T0) });
+    expect({ q, status: r.status }).toEqual({ q, status: 200 });
+    return (r.body.data.result as any[]).map((x) => [x.metric.route ?? null, Number(x.value[1])]).sort();
+  };
+  const base = '{action="u"} | logfmt';
+  expect(await at(`sum(sum_over_time(${base} | unwrap n [1m]))`)).toEqual([[null, 12]]);
+  expect(await at(`sum_over_time(${base} | unwrap n | __error__="" [1m]) by (route)`)).toEqual([
+    ["/a", 5],
+    ["/b", 7],
+  ]);
+  expect(await at(`avg_over_time(${base} | unwrap n [1m]) by (route)`)).toEqual([
+    ["/a", 2.5],
+    ["/b", 7],
+  ]);
+  expect(await at(`max_over_time(${base} | unwrap duration(took) [1m]) by (route)`)).toEqual([
+    ["/a", 2],
+    ["/b", 0.3],
+  ]);
+  expect(await at(`min_over_time(${base} | unwrap bytes(size) [1m]) by (route)`)).toEqual([
+    ["/a", 1000],
+    ["/b", 2000],
+  ]);
+  expect(await at(`first_over_time(${base} | unwrap n [1m]) by (route)`)).toEqual([
+    ["/a", 1],
+    ["/b", 7],
+  ]);
+  expect(await at(`last_over_time(${base} | unwrap n [1m]) by (route)`)).toEqual([
+    ["/a", 4],
+    ["/b", 7],
+  ]);
+  expect(await at(`quantile_over_time(0.5, ${base} | unwrap n [1m]) by (route)`)).toEqual([
+    ["/a", 2.5],
+    ["/b", 7],
+  ]);
+  expect(await at(`stdvar_over_time(${base} | unwrap n [1m]) by (route)`)).toEqual([
+    ["/a", 2.25],
+    ["/b", 0],
+  ]);
+  expect(await at(`stddev_over_time(${base} | unwrap n [1m]) by (route)`)).toEqual([
+    ["/a", 1.5],
+    ["/b", 0],
+  ]);
+  expect(await at(`sum(rate(${base} | unwrap n [2s]))`)).toEqual([[null, 6]]);
+});

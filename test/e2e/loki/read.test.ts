@@ -235,7 +235,8 @@ test("anything not supported is a 400 naming the construct", async () => {
     ['{a="b"} | pattern "<x>"', "pattern"],
     ['{a="b"} | line_format "{{.a}}"', "line_format"],
     ['sum(count_over_time({a="b"}[1m])) / on (a) count_over_time({a="b"}[1m])', "on"],
-    ['sum_over_time({a="b"} | unwrap x [1m])', "sum_over_time"],
+    ['rate_counter({a="b"} | unwrap x [1m])', "rate_counter"],
+    ['sum_over_time({a="b"}[1m])', "sum_over_time without unwrap"],
   ]) {
     const r = await loki(key, "query_range", { query: q, ...window });
     expect({ q, status: r.status, type: r.body.errorType, named: r.body.error.includes(named) }).toEqual({ q, status: 400, type: "bad_data", named: true });
