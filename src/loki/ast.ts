@@ -57,11 +57,11 @@ export type UnwrapOp =
 /** RangeOp is every range aggregation. */
 export type RangeOp = LineRangeOp | UnwrapOp;
 
-/** Unwrap takes a sample's value from a label, read as a number, a duration (seconds) or a byte size; `then` filters after it. */
+/** Unwrap takes a sample's value from a label, read as a number, a duration (seconds) or a byte size; `after` are the filters after it. */
 export interface Unwrap {
   name: string;
   conv: "number" | "duration" | "bytes";
-  then: Stage[];
+  after: Stage[];
 }
 /** RangeAgg applies a range aggregation to a log query over `(t − range − offset, t − offset]`. */
 export interface RangeAgg {

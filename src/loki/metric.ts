@@ -55,12 +55,12 @@ const utf8 = new TextEncoder();
 function sampler(expr: RangeAgg): (out: Processed) => number | undefined {
   const { unwrap } = expr;
   if (!unwrap) return expr.op === "bytes_over_time" || expr.op === "bytes_rate" ? (out) => utf8.encode(out.line).length : () => 1;
-  const then = compileStages(unwrap.then);
+  const after = compileStages(unwrap.after);
   return (out) => {
     const text = lookupLabel(out, unwrap.name);
     const value = text === undefined ? undefined : unwrap.conv === "duration" ? secondsOf(text) : unwrap.conv === "bytes" ? bytesOf(text) : numberOf(text);
     if (value === undefined) setSampleError(out, `cannot read label ${unwrap.name} (${JSON.stringify(text ?? null)}) as a ${unwrap.conv}`);
-    if (!then(out)) return undefined;
+    if (!after(out)) return undefined;
     return value; // an entry whose label cannot be read gives no sample
   };
 }

@@ -270,12 +270,12 @@ class Reader {
       const base = this.unwrap(inner);
       const filter = n.getChild("LabelFilter");
       if (!filter) throw unsupported(`stage after unwrap ${JSON.stringify(this.of(n))}`);
-      return { ...base, then: [...base.then, { kind: "filter", predicate: this.predicate(filter) }] };
+      return { ...base, after: [...base.after, { kind: "filter", predicate: this.predicate(filter) }] };
     }
     const conv = n.getChild("ConvOp");
     const convText = conv ? this.of(conv).trim() : "";
     if (CONVERSIONS[convText] === undefined) throw unsupported(`unwrap conversion ${convText}()`);
-    return { name: this.of(this.sub(n, "Identifier")), conv: CONVERSIONS[convText], then: [] };
+    return { name: this.of(this.sub(n, "Identifier")), conv: CONVERSIONS[convText], after: [] };
   }
 
   private aggregate(n: SyntaxNode): MetricExpr {
