@@ -29,7 +29,10 @@ export type LabelPredicate =
 export type Stage =
   | LineFilter
   | { kind: "filter"; predicate: LabelPredicate }
-  | { kind: "json" | "logfmt" }
+  | { kind: "json" | "logfmt" | "unpack" }
+  | { kind: "regexp" | "pattern"; pattern: string }
+  | { kind: "line_format"; template: string }
+  | { kind: "label_format"; items: ({ name: string; template: string } | { name: string; from: string })[] }
   | { kind: "drop" | "keep"; items: { name: string; matcher?: Matcher }[] }
   | { kind: "decolorize" };
 

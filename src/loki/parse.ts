@@ -5,6 +5,9 @@ import type { SyntaxNode } from "@lezer/common";
 import { badRequest } from "../errors.ts";
 import type { BinaryOp, CmpOp, Expr, LabelPredicate, LogExpr, Matcher, MatchOp, MetricExpr, RangeAgg, RangeOp, Stage, Unwrap, VectorOp } from "./ast.ts";
 import { bytesOf, durationNs, goString } from "./units.ts";
+import { unsupported } from "./unsupported.ts";
+
+export { unsupported } from "./unsupported.ts";
 
 const LINE_OPS: readonly string[] = ["count_over_time", "rate", "bytes_over_time", "bytes_rate", "absent_over_time"];
 const UNWRAP_OPS: readonly string[] = [
@@ -23,10 +26,6 @@ const CONVERSIONS: Record<string, Unwrap["conv"]> = { "": "number", duration: "d
 const VECTOR_OPS: readonly string[] = ["sum", "avg", "min", "max", "count", "stddev", "stdvar", "topk", "bottomk", "sort", "sort_desc"];
 const MATCH_OPS: Record<string, MatchOp> = { "=": "=", "!=": "!=", "=~": "=~", "!~": "!~" };
 const CMP_OPS: Record<string, CmpOp> = { "==": "==", "=": "==", "!=": "!=", ">": ">", ">=": ">=", "<": "<", "<=": "<=" };
-
-/** unsupported is the 400 for a construct Sluice does not evaluate. */
-export const unsupported = (what: string) =>
-  badRequest("VALIDATION_QUERY_INVALID", `LogQL ${what} is not supported by Sluice; rewrite the query without it (contract §17 lists what is)`);
 
 /** parseLogQL parses a LogQL query, or throws a 400 saying where it fails or which construct is not supported. */
 export function parseLogQL(text: string): Expr {
@@ -117,9 +116,24 @@ class Reader {
         return [{ kind: "filter", predicate: this.predicate(body) }];
       case "LabelParser": {
         const what = this.of(body).trim();
-        if (what === "json" || what === "logfmt") return [{ kind: what }];
+        if (what === "json" || what === "logfmt" || what === "unpack") return [{ kind: what }];
+        const arg = body.getChild("String");
+        if (arg && body.getChild("Regexp")) return [{ kind: "regexp", pattern: goString(this.of(arg)) }];
+        if (arg && body.getChild("Pattern")) return [{ kind: "pattern", pattern: goString(this.of(arg)) }];
         throw unsupported(`parser ${JSON.stringify(what)}`);
       }
+      case "LineFormatExpr":
+        return [{ kind: "line_format", template: goString(this.of(this.sub(body, "String"))) }];
+      case "LabelFormatExpr":
+        return [
+          {
+            kind: "label_format",
+            items: found(body, ["LabelFormatMatcher"]).map((m) => {
+              const [name, , value] = kids(m);
+              return value.name === "String" ? { name: this.of(name), template: goString(this.of(value)) } : { name: this.of(name), from: this.of(value) };
+            }),
+          },
+        ];
       case "LogfmtParser":
         if (this.of(body).trim() === "logfmt") return [{ kind: "logfmt" }];
         throw unsupported(`parser flags in ${JSON.stringify(this.of(body))}`);

@@ -3,6 +3,7 @@
 import { RE2JS } from "re2js";
 import { badRequest } from "../errors.ts";
 import type { LabelPredicate, LogExpr, Matcher, Stage } from "./ast.ts";
+import { type Fields, patternStage, regexpStage, template, unpackStage } from "./extract.ts";
 import { type Labels, type LokiEntry, labelName } from "./labels.ts";
 import { parseLogfmt } from "./logfmt.ts";
 import { bytesOf, durationNs } from "./units.ts";
@@ -88,6 +89,25 @@ function secondsOf(text: string): number | undefined {
   return ns === undefined ? undefined : Number(ns) / 1e9;
 }
 
+/** fields is the view of an entry that the extraction stages work on. */
+function fields(p: Processed): Fields {
+  return {
+    get line() {
+      return p.line;
+    },
+    set line(v: string) {
+      p.line = v;
+    },
+    get: (name) => lookup(p, name),
+    set: (name, value) => addParsed(p, name, value),
+    remove(name) {
+      delete p.parsed[name];
+      delete p.stream[name];
+      delete p.metadata[name];
+    },
+  };
+}
+
 function addParsed(p: Processed, name: string, value: string) {
   const clean = labelName(name);
   const target = p.stream[clean] !== undefined ? `${clean}_extracted` : clean; // as Loki: a parsed label never hides a stream label
@@ -132,6 +152,42 @@ function stage(s: Stage): Step {
         else for (const [k, v] of pairs) addParsed(p, k, v);
         return true;
       };
+    case "unpack":
+      return (p) => {
+        unpackStage(fields(p), (details) => setError(p, "JSONParserErr", details));
+        return true;
+      };
+    case "regexp":
+    case "pattern": {
+      const extract = s.kind === "regexp" ? regexpStage(s.pattern) : patternStage(s.pattern);
+      return (p) => {
+        extract(fields(p));
+        return true;
+      };
+    }
+    case "line_format": {
+      const render = template(s.template);
+      return (p) => {
+        p.line = render(fields(p));
+        return true;
+      };
+    }
+    case "label_format": {
+      const items = s.items.map((i) => ({
+        name: i.name,
+        render: "template" in i ? template(i.template) : (f: Fields) => f.get(i.from) ?? "",
+        from: "from" in i ? i.from : undefined,
+      }));
+      return (p) => {
+        const f = fields(p);
+        const values = items.map((i) => i.render(f)); // every template sees the labels as they were before this stage
+        items.forEach((i, k) => {
+          if (i.from !== undefined && i.from !== i.name) f.remove(i.from);
+          p.parsed[i.name] = values[k];
+        });
+        return true;
+      };
+    }
     case "decolorize":
       return (p) => {
         p.line = p.line.replace(ANSI, "");

@@ -232,8 +232,8 @@ test("line filters |= != |~ !~ with or; selector regexes fully anchored; label f
 test("anything not supported is a 400 naming the construct", async () => {
   const key = await tenant([]);
   for (const [q, named] of [
-    ['{a="b"} | pattern "<x>"', "pattern"],
-    ['{a="b"} | line_format "{{.a}}"', "line_format"],
+    ['{a="b"} | line_format "{{ .a | ToUpper }}"', "{{.a | ToUpper}}"],
+    ['{a="b"} | logfmt --strict', "--strict"],
     ['sum(count_over_time({a="b"}[1m])) / on (a) count_over_time({a="b"}[1m])', "on"],
     ['rate_counter({a="b"} | unwrap x [1m])', "rate_counter"],
     ['sum_over_time({a="b"}[1m])', "sum_over_time without unwrap"],
@@ -257,4 +257,31 @@ test("a hostile regex on a hostile line is answered within 2 s (linear-time RE2)
   expect(r.status).toBe(200);
   expect(r.body.data.result).toEqual([]);
   expect(performance.now() - started).toBeLessThan(2000);
+});
+
+test("parsers regexp, pattern, unpack and json/logfmt; line_format and label_format with {{.label}} templates", async () => {
+  const key = await tenant([
+    { action: "px", message: '10.0.0.1 - GET /a 200 {"user":"ann"}', clientTimestamp: iso(T0) },
+    { action: "pu", message: '{"_entry":"inner line","pod":"p1"}', clientTimestamp: iso(T0 + 1) },
+  ]);
+  const one = async (q: string) => {
+    const r = await loki(key, "query_range", { query: q, ...window }, { "x-loki-response-encoding-flags": "categorize-labels" });
+    expect({ q, status: r.status }).toEqual({ q, status: 200 });
+    const [value] = r.body.data.result[0].values;
+    return { line: value[1], parsed: value[2].parsed ?? {} };
+  };
+  expect((await one('{action="px"} | regexp `^(?P<ip>\\S+) - (?P<method>\\w+)`')).parsed).toEqual({ ip: "10.0.0.1", method: "GET" });
+  expect((await one('{action="px"} | pattern "<ip> - <method> <path> <status> <_>"')).parsed).toEqual({
+    ip: "10.0.0.1",
+    method: "GET",
+    path: "/a",
+    status: "200",
+  });
+  expect(await one('{action="pu"} | unpack')).toEqual({ line: "inner line", parsed: { pod: "p1" } });
+  expect((await one('{action="px"} | pattern "<ip> - <method> <_>" | line_format "{{.method}} from {{ .ip }} [{{.level}}]"')).line).toBe(
+    "GET from 10.0.0.1 [info]",
+  );
+  const formatted = await one('{action="px"} | pattern "<ip> - <method> <_>" | label_format verb=method, who="{{.ip}}/{{.action}}"');
+  expect(formatted.parsed).toEqual({ ip: "10.0.0.1", verb: "GET", who: "10.0.0.1/px" });
+  expect((await one('{action="px"} | pattern "<ip> - <method> <_>" | method="GET" | line_format "{{__line__}}!"')).line).toEndWith("}!");
 });
