@@ -2,7 +2,8 @@
 // and Loki clients read Sluice. Answers and errors take Loki's JSON shapes.
 import { Elysia } from "elysia";
 import { ApiError, badRequest } from "../errors.ts";
-import type { Expr, LogExpr } from "../loki/ast.ts";
+import type { Expr, LogExpr, MetricExpr } from "../loki/ast.ts";
+import { detectFields } from "../loki/detected.ts";
 import { type Labels, labelsKey } from "../loki/labels.ts";
 import { firstEntries, toStreams } from "../loki/logs.ts";
 import { evaluate, type StepValue } from "../loki/metric.ts";
@@ -158,6 +159,50 @@ export function lokiReadRoutes(gate: Gate, store: EntryStore, queryTimeoutMs: nu
     return { sets: [...sets.values()], names };
   }
 
+  /** detected reads the newest `limit` entries the query keeps (default 1,000) and the fields found in them. */
+  async function detected(caller: Call<unknown>["caller"], now: number, p: Params) {
+    const query = p.get("query");
+    const log = query ? asLog(parseLogQL(query), "detected_fields") : ALL;
+    const { startNs, endNs } = rangeOf(p, now, HOUR_NS);
+    const limit = p.get("limit") ? limitOf(p) : 1000;
+    return { ...detectFields(await firstEntries(store, scopeOf(caller, now), log, msWindow(startNs, endNs), limit, "backward", slice())), limit };
+  }
+  handlers.detected_fields = async ({ caller, now }, p) => {
+    const { fields, limit } = await detected(caller, now, p);
+    return { fields, limit };
+  };
+  const fieldValues: Handler = async ({ caller, now, params }, p) => {
+    const { values, limit } = await detected(caller, now, p);
+    return { values: [...(values.get(params.name ?? "") ?? [])].sort(), limit };
+  };
+  /** volume is index/volume(_range): bytes per group of the selector's label names (or targetLabels), as a metric query. */
+  const volume =
+    (range: boolean): Handler =>
+    async (call, p) => {
+      const log = asLog(parseLogQL(required(p, "query")), "index/volume");
+      const { startNs, endNs } = rangeOf(p, call.now, HOUR_NS);
+      const target = p.get("targetLabels");
+      const by = target
+        ? target
+            .split(",")
+            .map((l) => l.trim())
+            .filter(Boolean)
+        : [...new Set(log.selector.map((m) => m.name))];
+      const step = range ? stepOf(p, startNs, endNs) : endNs - startNs;
+      const inner: MetricExpr = { kind: "range", op: "bytes_over_time", log, rangeNs: step > 0n ? step : 1n, offsetNs: 0n };
+      const expr: MetricExpr = { kind: "aggregate", op: "sum", by, inner };
+      const steps: bigint[] = [];
+      for (let t = range ? startNs : endNs; t <= endNs; t += step > 0n ? step : 1n) steps.push(t);
+      const values = await evaluate(expr, { store, scope: scopeOf(call.caller, call.now), slice: slice(), steps });
+      if (range) return success({ resultType: "matrix", result: matrix(values, steps) });
+      const [v] = values;
+      const limit = p.get("limit") ? limitOf(p) : 100;
+      const samples = "vector" in v ? [...v.vector].sort((a, b) => b.value - a.value).slice(0, limit) : [];
+      return success({ resultType: "vector", result: samples.map((x) => ({ metric: x.labels, value: [seconds(endNs), sampleValue(x.value)] })) });
+    };
+  handlers["index/volume"] = volume(false);
+  handlers["index/volume_range"] = volume(true);
+
   const labelValues: Handler = async ({ caller, now, params }, p) => {
     const name = params.name ?? "";
     const values = new Set<string>();
@@ -167,7 +212,11 @@ export function lokiReadRoutes(gate: Gate, store: EntryStore, queryTimeoutMs: nu
 
   const app = new Elysia({ prefix: "/loki/api/v1" });
   const hidden = { parse: "none" as const, detail: { hide: true } };
-  for (const [path, handler] of [...Object.entries(handlers), ["label/:name/values", labelValues] as const]) {
+  for (const [path, handler] of [
+    ...Object.entries(handlers),
+    ["label/:name/values", labelValues] as const,
+    ["detected_field/:name/values", fieldValues] as const,
+  ]) {
     app.get(`/${path}`, route(handler), hidden).post(`/${path}`, route(handler), hidden);
   }
   return app

@@ -285,3 +285,55 @@ test("parsers regexp, pattern, unpack and json/logfmt; line_format and label_for
   expect(formatted.parsed).toEqual({ ip: "10.0.0.1", verb: "GET", who: "10.0.0.1/px" });
   expect((await one('{action="px"} | pattern "<ip> - <method> <_>" | method="GET" | line_format "{{__line__}}!"')).line).toEndWith("}!");
 });
+
+test("detected_fields and detected_field/{name}/values: structured metadata and json or logfmt fields of the newest entries", async () => {
+  const key = await tenant([
+    { action: "df", message: "status=200 took=15ms size=2KB ok=true", actor: { id: "u1" }, clientTimestamp: iso(T0) },
+    { action: "df", message: "status=500 took=1s size=1KB ok=false", actor: { id: "u2" }, clientTimestamp: iso(T0 + 1) },
+    { action: "dj", message: '{"user":{"name":"ann"},"ratio":0.5}', clientTimestamp: iso(T0 + 2) },
+  ]);
+  const r = await loki(key, "detected_fields", { query: '{action=~"d."}', ...window, limit: "1000" });
+  expect(r.status).toBe(200);
+  const byLabel = Object.fromEntries((r.body.fields as any[]).map((f) => [f.label, [f.type, f.cardinality, f.parsers]]));
+  expect(byLabel).toEqual({
+    actor_id: ["string", 2, null],
+    status: ["int", 2, ["logfmt"]],
+    took: ["duration", 2, ["logfmt"]],
+    size: ["bytes", 2, ["logfmt"]],
+    ok: ["boolean", 2, ["logfmt"]],
+    user_name: ["string", 1, ["json"]],
+    ratio: ["float", 1, ["json"]],
+  });
+  const values = await loki(key, "detected_field/status/values", { query: '{action=~"d."}', ...window });
+  expect(values.body.values).toEqual(["200", "500"]);
+  // only the newest `limit` entries are read
+  const newest = await loki(key, "detected_fields", { query: '{action=~"d."}', ...window, limit: "1" });
+  expect((newest.body.fields as any[]).map((f) => f.label).sort()).toEqual(["ratio", "user_name"]);
+});
+
+test("index/volume and index/volume_range: line bytes per value of the selector's labels (or targetLabels)", async () => {
+  const key = await tenant([
+    { action: "vo", level: "info", message: "aaaa", clientTimestamp: iso(T0 - 2000) },
+    { action: "vo", level: "error", message: "bb", clientTimestamp: iso(T0 - 1000) },
+    { action: "vo", level: "error", message: "c", clientTimestamp: iso(T0 - 500) },
+  ]);
+  const r = await loki(key, "index/volume", { query: '{action="vo"}', start: ns(T0 - 60_000), end: ns(T0) });
+  expect(r.body.data.resultType).toBe("vector");
+  expect(r.body.data.result.map((x: any) => [x.metric, x.value[1]])).toEqual([[{ action: "vo" }, "7"]]);
+  const byLevel = await loki(key, "index/volume", { query: '{action="vo"}', start: ns(T0 - 60_000), end: ns(T0), targetLabels: "level" });
+  expect(byLevel.body.data.result.map((x: any) => [x.metric, x.value[1]])).toEqual([
+    [{ level: "info" }, "4"],
+    [{ level: "error" }, "3"],
+  ]);
+  const range = await loki(key, "index/volume_range", { query: '{action="vo"}', start: ns(T0 - 1500), end: ns(T0), step: "1s" });
+  // at each step t the bytes of (t − step, t]: T0 − 1.5 s holds "aaaa", T0 − 0.5 s holds "bb" and "c"
+  expect(range.body.data.result).toEqual([
+    {
+      metric: { action: "vo" },
+      values: [
+        [(T0 - 1500) / 1000, "4"],
+        [(T0 - 500) / 1000, "3"],
+      ],
+    },
+  ]);
+});
