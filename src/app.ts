@@ -20,6 +20,7 @@ import { rejectionRoutes } from "./http/rejections.ts";
 import { esRoutes } from "./http/es.ts";
 import { lokiRoutes } from "./http/loki.ts";
 import { lokiReadRoutes } from "./http/loki-read.ts";
+import { lokiTailRoutes } from "./http/loki-tail.ts";
 import { otlpRoutes } from "./http/otlp.ts";
 import { uiRoutes } from "./http/ui.ts";
 import { RejectionLog, type RejectedBatch } from "./ingest/rejections.ts";
@@ -75,6 +76,7 @@ export function services(deps: AppDeps) {
   const auth = new Authenticator(meta, deps.plans);
   const sessions = new Sessions(new SessionStore(deps.dbs.meta), (hash) => meta.keyByHash(hash) !== undefined);
   const gate = new Gate(auth, limiter, clock, deps.trustProxyHops ?? 0, deps.bodyTimeoutMs, sessions, deps.handoff);
+  const hub = new TailHub(entries);
   return {
     meta,
     usage,
@@ -85,7 +87,8 @@ export function services(deps: AppDeps) {
     sessions,
     clock,
     gate,
-    tails: new TailStreams(gate, entries, new TailHub(entries), { ...DEFAULT_TAIL_SETTINGS, ...deps.tail }),
+    hub,
+    tails: new TailStreams(gate, entries, hub, { ...DEFAULT_TAIL_SETTINGS, ...deps.tail }),
     ingest: new IngestService(deps.writeTo ?? entries, clock, deps.writeTo !== undefined),
     admin: new AdminService(meta, deps.plans),
     /** the last entries each workspace environment's shippers had rejected */
@@ -141,6 +144,7 @@ export function buildApp(deps: AppDeps, s = services(deps)) {
     .use(otlpRoutes(s))
     .use(lokiRoutes(s))
     .use(lokiReadRoutes(s.gate, s.entries, deps.queryTimeoutMs ?? 30_000))
+    .use(lokiTailRoutes(s.gate, s.entries, s.hub))
     .use(esRoutes(s))
     .use(uiRoutes(s.auth, s.sessions, s.clock))
     .group("/api/v1/workspace", (ws) =>

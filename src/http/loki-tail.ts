@@ -1,0 +1,119 @@
+// loki-tail: GET /loki/api/v1/tail over WebSocket (contract §17): every entry the query keeps with a client time at or
+// after `start`, oldest first, then each new one as it is committed, each once. It joins the live-tail hub before it
+// reads storage, so an entry committed meanwhile is either read or held, and one found both ways is sent once.
+import { Elysia } from "elysia";
+import type { Caller } from "../auth/authenticate.ts";
+import { ApiError } from "../errors.ts";
+import type { LokiEntry } from "../loki/labels.ts";
+import { lokiEntry } from "../loki/labels.ts";
+import { nsOf, toStreams } from "../loki/logs.ts";
+import { rangeOf } from "../loki/params.ts";
+import { parseLogQL } from "../loki/parse.ts";
+import { compileLog } from "../loki/pipeline.ts";
+import { pushDown, type Selected, selectEntries } from "../loki/select.ts";
+import { TimeSlicer } from "../query/slice.ts";
+import { Tail } from "../query/tail.ts";
+import type { TailHub } from "../query/tail-hub.ts";
+import type { EntryStore, Row } from "../storage/entries.ts";
+import type { Gate } from "./guard.ts";
+import { scopeOf } from "./read.ts";
+import { requestUrl } from "./respond.ts";
+
+const HOUR_NS = 3_600_000_000_000n;
+const FRAME = 1000;
+
+interface Socket {
+  send(text: string): unknown;
+  close(code?: number, reason?: string): void;
+  data: { request: Request };
+}
+
+/** lokiTailRoutes mounts the WebSocket tail; the key is checked on the upgrade request, as on every read. */
+export function lokiTailRoutes(gate: Gate, store: EntryStore, hub: TailHub) {
+  const admitted = new WeakMap<Request, { caller: Caller; now: number }>();
+  const open = new WeakMap<Request, Tail>(); // by the upgrade request: the socket object of open and close may differ
+  const admit = gate.guarded<Record<string, string>, string>("logs:read", ({ request, caller, now }) => {
+    admitted.set(request, { caller, now });
+    return "";
+  });
+  return new Elysia().ws("/loki/api/v1/tail", {
+    async beforeHandle(ctx) {
+      try {
+        await admit(ctx as unknown as Parameters<typeof admit>[0]);
+        const q = requestUrl(ctx.request).searchParams;
+        const expr = parseLogQL(q.get("query") ?? "");
+        if (expr.kind !== "log") throw new ApiError(400, "VALIDATION_QUERY_INVALID", 'tail takes a log query such as {level="error"}, not a metric query');
+        rangeOf(q, admitted.get(ctx.request)!.now, HOUR_NS);
+        return undefined;
+      } catch (e) {
+        if (!(e instanceof ApiError)) throw e;
+        const body = { status: "error", errorType: e.status === 400 ? "bad_data" : "unauthorized", error: e.message, message: e.message };
+        return new Response(JSON.stringify(body), { status: e.status, headers: { "content-type": "application/json" } });
+      }
+    },
+    async open(ws) {
+      const socket = ws as unknown as Socket;
+      const request = socket.data.request;
+      const { caller, now } = admitted.get(request)!;
+      const q = requestUrl(request).searchParams;
+      const expr = parseLogQL(q.get("query") ?? "");
+      if (expr.kind !== "log") return;
+      const { startNs } = rangeOf(q, now, HOUR_NS);
+      const scope = scopeOf(caller, now);
+      const compiled = compileLog(expr);
+      const query = pushDown(expr.selector, scope.env);
+      if (query === null) return; // selects nothing here: the socket stays open and silent
+      const sent = new Set<string>();
+      let pending: Row[] | undefined = [];
+      const frame = (selected: Selected[]) => {
+        if (selected.length > 0) socket.send(JSON.stringify({ streams: toStreams(selected, false), dropped_entries: null }));
+      };
+      const keep = (rows: readonly Row[]): Selected[] => {
+        const out: Selected[] = [];
+        for (const row of rows) {
+          if (sent.has(row.entry.id)) continue; // read from storage already
+          const entry: LokiEntry = lokiEntry(row.entry, scope.env);
+          if (BigInt(nsOf(entry.clientMs)) < startNs) continue;
+          const processed = compiled.run(entry);
+          if (processed) out.push({ entry, out: processed });
+        }
+        return out;
+      };
+      const deliver = (rows: readonly Row[]) => {
+        if (pending) pending.push(...rows);
+        else frame(keep(rows));
+        return true;
+      };
+      const tail = new Tail(
+        store,
+        hub,
+        scope,
+        query,
+        { backfill: 0, bufferMax: 100_000 },
+        {
+          send: (row) => deliver([row]),
+          sendAll: deliver,
+          room: () => Promise.resolve(),
+          overflow: () => socket.close(1011, "the tail fell too far behind; reconnect with start set to the last entry's time"),
+          mark: () => {},
+        },
+      );
+      open.set(request, tail);
+      await tail.start();
+      const stored: Selected[] = [];
+      const fromMs = Number((startNs + 999_999n) / 1_000_000n);
+      await selectEntries(store, scope, expr, { fromMs, toMs: 8.64e15 }, new TimeSlicer(Number.POSITIVE_INFINITY), (s) => stored.push(s), compiled);
+      stored.sort((a, b) => a.entry.clientMs - b.entry.clientMs || (a.entry.id < b.entry.id ? -1 : 1));
+      for (const s of stored) sent.add(s.entry.id);
+      for (let i = 0; i < stored.length; i += FRAME) frame(stored.slice(i, i + FRAME));
+      const held = pending ?? [];
+      pending = undefined;
+      frame(keep(held));
+    },
+    close(ws) {
+      const request = (ws as unknown as Socket).data.request;
+      open.get(request)?.close();
+      open.delete(request);
+    },
+  });
+}
