@@ -21,6 +21,8 @@ import { requestUrl } from "./respond.ts";
 
 const HOUR_NS = 3_600_000_000_000n;
 const FRAME = 1000;
+/** how often an open tail's key is checked again: a revoked or expired key's tails close within it */
+const RECHECK_MS = 1000;
 
 interface Socket {
   send(text: string): unknown;
@@ -29,9 +31,20 @@ interface Socket {
 }
 
 /** lokiTailRoutes mounts the WebSocket tail; the key is checked on the upgrade request, as on every read. */
-export function lokiTailRoutes(gate: Gate, store: EntryStore, hub: TailHub) {
+export function lokiTailRoutes(gate: Gate, store: EntryStore, hub: TailHub, recheckMs = RECHECK_MS) {
   const admitted = new WeakMap<Request, { caller: Caller; now: number }>();
-  const open = new WeakMap<Request, Tail>(); // by the upgrade request: the socket object of open and close may differ
+  // by the upgrade request: the socket object of open and close may differ
+  const open = new Map<Request, { tail: Tail; socket: Socket }>();
+  let recheck: Timer | undefined;
+  const watch = () => {
+    recheck ??= setInterval(() => {
+      for (const [request, o] of open) if (!gate.stillValid(request)) o.socket.close(1008, "the API key was revoked or has expired");
+      if (open.size === 0) {
+        clearInterval(recheck);
+        recheck = undefined;
+      }
+    }, recheckMs);
+  };
   const admit = gate.guarded<Record<string, string>, string>("logs:read", ({ request, caller, now }) => {
     admitted.set(request, { caller, now });
     return "";
@@ -98,7 +111,8 @@ export function lokiTailRoutes(gate: Gate, store: EntryStore, hub: TailHub) {
           mark: () => {},
         },
       );
-      open.set(request, tail);
+      open.set(request, { tail, socket });
+      watch();
       await tail.start();
       const stored: Selected[] = [];
       const fromMs = Number((startNs + 999_999n) / 1_000_000n);
@@ -112,7 +126,7 @@ export function lokiTailRoutes(gate: Gate, store: EntryStore, hub: TailHub) {
     },
     close(ws) {
       const request = (ws as unknown as Socket).data.request;
-      open.get(request)?.close();
+      open.get(request)?.tail.close();
       open.delete(request);
     },
   });

@@ -39,7 +39,10 @@ function tail(key: string, params: Record<string, string>) {
     for (let waited = 0; got.length < n && waited < 5000; waited += 20) await Bun.sleep(20);
     return got.map((v) => v[1]);
   };
-  return { opened, until, got, close: () => socket.close() };
+  const onClose = (f: (code: number) => void) => {
+    socket.onclose = (e) => f(e.code);
+  };
+  return { opened, until, got, onClose, close: () => socket.close() };
 }
 
 test("tail: the stored entries from start (inclusive) oldest first, then new ones as they come, each once; filters apply", async () => {
@@ -73,4 +76,16 @@ test("tail: without a key the upgrade is refused with 401", async () => {
     headers: { connection: "Upgrade", upgrade: "websocket", "sec-websocket-version": "13", "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==" },
   });
   expect(r.status).toBe(401);
+});
+
+test("tail: a revoked key's open tail closes within a few seconds", async () => {
+  const ws = await s.workspace();
+  const key = await ws.key("development", "ro");
+  const t = tail(key, { query: '{action="gone"}' });
+  await t.opened;
+  const closed = new Promise<number>((resolve) => t.onClose(resolve));
+  const keys = (await (await s.admin("GET", `/workspaces/${ws.id}/keys`)).json()) as { id: string }[];
+  expect((await s.admin("DELETE", `/keys/${keys[0].id}`)).status).toBe(204);
+  const code = await Promise.race([closed, Bun.sleep(4000).then(() => -1)]);
+  expect(code).toBe(1008);
 });
