@@ -13,6 +13,9 @@ import { aggregate, binary, type Sample, type StepValue } from "./vectors.ts";
 
 export type { Sample, StepValue } from "./vectors.ts";
 
+/** ADDITIVE range aggregations: the sum of a group's series is the aggregation of the group's entries. */
+const ADDITIVE: ReadonlySet<string> = new Set(["count_over_time", "rate", "bytes_over_time", "bytes_rate", "sum_over_time"]);
+
 /** Evaluation is where a metric query reads its entries and at which steps (ns) it is evaluated. */
 export interface Evaluation {
   store: EntryStore;
@@ -31,7 +34,11 @@ export async function evaluate(expr: MetricExpr, ev: Evaluation, carry: Readonly
     case "range":
       return (await rangeAggregate(expr, ev, carry)).map((vector) => ({ vector }));
     case "aggregate": {
-      const inner = await evaluate(expr.inner, ev, expr.by ? new Set([...carry, ...expr.by]) : carry);
+      const { inner: innerExpr } = expr;
+      // a sum by (…) of an additive range aggregation sums per group as it reads: no series a stream is kept
+      const early = expr.op === "sum" && expr.by && innerExpr.kind === "range" && ADDITIVE.has(innerExpr.op) && !innerExpr.by && !innerExpr.without;
+      const source: MetricExpr = early ? { ...innerExpr, by: expr.by } : innerExpr;
+      const inner = await evaluate(source, ev, expr.by ? new Set([...carry, ...expr.by]) : carry);
       return inner.map((v) => ({ vector: aggregate(expr, "vector" in v ? v.vector : [{ labels: {}, value: v.scalar }]) }));
     }
     case "binary": {
