@@ -20,13 +20,33 @@ const before = (a: Selected, b: Selected) => a.entry.clientMs - b.entry.clientMs
 
 /** firstEntries keeps the first `limit` selected entries in `direction`, sorting only when the kept set doubles. */
 export async function firstEntries(store: EntryStore, scope: ReadScope, log: LogExpr, window: ClientWindow, limit: number, direction: Direction, slice: Slice) {
-  const order = direction === "forward" ? before : (a: Selected, b: Selected) => before(b, a);
+  const forward = direction === "forward";
+  const order = forward ? before : (a: Selected, b: Selected) => before(b, a);
   let kept: Selected[] = [];
-  const cap = Math.max(2 * limit, 1024);
-  await selectEntries(store, scope, log, window, slice, (s) => {
-    kept.push(s);
-    if (kept.length >= cap) kept = kept.sort(order).slice(0, limit);
-  });
+  const cap = Math.max(2 * limit, 64);
+  // once `limit` entries are kept, one that comes after the last of them cannot be among the first: it is not decoded
+  let worst: { ms: number; id: string } | undefined;
+  const admit = (ms: number, id: string) => {
+    if (!worst) return true;
+    const cmp = ms - worst.ms || (id < worst.id ? -1 : id > worst.id ? 1 : 0);
+    return forward ? cmp < 0 : cmp > 0;
+  };
+  await selectEntries(
+    store,
+    scope,
+    log,
+    window,
+    slice,
+    (s) => {
+      kept.push(s);
+      if (kept.length < cap) return;
+      kept = kept.sort(order).slice(0, limit);
+      const last = kept[limit - 1].entry;
+      worst = { ms: last.clientMs, id: last.id };
+    },
+    undefined,
+    admit,
+  );
   return kept.sort(order).slice(0, limit);
 }
 

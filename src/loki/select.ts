@@ -53,11 +53,14 @@ export async function selectEntries(
   slice: Slice,
   visit: (s: Selected) => void,
   compiled: Compiled = compileLog(log),
+  /** a cheap test on (client ms, id) before an entry is decoded: false skips it (a log query's kept set is full) */
+  admit?: (clientMs: number, id: string) => boolean,
 ): Promise<void> {
   const query = pushDown(log.selector, scope.env);
   if (query === null || window.fromMs >= window.toMs) return;
   await tally(store, scope, query, { axis: "client", ...window }, slice, {
     entry(block, i) {
+      if (admit && !admit(block.clientMs(i), block.id(i))) return;
       const entry = lokiEntry(block.detach(i), scope.env);
       const out = compiled.run(entry);
       if (out) visit({ entry, out });
