@@ -19,6 +19,12 @@ const BLOCK = 1000;
 const T0 = Date.UTC(2026, 10, 1); // syntheticEntry's client times start here, 37 ms apart
 const ns = (ms: number) => `${ms}000000`;
 
+/** Answer is the part of the answers read here: Loki's streams or matrix, and hits' total. */
+interface Answer {
+  data: { result: { stream: Record<string, string>; values: [unknown, string][] }[] };
+  total: number;
+}
+
 export async function benchLoki() {
   const dir = mkdtempSync(join(tmpdir(), "sluice-lokibench-"));
   const s = compose({ dataDir: dir, plans: new PlanTable(), adminToken: "bench", log: () => {}, ipRatePerMinute: -1, clock: () => T0 + 40 * 86_400_000 });
@@ -38,32 +44,44 @@ export async function benchLoki() {
     await s.entries.settled();
     console.error(`loaded ${ENTRIES} entries in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
     const call = async (path: string, init: RequestInit = {}) => {
-      const r = await s.app.handle(new Request(`http://localhost${path}`, { ...init, headers: { "x-api-key": key, "content-type": "application/json", ...init.headers } }));
+      const r = await s.app.handle(
+        new Request(`http://localhost${path}`, { ...init, headers: { "x-api-key": key, "content-type": "application/json", ...init.headers } }),
+      );
       if (r.status !== 200) throw new Error(`BUG: ${path} answered ${r.status}: ${await r.text()}`);
-      return r.json() as Promise<any>;
+      return r.json() as Promise<Answer>;
     };
     const endMs = T0 + ENTRIES * 37;
     // 1. newest 100 errors: Loki against the native page
     const loki = () => call(`/loki/api/v1/query_range?${new URLSearchParams({ query: '{level="error"}', limit: "100", start: ns(T0), end: ns(endMs) })}`);
     const native = () => call("/api/v1/workspace/logs/query", { method: "POST", body: JSON.stringify({ query: "level=error", pageSize: 100 }) });
-    const lokiIds = ((await loki()).data.result as any[]).map((st) => st.stream.sluice_id as string);
-    const nativeIds = ((await native()) as { id: string }[]).map((e) => e.id);
+    const lokiIds = (await loki()).data.result.map((st) => st.stream.sluice_id);
+    const nativeIds = ((await native()) as unknown as { id: string }[]).map((e) => e.id);
     if (JSON.stringify(lokiIds) !== JSON.stringify(nativeIds)) throw new Error("BUG: the Loki logs query and the native page differ");
     const [l, n] = await timeTogether([loki, native], 10);
-    console.log(`logs {level="error"} limit 100: p50 ${l.p50.toFixed(1)} ms (native POST /logs/query p50 ${n.p50.toFixed(1)} ms, ×${(l.p50 / n.p50).toFixed(2)})`);
+    console.log(
+      `logs {level="error"} limit 100: p50 ${l.p50.toFixed(1)} ms (native POST /logs/query p50 ${n.p50.toFixed(1)} ms, ×${(l.p50 / n.p50).toFixed(2)})`,
+    );
     // 2. counts by level per minute over 24 h (or what the data covers)
     const from = Math.max(T0, endMs - 86_400_000);
     const startMs = Math.ceil(from / 60_000) * 60_000 + 60_000;
     const lastMs = startMs + Math.floor((endMs - startMs) / 60_000) * 60_000; // the last point
     const metric = () =>
-      call(`/loki/api/v1/query_range?${new URLSearchParams({ query: "sum by (level) (count_over_time({environment=\"production\"}[1m]))", start: ns(startMs), end: ns(endMs), step: "60s" })}`);
+      call(
+        `/loki/api/v1/query_range?${new URLSearchParams({ query: 'sum by (level) (count_over_time({environment="production"}[1m]))', start: ns(startMs), end: ns(endMs), step: "60s" })}`,
+      );
     const hits = () =>
       call("/api/v1/workspace/logs/hits", {
         method: "POST",
-        body: JSON.stringify({ from: new Date(startMs - 60_000).toISOString(), to: new Date(lastMs + 1).toISOString(), step: "1m", groupBy: "level", axis: "client" }),
+        body: JSON.stringify({
+          from: new Date(startMs - 60_000).toISOString(),
+          to: new Date(lastMs + 1).toISOString(),
+          step: "1m",
+          groupBy: "level",
+          axis: "client",
+        }),
       });
-    const lokiTotal = ((await metric()).data.result as any[]).reduce((n, r) => n + r.values.reduce((m: number, v: [number, string]) => m + Number(v[1]), 0), 0);
-    const hitsTotal = (await hits()).total as number;
+    const lokiTotal = (await metric()).data.result.reduce((n, r) => n + r.values.reduce((m, v) => m + Number(v[1]), 0), 0);
+    const hitsTotal = (await hits()).total;
     // the Loki points count (t − 1m, t], the buckets [t, t + 1m): the same entries but for the millisecond at each edge
     if (Math.abs(lokiTotal - hitsTotal) > 2) throw new Error(`BUG: count_over_time totals ${lokiTotal}, hits ${hitsTotal}`);
     const [m, h] = await timeTogether([metric, hits], 5);
