@@ -7,7 +7,7 @@ import type { MetricExpr, RangeAgg } from "./ast.ts";
 import { type Labels, labelsKey } from "./labels.ts";
 import { floorDiv } from "./params.ts";
 import { compileStages, lookupLabel, type Processed, setSampleError } from "./pipeline.ts";
-import { selectEntries } from "./select.ts";
+import { COLUMN_LABELS, selectByColumns, selectEntries } from "./select.ts";
 import { bytesOf, durationNs } from "./units.ts";
 import { aggregate, binary, type Sample, type StepValue } from "./vectors.ts";
 
@@ -95,6 +95,19 @@ function seriesLabels(expr: RangeAgg, out: Processed, carry: ReadonlySet<string>
   return labels;
 }
 
+/**
+ * fromColumns tells whether a count or rate grouped by column labels (early, under sum by) can be read from the
+ * blocks' columns alone: its selector and groups name only COLUMN_LABELS and its pipeline only drops or keeps
+ * `__error__` (Grafana's logs volume), which without a parser changes nothing.
+ */
+function fromColumns(expr: RangeAgg): boolean {
+  if ((expr.op !== "count_over_time" && expr.op !== "rate") || expr.unwrap || !expr.by) return false;
+  const errorLabel = (name: string) => name === "__error__" || name === "__error_details__";
+  if (!expr.log.stages.every((s) => (s.kind === "drop" || s.kind === "keep") && s.items.every((i) => errorLabel(i.name)))) return false;
+  if (expr.log.stages.some((s) => s.kind === "keep")) return false; // keep __error__ would drop the grouped labels
+  return expr.log.selector.every((m) => COLUMN_LABELS.has(m.name)) && expr.by.every((name) => COLUMN_LABELS.has(name));
+}
+
 /** rangeAggregate reads the entries every step's range needs once, then finds each range by binary search. */
 async function rangeAggregate(expr: RangeAgg, ev: Evaluation, carry: ReadonlySet<string>): Promise<Sample[][]> {
   const { steps } = ev;
@@ -102,17 +115,27 @@ async function rangeAggregate(expr: RangeAgg, ev: Evaluation, carry: ReadonlySet
   const highest = floorDiv(steps[steps.length - 1] - expr.offsetNs, 1_000_000n);
   const series = new Map<string, Series>();
   const sample = sampler(expr);
-  await selectEntries(ev.store, ev.scope, expr.log, { fromMs: Number(lowest) + 1, toMs: Number(highest) + 1 }, ev.slice, ({ entry, out }) => {
-    const value = sample(out);
-    if (value === undefined) return;
-    const labels = seriesLabels(expr, out, carry);
+  const add = (labels: Labels, ms: number, id: string, value: number) => {
     const key = labelsKey(labels);
     let s = series.get(key);
     if (!s) series.set(key, (s = { labels, ms: [], ids: [], values: [] }));
-    s.ms.push(entry.clientMs);
-    s.ids.push(entry.id);
+    s.ms.push(ms);
+    s.ids.push(id);
     s.values.push(value);
-  });
+  };
+  const window = { fromMs: Number(lowest) + 1, toMs: Number(highest) + 1 };
+  if (fromColumns(expr)) {
+    const by = expr.by!;
+    await selectByColumns(ev.store, ev.scope, expr.log.selector, window, ev.slice, (ms, labels) => {
+      const grouped: Labels = {};
+      for (const name of by) grouped[name] = labels[name as keyof typeof labels];
+      add(grouped, ms, "", 1); // counts and rates: the order among equal times does not matter
+    });
+  } else
+    await selectEntries(ev.store, ev.scope, expr.log, window, ev.slice, ({ entry, out }) => {
+      const value = sample(out);
+      if (value !== undefined) add(seriesLabels(expr, out, carry), entry.clientMs, entry.id, value);
+    });
   const sorted = [...series.values()].map((s) => {
     const order = s.ms.map((_, i) => i).sort((a, b) => s.ms[a] - s.ms[b] || (s.ids[a] < s.ids[b] ? -1 : 1));
     return { labels: s.labels, ms: order.map((i) => s.ms[i]), values: order.map((i) => s.values[i]) };

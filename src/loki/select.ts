@@ -67,3 +67,30 @@ export async function selectEntries(
     },
   });
 }
+
+/** COLUMN_LABELS are the stream labels a block's columns give without decoding an entry's objects. */
+export const COLUMN_LABELS: ReadonlySet<string> = new Set(["environment", "level", "detected_level", "action"]);
+
+/**
+ * selectByColumns hands `visit` each entry of the window whose column labels the selector (naming COLUMN_LABELS
+ * only) selects, with those labels, decoding nothing else: counting by level needs no more.
+ */
+export async function selectByColumns(
+  store: EntryStore,
+  scope: ReadScope,
+  selector: Matcher[],
+  window: ClientWindow,
+  slice: Slice,
+  visit: (clientMs: number, labels: Record<string, string>) => void,
+): Promise<void> {
+  const query = pushDown(selector, scope.env);
+  if (query === null || window.fromMs >= window.toMs) return;
+  const tests = selector.map((m) => ({ name: m.name, test: matcherTest(m) }));
+  await tally(store, scope, query, { axis: "client", ...window }, slice, {
+    entry(block, i) {
+      const level = block.level(i);
+      const labels = { environment: scope.env, level, detected_level: level, action: block.action(i) };
+      if (tests.every((t) => t.test(labels[t.name as keyof typeof labels]))) visit(block.clientMs(i), labels);
+    },
+  });
+}
