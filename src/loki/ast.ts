@@ -94,11 +94,21 @@ export interface VectorAgg {
 
 /** BinaryOp is every binary operator between scalars and vectors. */
 export type BinaryOp = "+" | "-" | "*" | "/" | "%" | "^" | "==" | "!=" | ">" | ">=" | "<" | "<=" | "and" | "or" | "unless";
+/** Matching says which labels pair two vectors' samples (on: only these; else all but these) and which side may repeat. */
+export interface Matching {
+  on: boolean;
+  labels: string[];
+  group?: "left" | "right";
+  /** labels copied from the "one" side onto the result (group_left (…), group_right (…)) */
+  include: string[];
+}
+
 /** Binary joins two metric expressions; comparisons filter unless `bool`. */
 export interface Binary {
   kind: "binary";
   op: BinaryOp;
   bool: boolean;
+  matching?: Matching;
   left: MetricExpr;
   right: MetricExpr;
 }

@@ -3,7 +3,22 @@
 import { parser } from "@grafana/lezer-logql";
 import type { SyntaxNode } from "@lezer/common";
 import { badRequest } from "../errors.ts";
-import type { BinaryOp, CmpOp, Expr, LabelPredicate, LogExpr, Matcher, MatchOp, MetricExpr, RangeAgg, RangeOp, Stage, Unwrap, VectorOp } from "./ast.ts";
+import type {
+  BinaryOp,
+  CmpOp,
+  Expr,
+  LabelPredicate,
+  LogExpr,
+  Matcher,
+  Matching,
+  MatchOp,
+  MetricExpr,
+  RangeAgg,
+  RangeOp,
+  Stage,
+  Unwrap,
+  VectorOp,
+} from "./ast.ts";
 import { bytesOf, durationNs, goString } from "./units.ts";
 import { unsupported } from "./unsupported.ts";
 
@@ -310,20 +325,30 @@ class Reader {
     return out;
   }
 
+  /** matching reads on/ignoring (…) and group_left/group_right (…) of a binary operator; undefined: none. */
+  private matching(modifier: SyntaxNode): Matching | undefined {
+    const onOr = modifier.getChild("OnOrIgnoringModifier");
+    const group = modifier.getChild("GroupLeft") ? "left" : modifier.getChild("GroupRight") ? "right" : undefined;
+    if (!onOr && !group) return undefined;
+    const names = (n: SyntaxNode | null) => (n ? found(n, ["LabelName", "Identifier"]).map((c) => this.of(c)) : []);
+    const out: Matching = { on: onOr !== null && onOr.getChild("On") !== null, labels: names(onOr), include: names(modifier.getChild("GroupingLabels")) };
+    if (group) out.group = group;
+    return out;
+  }
+
   /**
    * binary reads a chain of binary operators. The grammar nests a chain as it comes, with no precedence (`a * 2 + 1`
    * arrives as `a * (2 + 1)`), so the chain is flattened (parentheses excepted) and rebuilt with Prometheus precedence.
    */
   private binary(n: SyntaxNode): MetricExpr {
     const operands: MetricExpr[] = [];
-    const ops: { op: BinaryOp; bool: boolean }[] = [];
+    const ops: Operator[] = [];
     const chain = (node: SyntaxNode) => {
       const [left, op, modifier, right] = kids(node);
       if (modifier?.name !== "BinOpModifier" || !right) throw unsupported(`binary expression ${JSON.stringify(this.of(node))}`);
       const mods = kids(modifier).map((k) => k.name);
-      if (mods.some((m) => m !== "Bool")) throw unsupported(`vector matching ${JSON.stringify(this.of(modifier))} (on, ignoring, group_left, group_right)`);
       operand(left);
-      ops.push({ op: this.of(op).trim() as BinaryOp, bool: mods.includes("Bool") });
+      ops.push({ op: this.of(op).trim() as BinaryOp, bool: mods.includes("Bool"), matching: this.matching(modifier) });
       operand(right);
     };
     const operand = (node: SyntaxNode) => {
@@ -356,16 +381,20 @@ const LEVEL: Record<string, number> = {
 };
 
 /** precedence builds the tree of `a op b op c …` by Prometheus precedence: left-associative, except `^`. */
-function precedence(operands: MetricExpr[], ops: { op: BinaryOp; bool: boolean }[]): MetricExpr {
+/** Operator is one binary operator of a chain with its modifiers. */
+type Operator = { op: BinaryOp; bool: boolean; matching?: Matching };
+
+function precedence(operands: MetricExpr[], ops: Operator[]): MetricExpr {
   if (ops.length === 0) return operands[0];
   // split at the loosest operator: its last occurrence (left-associative), or its first for `^` (right-associative)
   const loosest = Math.min(...ops.map((o) => LEVEL[o.op]));
   const at = loosest === LEVEL["^"] ? ops.findIndex((o) => LEVEL[o.op] === loosest) : ops.findLastIndex((o) => LEVEL[o.op] === loosest);
-  const { op, bool } = ops[at];
+  const { op, bool, matching } = ops[at];
   return {
     kind: "binary",
     op,
     bool,
+    ...(matching ? { matching } : {}),
     left: precedence(operands.slice(0, at + 1), ops.slice(0, at)),
     right: precedence(operands.slice(at + 1), ops.slice(at + 1)),
   };

@@ -1,6 +1,6 @@
 // vectors: vector aggregations and binary operators at one step, as Prometheus defines them.
 import { badRequest } from "../errors.ts";
-import type { Binary, VectorAgg } from "./ast.ts";
+import type { Binary, Matching, VectorAgg } from "./ast.ts";
 import { type Labels, labelsKey } from "./labels.ts";
 
 /** Sample is one labelled value at a step. */
@@ -112,11 +112,12 @@ export function binary(expr: Binary, left: StepValue, right: StepValue): StepVal
   const compare = COMPARISONS.has(op);
   if (op === "and" || op === "or" || op === "unless") {
     if (!("vector" in left) || !("vector" in right)) throw badRequest("VALIDATION_QUERY_INVALID", `${op} needs vectors on both sides, not a number`);
-    const keys = new Set(right.vector.map((s) => labelsKey(s.labels)));
-    if (op === "and") return { vector: left.vector.filter((s) => keys.has(labelsKey(s.labels))) };
-    if (op === "unless") return { vector: left.vector.filter((s) => !keys.has(labelsKey(s.labels))) };
-    const leftKeys = new Set(left.vector.map((s) => labelsKey(s.labels)));
-    return { vector: [...left.vector, ...right.vector.filter((s) => !leftKeys.has(labelsKey(s.labels)))] };
+    const sig = (s: Sample) => signature(s.labels, expr.matching);
+    const keys = new Set(right.vector.map(sig));
+    if (op === "and") return { vector: left.vector.filter((s) => keys.has(sig(s))) };
+    if (op === "unless") return { vector: left.vector.filter((s) => !keys.has(sig(s))) };
+    const leftKeys = new Set(left.vector.map(sig));
+    return { vector: [...left.vector, ...right.vector.filter((s) => !leftKeys.has(sig(s)))] };
   }
   if ("scalar" in left && "scalar" in right) return { scalar: apply(op, left.scalar, right.scalar) };
   const one = (labels: Labels, value: number, a: number, b: number): Sample[] => {
@@ -127,11 +128,64 @@ export function binary(expr: Binary, left: StepValue, right: StepValue): StepVal
   };
   if ("scalar" in right) return { vector: (left as { vector: Sample[] }).vector.flatMap((s) => one(s.labels, s.value, s.value, right.scalar)) };
   if ("scalar" in left) return { vector: right.vector.flatMap((s) => one(s.labels, s.value, left.scalar, s.value)) };
-  const byKey = new Map(right.vector.map((s) => [labelsKey(s.labels), s]));
-  return {
-    vector: left.vector.flatMap((s) => {
-      const other = byKey.get(labelsKey(s.labels));
-      return other ? one(s.labels, s.value, s.value, other.value) : [];
-    }),
-  };
+  return { vector: matchVectors(expr, left.vector, right.vector, (l, r) => apply(op, l, r), compare && !bool) };
+}
+
+/** signature is what pairs a sample with another: its labels restricted to `on (…)`, or without `ignoring (…)`. */
+function signature(labels: Labels, m: Matching | undefined): string {
+  if (!m) return labelsKey(labels);
+  const kept: Labels = {};
+  for (const [k, v] of Object.entries(labels)) if (m.on === m.labels.includes(k)) kept[k] = v;
+  return labelsKey(kept);
+}
+
+/** resultLabels are a pair's labels as Prometheus gives them: the many side's (plus included ones), else the matched ones. */
+function resultLabels(many: Labels, one: Labels, m: Matching | undefined): Labels {
+  if (!m) return many;
+  if (m.group) {
+    const out = { ...many };
+    for (const name of m.include) {
+      if (one[name] !== undefined) out[name] = one[name];
+      else delete out[name];
+    }
+    return out;
+  }
+  const out: Labels = {};
+  for (const [k, v] of Object.entries(many)) if (m.on === m.labels.includes(k)) out[k] = v;
+  return out;
+}
+
+/** matchVectors pairs two vectors' samples one-to-one, or many-to-one with group_left/group_right. */
+function matchVectors(expr: Binary, left: Sample[], right: Sample[], f: (l: number, r: number) => number, filter: boolean): Sample[] {
+  const m = expr.matching;
+  const rightMany = m?.group === "right";
+  const [many, one] = rightMany ? [right, left] : [left, right];
+  const ones = new Map<string, Sample>();
+  for (const s of one) {
+    const sig = signature(s.labels, m);
+    if (ones.has(sig)) {
+      throw badRequest(
+        "VALIDATION_QUERY_INVALID",
+        `${expr.op}: several samples on the ${rightMany ? "left" : "right"} side match the same labels; use on (…) or ignoring (…) to tell them apart`,
+      );
+    }
+    ones.set(sig, s);
+  }
+  const out: Sample[] = [];
+  const seen = new Set<string>();
+  for (const s of many) {
+    const sig = signature(s.labels, m);
+    const other = ones.get(sig);
+    if (!other) continue;
+    if (!m?.group) {
+      if (seen.has(sig))
+        throw badRequest("VALIDATION_QUERY_INVALID", `${expr.op}: several samples on the left side match the same labels; add group_left to allow it`);
+      seen.add(sig);
+    }
+    const [l, r] = rightMany ? [other.value, s.value] : [s.value, other.value];
+    const value = f(l, r);
+    if (filter && value !== 1) continue;
+    out.push({ labels: resultLabels(s.labels, other.labels, m), value: filter ? l : value });
+  }
+  return out;
 }

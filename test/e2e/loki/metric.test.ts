@@ -235,3 +235,35 @@ test("unwrap: sum/avg/min/max/first/last/stddev/stdvar/quantile_over_time and ra
   ]);
   expect(await at(`sum(rate(${base} | unwrap n [2s]))`)).toEqual([[null, 6]]);
 });
+
+test("vector matching: on (…) and ignoring (…) pair samples one-to-one; group_left (…) many-to-one with included labels", async () => {
+  const key = await tenant([
+    ...Array.from({ length: 6 }, (_, i) => ({ action: "m1", level: i < 4 ? "error" : "info", clientTimestamp: iso(T0 - 10) })),
+    ...Array.from({ length: 2 }, () => ({ action: "m2", level: "error", clientTimestamp: iso(T0 - 10) })),
+  ]);
+  const at = async (q: string) => {
+    const r = await loki(key, "query", { query: q, time: ns(T0) });
+    expect({ q, status: r.status, error: r.body.error }).toEqual({ q, status: 200, error: undefined });
+    return (r.body.data.result as any[]).map((x) => [x.metric, Number(x.value[1])]).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
+  };
+  const byBoth = 'sum by (action, level) (count_over_time({action=~"m."}[1m]))';
+  const byAction = 'sum by (action) (count_over_time({action=~"m."}[1m]))';
+  // the share of each level in its action: many (action, level) to one (action)
+  expect(await at(`${byBoth} / on (action) group_left ${byAction}`)).toEqual([
+    [{ action: "m1", level: "error" }, 4 / 6],
+    [{ action: "m1", level: "info" }, 2 / 6],
+    [{ action: "m2", level: "error" }, 1],
+  ]);
+  expect(await at(`${byBoth} / ignoring (level) group_left ${byAction}`)).toEqual(await at(`${byBoth} / on (action) group_left ${byAction}`));
+  expect(await at(`sum by (level) (count_over_time({action="m1"}[1m])) - on (level) sum by (level) (count_over_time({action="m2"}[1m]))`)).toEqual([
+    [{ level: "error" }, 2],
+  ]);
+  // group_right: the right side repeats; the kept value of a comparison is the left operand's
+  expect(await at(`${byAction} >= on (action) group_right ${byBoth}`)).toEqual([
+    [{ action: "m1", level: "error" }, 6],
+    [{ action: "m1", level: "info" }, 6],
+    [{ action: "m2", level: "error" }, 2],
+  ]);
+  const r = await loki(key, "query", { query: `${byBoth} / on (action) ${byAction}`, time: ns(T0) });
+  expect(r.status).toBe(400); // two (action, level) samples of m1 match one: many-to-one needs group_left
+});

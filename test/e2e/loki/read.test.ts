@@ -234,7 +234,7 @@ test("anything not supported is a 400 naming the construct", async () => {
   for (const [q, named] of [
     ['{a="b"} | line_format "{{ .a | ToUpper }}"', "{{.a | ToUpper}}"],
     ['{a="b"} | logfmt --strict', "--strict"],
-    ['sum(count_over_time({a="b"}[1m])) / on (a) count_over_time({a="b"}[1m])', "on"],
+    ['label_replace(vector(1), "a", "$1", "b", "(.*)")', "label_replace"],
     ['rate_counter({a="b"} | unwrap x [1m])', "rate_counter"],
     ['sum_over_time({a="b"}[1m])', "sum_over_time without unwrap"],
   ]) {
