@@ -19,6 +19,7 @@ import type {
   Unwrap,
   VectorOp,
 } from "./ast.ts";
+import { type Operator, precedence } from "./precedence.ts";
 import { bytesOf, durationNs, goString } from "./units.ts";
 import { unsupported } from "./unsupported.ts";
 
@@ -360,42 +361,4 @@ class Reader {
     chain(n);
     return precedence(operands, ops);
   }
-}
-
-const LEVEL: Record<string, number> = {
-  "^": 6,
-  "*": 5,
-  "/": 5,
-  "%": 5,
-  "+": 4,
-  "-": 4,
-  "==": 3,
-  "!=": 3,
-  ">": 3,
-  ">=": 3,
-  "<": 3,
-  "<=": 3,
-  and: 2,
-  unless: 2,
-  or: 1,
-};
-
-/** precedence builds the tree of `a op b op c …` by Prometheus precedence: left-associative, except `^`. */
-/** Operator is one binary operator of a chain with its modifiers. */
-type Operator = { op: BinaryOp; bool: boolean; matching?: Matching };
-
-function precedence(operands: MetricExpr[], ops: Operator[]): MetricExpr {
-  if (ops.length === 0) return operands[0];
-  // split at the loosest operator: its last occurrence (left-associative), or its first for `^` (right-associative)
-  const loosest = Math.min(...ops.map((o) => LEVEL[o.op]));
-  const at = loosest === LEVEL["^"] ? ops.findIndex((o) => LEVEL[o.op] === loosest) : ops.findLastIndex((o) => LEVEL[o.op] === loosest);
-  const { op, bool, matching } = ops[at];
-  return {
-    kind: "binary",
-    op,
-    bool,
-    ...(matching ? { matching } : {}),
-    left: precedence(operands.slice(0, at + 1), ops.slice(0, at)),
-    right: precedence(operands.slice(at + 1), ops.slice(at + 1)),
-  };
 }
