@@ -70,11 +70,16 @@ export function stepOf(p: Params, startNs: bigint, endNs: bigint): bigint {
 
 const bigMax = (a: bigint, b: bigint) => (a > b ? a : b);
 
-/** limitOf reads `limit` (default 100). */
+/** MAX_LIMIT is the most entries one log query returns (Loki's own default is 5,000). */
+export const MAX_LIMIT = 50_000;
+
+/** limitOf reads `limit` (default 100, at most MAX_LIMIT). */
 export function limitOf(p: Params): number {
   const text = given(p, "limit");
   if (text === undefined) return 100;
-  if (!/^\d{1,9}$/.test(text) || Number(text) < 1) throw bad("limit", `limit must be a whole number of at least 1 (got ${JSON.stringify(text)})`);
+  if (!/^\d{1,9}$/.test(text) || Number(text) < 1 || Number(text) > MAX_LIMIT) {
+    throw bad("limit", `limit must be a whole number from 1 to ${MAX_LIMIT} (got ${JSON.stringify(text)}); page with start or end for more`);
+  }
   return Number(text);
 }
 

@@ -1,6 +1,6 @@
 // Loki's request parameters (contract §17): times, steps, the window of whole client milliseconds.
 import { expect, test } from "bun:test";
-import { msWindow, stepOf, timeNs } from "../../../src/loki/params.ts";
+import { limitOf, MAX_LIMIT, msWindow, stepOf, timeNs } from "../../../src/loki/params.ts";
 
 test("a time with . is seconds, an integer of at most 10 digits seconds, a longer one nanoseconds, else RFC 3339", () => {
   for (const [text, ns] of [
@@ -31,4 +31,11 @@ test("step: a duration or seconds; by default the range over 250 points, at leas
   expect(stepOf(p(), 0n, 60_000_000_000n)).toBe(1_000_000_000n);
   expect(() => stepOf(p("1s"), 0n, 11_000_000_000_000n)).toThrow("at most 11000");
   expect(stepOf(p("1s"), 0n, 10_999_000_000_000n)).toBe(1_000_000_000n);
+});
+
+test("limit: 100 by default, 1 to MAX_LIMIT", () => {
+  expect(limitOf(new URLSearchParams())).toBe(100);
+  expect(limitOf(new URLSearchParams({ limit: "" }))).toBe(100);
+  expect(limitOf(new URLSearchParams({ limit: String(MAX_LIMIT) }))).toBe(MAX_LIMIT);
+  for (const limit of ["0", String(MAX_LIMIT + 1), "-1", "1.5", "ten"]) expect(() => limitOf(new URLSearchParams({ limit }))).toThrow("limit must be");
 });
