@@ -88,6 +88,16 @@ export async function benchLoki() {
     console.log(
       `sum by (level) (count_over_time([1m])) over ${((lastMs - startMs) / 3_600_000).toFixed(1)} h: p50 ${m.p50.toFixed(1)} ms (native hits p50 ${h.p50.toFixed(1)} ms, ×${(m.p50 / h.p50).toFixed(2)})`,
     );
+    // 3. the label browser: label names over the last hour of data (every entry read: exact), beside facets of level
+    const hourStart = endMs - 3_600_000;
+    const labelNames = () => call(`/loki/api/v1/labels?${new URLSearchParams({ start: ns(hourStart), end: ns(endMs) })}`);
+    const facets = () =>
+      call("/api/v1/workspace/logs/facets", {
+        method: "POST",
+        body: JSON.stringify({ from: new Date(hourStart).toISOString(), to: new Date(endMs).toISOString(), fields: ["level"], axis: "client" }),
+      });
+    const [lb, fc] = await timeTogether([labelNames, facets], 3);
+    console.log(`labels over 1 h: p50 ${lb.p50.toFixed(1)} ms (native facets of level p50 ${fc.p50.toFixed(1)} ms, ×${(lb.p50 / fc.p50).toFixed(2)})`);
   } finally {
     await s.close();
     rmSync(dir, { recursive: true, force: true });

@@ -9,7 +9,7 @@ import { firstEntries, toStreams } from "../loki/logs.ts";
 import { evaluate, type StepValue } from "../loki/metric.ts";
 import { directionOf, limitOf, msWindow, type Params, rangeOf, stepOf, timeNs } from "../loki/params.ts";
 import { parseLogQL } from "../loki/parse.ts";
-import { selectEntries } from "../loki/select.ts";
+import { selectEntries, selectStreams } from "../loki/select.ts";
 import { TimeSlicer } from "../query/slice.ts";
 import type { EntryStore } from "../storage/entries.ts";
 import { readBody } from "./body.ts";
@@ -122,10 +122,19 @@ export function lokiReadRoutes(gate: Gate, store: EntryStore, queryTimeoutMs: nu
       return success({ resultType: "matrix", result: matrix(await evaluate(expr, { store, scope, slice: slice(), steps }), steps) });
     },
     async labels({ caller, now }, p) {
-      return success([...(await streamsOf(caller, now, p, p.get("query") ? [p.get("query")!] : [])).names].sort());
+      const names = new Set<string>();
+      await eachStream(caller, now, p, p.get("query") ? [p.get("query")!] : [], (stream) => {
+        for (const name in stream) names.add(name);
+      });
+      return success([...names].sort());
     },
     async series({ caller, now }, p) {
-      return success((await streamsOf(caller, now, p, p.getAll("match[]"))).sets);
+      const sets = new Map<string, Labels>();
+      await eachStream(caller, now, p, p.getAll("match[]"), (stream) => {
+        const key = labelsKey(stream);
+        if (!sets.has(key)) sets.set(key, stream);
+      });
+      return success([...sets.values()]);
     },
     async "index/stats"({ caller, now }, p) {
       const log = p.get("query") ? asLog(parseLogQL(p.get("query")!), "index/stats") : ALL;
@@ -142,21 +151,16 @@ export function lokiReadRoutes(gate: Gate, store: EntryStore, queryTimeoutMs: nu
     },
   };
 
-  /** streamsOf lists the distinct stream label sets (and label names) of the window's entries that any selector selects. */
-  async function streamsOf(caller: Call<unknown>["caller"], now: number, p: Params, selectors: string[]) {
+  /** eachStream hands `add` the stream labels of each entry of the window that any selector selects (labels: last 6 h). */
+  async function eachStream(caller: Call<unknown>["caller"], now: number, p: Params, selectors: string[], add: (stream: Labels) => void) {
     const { startNs, endNs } = rangeOf(p, now, 6n * HOUR_NS);
     const logs = selectors.length === 0 ? [ALL] : selectors.map((s) => asLog(parseLogQL(s), "a series match[]"));
-    const sets = new Map<string, Labels>();
-    const names = new Set<string>();
+    const window = msWindow(startNs, endNs);
     for (const log of logs) {
-      await selectEntries(store, scopeOf(caller, now), log, msWindow(startNs, endNs), slice(), ({ out }) => {
-        const key = labelsKey(out.stream);
-        if (sets.has(key)) return;
-        sets.set(key, out.stream);
-        for (const name of Object.keys(out.stream)) names.add(name);
-      });
+      // a bare selector needs the stream labels alone: no metadata, no line
+      if (log.stages.length === 0) await selectStreams(store, scopeOf(caller, now), log.selector, window, slice(), add);
+      else await selectEntries(store, scopeOf(caller, now), log, window, slice(), ({ out }) => add(out.stream));
     }
-    return { sets: [...sets.values()], names };
   }
 
   /** detected reads the newest `limit` entries the query keeps (default 1,000) and the fields found in them. */
@@ -206,7 +210,9 @@ export function lokiReadRoutes(gate: Gate, store: EntryStore, queryTimeoutMs: nu
   const labelValues: Handler = async ({ caller, now, params }, p) => {
     const name = params.name ?? "";
     const values = new Set<string>();
-    for (const set of (await streamsOf(caller, now, p, p.get("query") ? [p.get("query")!] : [])).sets) if (set[name] !== undefined) values.add(set[name]);
+    await eachStream(caller, now, p, p.get("query") ? [p.get("query")!] : [], (stream) => {
+      if (stream[name] !== undefined) values.add(stream[name]);
+    });
     return success([...values].sort());
   };
 

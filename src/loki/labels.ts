@@ -43,10 +43,15 @@ function serviceName(e: Entry): string {
   return e.action;
 }
 
-/** lokiEntry maps a stored entry; the fixed labels win over a context leaf of the same name. */
-export function lokiEntry(e: Entry, environment: string): LokiEntry {
+/** streamLabels are a stored entry's stream labels; the fixed labels win over a context leaf of the same name. */
+export function streamLabels(e: Entry, environment: string): Labels {
   const stream = flatten(e.context, "", {});
-  Object.assign(stream, { environment, level: e.level, detected_level: e.level, action: e.action, service_name: serviceName(e) });
+  return Object.assign(stream, { environment, level: e.level, detected_level: e.level, action: e.action, service_name: serviceName(e) });
+}
+
+/** lokiEntry maps a stored entry: stream labels, structured metadata, line. */
+export function lokiEntry(e: Entry, environment: string): LokiEntry {
+  const stream = streamLabels(e, environment);
   const metadata: Labels = {};
   flatten(e.actor, "actor", metadata);
   flatten(e.target, "target", metadata);

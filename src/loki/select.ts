@@ -9,7 +9,7 @@ import type { Slice } from "../query/slice.ts";
 import { tally } from "../query/tally.ts";
 import type { EntryStore } from "../storage/entries.ts";
 import type { LogExpr, Matcher } from "./ast.ts";
-import { type LokiEntry, lokiEntry } from "./labels.ts";
+import { type Labels, type LokiEntry, lokiEntry, streamLabels } from "./labels.ts";
 import { type Compiled, compileLog, matcherTest, type Processed } from "./pipeline.ts";
 
 /** ClientWindow is [fromMs, toMs) on the client axis, in whole milliseconds. */
@@ -91,6 +91,26 @@ export async function selectByColumns(
       const level = block.level(i);
       const labels = { environment: scope.env, level, detected_level: level, action: block.action(i) };
       if (tests.every((t) => t.test(labels[t.name as keyof typeof labels]))) visit(block.clientMs(i), labels);
+    },
+  });
+}
+
+/** selectStreams hands `visit` the stream labels of each entry of the window the selector selects (labels, series). */
+export async function selectStreams(
+  store: EntryStore,
+  scope: ReadScope,
+  selector: Matcher[],
+  window: ClientWindow,
+  slice: Slice,
+  visit: (stream: Labels) => void,
+) {
+  const query = pushDown(selector, scope.env);
+  if (query === null || window.fromMs >= window.toMs) return;
+  const tests = selector.map((m) => ({ name: m.name, test: matcherTest(m) }));
+  await tally(store, scope, query, { axis: "client", ...window }, slice, {
+    entry(block, i) {
+      const stream = streamLabels(block.entry(i), scope.env); // read at once: the block's buffer is reused after
+      if (tests.every((t) => t.test(stream[t.name] ?? ""))) visit(stream);
     },
   });
 }
