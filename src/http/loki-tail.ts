@@ -50,6 +50,7 @@ export function lokiTailRoutes(gate: Gate, store: EntryStore, hub: TailHub, rech
     return "";
   });
   return new Elysia().ws("/loki/api/v1/tail", {
+    detail: { hide: true }, // Loki's own API, documented by Loki; the push route is hidden alike
     async beforeHandle(ctx) {
       try {
         await admit(ctx as unknown as Parameters<typeof admit>[0]);
