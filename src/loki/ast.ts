@@ -30,6 +30,7 @@ export type Stage =
   | LineFilter
   | { kind: "filter"; predicate: LabelPredicate }
   | { kind: "json" | "logfmt" | "unpack" }
+  | { kind: "json_fields" | "logfmt_fields"; fields: { name: string; path: string }[] }
   | { kind: "regexp" | "pattern"; pattern: string }
   | { kind: "line_format"; template: string }
   | { kind: "label_format"; items: ({ name: string; template: string } | { name: string; from: string })[] }

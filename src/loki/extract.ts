@@ -104,3 +104,42 @@ export function template(text: string): (f: Fields) => string {
   parts.push(() => rest);
   return (f) => parts.map((p) => p(f)).join("");
 }
+
+/** jsonPath reads `a.b[0]["c.d"]` into the keys and indexes it walks; undefined when it is no path. */
+export function jsonPath(path: string): (string | number)[] | undefined {
+  const out: (string | number)[] = [];
+  const re = /\.?([a-zA-Z_][a-zA-Z0-9_-]*)|\[(\d+)\]|\[\s*"((?:[^"\\]|\\.)*)"\s*\]|\[\s*'([^']*)'\s*\]/gy;
+  let at = 0;
+  while (at < path.length) {
+    re.lastIndex = at;
+    const m = re.exec(path);
+    if (!m) return undefined;
+    out.push(m[1] ?? (m[2] !== undefined ? Number(m[2]) : (m[3] ?? m[4])));
+    at = re.lastIndex;
+  }
+  return out.length > 0 ? out : undefined;
+}
+
+/** jsonFieldsStage extracts only the named fields of a JSON line, each by its path (`| json status="response.code"`). */
+export function jsonFieldsStage(fields: { name: string; path: string }[]): (f: Fields, onError: (details: string) => void) => void {
+  const paths = fields.map((x) => {
+    const steps = jsonPath(x.path);
+    if (!steps) throw badRequest("VALIDATION_QUERY_INVALID", `cannot read the json path ${JSON.stringify(x.path)}: write it as a.b[0] or a["b.c"]`);
+    return { name: x.name, steps };
+  });
+  return (f, onError) => {
+    let v: unknown;
+    try {
+      v = JSON.parse(f.line);
+    } catch (e) {
+      onError((e as Error).message);
+      return;
+    }
+    for (const { name, steps } of paths) {
+      let at: unknown = v;
+      for (const step of steps) at = at !== null && typeof at === "object" ? (at as Record<string | number, unknown>)[step] : undefined;
+      if (at === undefined) continue;
+      f.set(name, at === null ? "" : typeof at === "object" ? JSON.stringify(at) : String(at));
+    }
+  };
+}

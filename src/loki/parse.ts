@@ -150,6 +150,15 @@ class Reader {
             }),
           },
         ];
+      case "JsonExpressionParser":
+      case "LogfmtExpressionParser": {
+        const fields = found(body, ["LabelExtractionExpression"]).map((x) => {
+          const name = this.of(this.sub(x, "Identifier"));
+          const path = x.getChild("String");
+          return { name, path: path ? goString(this.of(path)) : name };
+        });
+        return [{ kind: body.name === "JsonExpressionParser" ? "json_fields" : "logfmt_fields", fields }];
+      }
       case "LogfmtParser":
         if (this.of(body).trim() === "logfmt") return [{ kind: "logfmt" }];
         throw unsupported(`parser flags in ${JSON.stringify(this.of(body))}`);

@@ -3,7 +3,7 @@
 import { RE2JS } from "re2js";
 import { badRequest } from "../errors.ts";
 import type { LabelPredicate, LogExpr, Matcher, Stage } from "./ast.ts";
-import { type Fields, patternStage, regexpStage, template, unpackStage } from "./extract.ts";
+import { type Fields, jsonFieldsStage, patternStage, regexpStage, template, unpackStage } from "./extract.ts";
 import { type Labels, type LokiEntry, labelName } from "./labels.ts";
 import { parseLogfmt } from "./logfmt.ts";
 import { bytesOf, durationNs } from "./units.ts";
@@ -150,6 +150,20 @@ function stage(s: Stage): Step {
         const pairs = parseLogfmt(p.line);
         if (pairs === null) setError(p, "LogfmtParserErr", "the line is not logfmt");
         else for (const [k, v] of pairs) addParsed(p, k, v);
+        return true;
+      };
+    case "json_fields": {
+      const extract = jsonFieldsStage(s.fields);
+      return (p) => {
+        extract(fields(p), (details) => setError(p, "JSONParserErr", details));
+        return true;
+      };
+    }
+    case "logfmt_fields":
+      return (p) => {
+        const pairs = parseLogfmt(p.line);
+        if (pairs === null) setError(p, "LogfmtParserErr", "the line is not logfmt");
+        else for (const { name, path } of s.fields) for (const [k, v] of pairs) if (k === path) addParsed(p, name, v);
         return true;
       };
     case "unpack":

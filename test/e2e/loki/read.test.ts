@@ -337,3 +337,24 @@ test("index/volume and index/volume_range: line bytes per value of the selector'
     },
   ]);
 });
+
+test("json and logfmt with expressions extract only the named fields, json by path", async () => {
+  const key = await tenant([
+    { action: "je", message: '{"response":{"code":503,"headers":["a","b"]},"user":{"name.full":"Ann Lee"},"extra":1}', clientTimestamp: iso(T0) },
+    { action: "le", message: 'status=200 took=5ms user="bob"', clientTimestamp: iso(T0 + 1) },
+  ]);
+  const parsed = async (q: string) => {
+    const r = await loki(key, "query_range", { query: q, ...window }, { "x-loki-response-encoding-flags": "categorize-labels" });
+    expect({ q, status: r.status }).toEqual({ q, status: 200 });
+    return r.body.data.result[0].values[0][2].parsed;
+  };
+  expect(await parsed('{action="je"} | json code="response.code", first=`response.headers[0]`, name=`user["name.full"]`')).toEqual({
+    code: "503",
+    first: "a",
+    name: "Ann Lee",
+  });
+  expect(await parsed('{action="je"} | json extra')).toEqual({ extra: "1" });
+  expect(await parsed('{action="le"} | logfmt status, who="user"')).toEqual({ status: "200", who: "bob" });
+  const filtered = await loki(key, "query_range", { query: '{action="je"} | json code="response.code" | code >= 500', ...window });
+  expect(filtered.body.data.result.length).toBe(1);
+});
