@@ -144,7 +144,7 @@ export function buildApp(deps: AppDeps, s = services(deps)) {
     .use(otlpRoutes(s))
     .use(lokiRoutes(s))
     .use(lokiReadRoutes(s.gate, s.entries, deps.queryTimeoutMs ?? 30_000))
-    .use(lokiTailRoutes(s.gate, s.entries, s.hub))
+    .use(lokiTailRoutes(s.gate, s.entries, s.hub, { ...DEFAULT_TAIL_SETTINGS, ...deps.tail }))
     .use(esRoutes(s))
     .use(uiRoutes(s.auth, s.sessions, s.clock))
     .group("/api/v1/workspace", (ws) =>

@@ -31,10 +31,12 @@ interface Socket {
 }
 
 /** lokiTailRoutes mounts the WebSocket tail; the key is checked on the upgrade request, as on every read. */
-export function lokiTailRoutes(gate: Gate, store: EntryStore, hub: TailHub, recheckMs = RECHECK_MS) {
+export function lokiTailRoutes(gate: Gate, store: EntryStore, hub: TailHub, bounds: { maxPerKey: number; recheckMs?: number } = { maxPerKey: 10 }) {
+  const recheckMs = bounds.recheckMs ?? RECHECK_MS;
   const admitted = new WeakMap<Request, { caller: Caller; now: number }>();
   // by the upgrade request: the socket object of open and close may differ
-  const open = new Map<Request, { tail: Tail; socket: Socket }>();
+  const open = new Map<Request, { tail: Tail; socket: Socket; keyId: string }>();
+  const perKey = (keyId: string) => [...open.values()].filter((o) => o.keyId === keyId).length;
   let recheck: Timer | undefined;
   const watch = () => {
     recheck ??= setInterval(() => {
@@ -57,11 +59,16 @@ export function lokiTailRoutes(gate: Gate, store: EntryStore, hub: TailHub, rech
         const q = requestUrl(ctx.request).searchParams;
         const expr = parseLogQL(q.get("query") ?? "");
         if (expr.kind !== "log") throw new ApiError(400, "VALIDATION_QUERY_INVALID", 'tail takes a log query such as {level="error"}, not a metric query');
-        rangeOf(q, admitted.get(ctx.request)!.now, HOUR_NS);
+        const { caller, now } = admitted.get(ctx.request)!;
+        rangeOf(q, now, HOUR_NS);
+        if (perKey(caller.key.id) >= bounds.maxPerKey) {
+          throw new ApiError(429, "RATE_LIMIT_PLAN_EXCEEDED", `this key has ${bounds.maxPerKey} tails open already (SLUICE_TAIL_MAX_PER_KEY); close one first`);
+        }
         return undefined;
       } catch (e) {
         if (!(e instanceof ApiError)) throw e;
-        const body = { status: "error", errorType: e.status === 400 ? "bad_data" : "unauthorized", error: e.message, message: e.message };
+        const errorType = e.status === 400 ? "bad_data" : e.status === 429 ? "too_many_requests" : "unauthorized";
+        const body = { status: "error", errorType, error: e.message, message: e.message };
         return new Response(JSON.stringify(body), { status: e.status, headers: { "content-type": "application/json" } });
       }
     },
@@ -112,7 +119,7 @@ export function lokiTailRoutes(gate: Gate, store: EntryStore, hub: TailHub, rech
           mark: () => {},
         },
       );
-      open.set(request, { tail, socket });
+      open.set(request, { tail, socket, keyId: caller.key.id });
       watch();
       await tail.start();
       const stored: Selected[] = [];

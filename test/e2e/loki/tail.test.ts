@@ -6,7 +6,7 @@ import { entry, removeDir, startTestSluice, WS, type TestSluice } from "../../he
 let s: TestSluice;
 let base = "";
 beforeAll(() => {
-  s = startTestSluice(undefined, { ipRatePerMinute: -1 });
+  s = startTestSluice(undefined, { ipRatePerMinute: -1, tail: { maxPerKey: 2 } });
   s.app.listen({ hostname: "127.0.0.1", port: 0 });
   base = `ws://127.0.0.1:${s.app.server!.port}`;
 });
@@ -88,4 +88,26 @@ test("tail: a revoked key's open tail closes within a few seconds", async () => 
   expect((await s.admin("DELETE", `/keys/${keys[0].id}`)).status).toBe(204);
   const code = await Promise.race([closed, Bun.sleep(4000).then(() => -1)]);
   expect(code).toBe(1008);
+});
+
+test("tail: at most SLUICE_TAIL_MAX_PER_KEY open tails per key; the next upgrade is refused with 429", async () => {
+  const key = await (await s.workspace()).key("development", "ro");
+  const open = [tail(key, { query: '{action="x"}' }), tail(key, { query: '{action="y"}' })];
+  for (const t of open) await t.opened;
+  const upgrade = {
+    connection: "Upgrade",
+    upgrade: "websocket",
+    "sec-websocket-version": "13",
+    "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==",
+    "x-api-key": key,
+  };
+  const third = await fetch(`${base.replace("ws:", "http:")}/loki/api/v1/tail?query=%7Ba%3D%22b%22%7D`, { headers: upgrade });
+  expect(third.status).toBe(429);
+  expect(((await third.json()) as { errorType: string }).errorType).toBe("too_many_requests");
+  open[0].close();
+  await Bun.sleep(100);
+  const again = tail(key, { query: '{action="z"}' });
+  await again.opened;
+  again.close();
+  open[1].close();
 });
