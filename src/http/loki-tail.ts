@@ -21,6 +21,8 @@ import { requestUrl } from "./respond.ts";
 
 const HOUR_NS = 3_600_000_000_000n;
 const FRAME = 1000;
+/** the most stored entries a tail sends before it goes live; more closes it (1008) rather than leave any out */
+const MAX_BACKFILL = 50_000;
 /** how often an open tail's key is checked again: a revoked or expired key's tails close within it */
 const RECHECK_MS = 1000;
 
@@ -124,7 +126,24 @@ export function lokiTailRoutes(gate: Gate, store: EntryStore, hub: TailHub, boun
       await tail.start();
       const stored: Selected[] = [];
       const fromMs = Number((startNs + 999_999n) / 1_000_000n);
-      await selectEntries(store, scope, expr, { fromMs, toMs: 8.64e15 }, new TimeSlicer(Number.POSITIVE_INFINITY), (s) => stored.push(s), compiled);
+      const tooMany = new Error("backfill over its bound");
+      try {
+        await selectEntries(
+          store,
+          scope,
+          expr,
+          { fromMs, toMs: 8.64e15 },
+          new TimeSlicer(Number.POSITIVE_INFINITY),
+          (s) => {
+            if (stored.push(s) > MAX_BACKFILL) throw tooMany; // held in memory to be sorted: bounded, and said so, never cut silently
+          },
+          compiled,
+        );
+      } catch (e) {
+        if (e !== tooMany) throw e;
+        socket.close(1008, `more than ${MAX_BACKFILL} entries since start; reconnect with a later start or a narrower query`);
+        return;
+      }
       stored.sort((a, b) => a.entry.clientMs - b.entry.clientMs || (a.entry.id < b.entry.id ? -1 : 1));
       for (const s of stored) sent.add(s.entry.id);
       for (let i = 0; i < stored.length; i += FRAME) frame(stored.slice(i, i + FRAME));

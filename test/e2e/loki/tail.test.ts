@@ -111,3 +111,19 @@ test("tail: at most SLUICE_TAIL_MAX_PER_KEY open tails per key; the next upgrade
   again.close();
   open[1].close();
 });
+
+test("tail: more than 50,000 stored entries since start closes the tail (1008) rather than leave any out", async () => {
+  const key = await (await s.workspace()).key("development", "rw");
+  for (let k = 0; k < 6; k++) {
+    const start = k * 10_000;
+    await write(
+      key,
+      Array.from({ length: Math.min(10_000, 50_001 - start) }, (_, i) => ({ action: "many", clientTimestamp: iso(T0 + ((start + i) % 1000)) })),
+    );
+  }
+  const t = tail(key, { query: '{action="many"}', start: `${T0}000000` });
+  await t.opened;
+  const code = await new Promise<number>((resolve) => t.onClose(resolve));
+  expect(code).toBe(1008);
+  expect(t.got.length).toBe(0);
+}, 30_000);
