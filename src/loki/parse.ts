@@ -23,8 +23,6 @@ import { type Operator, precedence } from "./precedence.ts";
 import { bytesOf, durationNs, goString } from "./units.ts";
 import { unsupported } from "./unsupported.ts";
 
-export { unsupported } from "./unsupported.ts";
-
 const LINE_OPS: readonly string[] = ["count_over_time", "rate", "bytes_over_time", "bytes_rate", "absent_over_time"];
 const UNWRAP_OPS: readonly string[] = [
   "rate",
