@@ -112,7 +112,14 @@ test("Grafana's request sequence: health check, labels, values, series, logs, lo
   expect(stats.body.streams).toBe(3);
   expect(stats.body.bytes).toBeGreaterThan(0);
 
-  // 8. build info
+  // 8. fields for Explore: the shape metadataRequest unwraps ({fields, limit}; {values, limit})
+  const fields = await grafana("detected_fields", { query: '{service_name="auth"}', start: ns(NOW - 3_600_000), end: ns(NOW), limit: "1000" });
+  expect(fields.status).toBe(200);
+  expect(fields.body).toEqual({ fields: [], limit: 1000 }); // "slow" holds no json nor logfmt field, and no metadata
+  const fieldValues = await grafana("detected_field/level/values", { query: '{service_name="shop"}', start: ns(NOW - 3_600_000), end: ns(NOW) });
+  expect(fieldValues.body).toEqual({ values: [], limit: 1000 }); // level is a stream label, not a field
+
+  // 9. build info
   const build = await s.app.handle(new Request("http://localhost/loki/api/v1/status/buildinfo"));
   expect(build.status).toBe(200);
   expect(typeof ((await build.json()) as any).version).toBe("string");
