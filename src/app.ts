@@ -20,6 +20,8 @@ import { readRoutes } from "./http/read.ts";
 import { rejectionRoutes } from "./http/rejections.ts";
 import { esRoutes } from "./http/es.ts";
 import { lokiRoutes } from "./http/loki.ts";
+import { lokiReadRoutes } from "./http/loki-read.ts";
+import { lokiTailRoutes } from "./http/loki-tail.ts";
 import { otlpRoutes } from "./http/otlp.ts";
 import { uiRoutes } from "./http/ui.ts";
 import { RejectionLog, type RejectedBatch } from "./ingest/rejections.ts";
@@ -105,6 +107,7 @@ export function services(deps: AppDeps) {
     notify: () => deliverer.pass(),
     resend: (channel, payload) => deliverer.resend(channel, payload),
   });
+  const hub = new TailHub(entries);
   return {
     meta,
     usage,
@@ -117,7 +120,8 @@ export function services(deps: AppDeps) {
     sessions,
     clock,
     gate,
-    tails: new TailStreams(gate, entries, new TailHub(entries), { ...DEFAULT_TAIL_SETTINGS, ...deps.tail }),
+    hub,
+    tails: new TailStreams(gate, entries, hub, { ...DEFAULT_TAIL_SETTINGS, ...deps.tail }),
     ingest: new IngestService(deps.writeTo ?? entries, clock, deps.writeTo !== undefined),
     admin: new AdminService(meta, deps.plans),
     /** the last entries each workspace environment's shippers had rejected */
@@ -184,6 +188,8 @@ export function buildApp(deps: AppDeps, s = services(deps)) {
     .use(alerting ? adminAlertRoutes(s.alerts, s.meta, deps.plans, deps.adminToken, s.clock, deps.queryTimeoutMs ?? 30_000) : new Elysia())
     .use(otlpRoutes(s))
     .use(lokiRoutes(s))
+    .use(lokiReadRoutes(s.gate, s.entries, deps.queryTimeoutMs ?? 30_000))
+    .use(lokiTailRoutes(s.gate, s.entries, s.hub, { ...DEFAULT_TAIL_SETTINGS, ...deps.tail }))
     .use(esRoutes(s))
     .use(uiRoutes(s.auth, s.sessions, s.clock))
     .group("/api/v1/workspace", (ws) =>
