@@ -20,6 +20,8 @@ import { readRoutes } from "./http/read.ts";
 import { rejectionRoutes } from "./http/rejections.ts";
 import { esRoutes } from "./http/es.ts";
 import { lokiRoutes } from "./http/loki.ts";
+import { lokiReadRoutes } from "./http/loki-read.ts";
+import { lokiTailRoutes } from "./http/loki-tail.ts";
 import { otlpRoutes } from "./http/otlp.ts";
 import { uiRoutes } from "./http/ui.ts";
 import { RejectionLog, type RejectedBatch } from "./ingest/rejections.ts";
@@ -33,6 +35,14 @@ import { EntryStore } from "./storage/entries.ts";
 import { MetaStore } from "./storage/meta.ts";
 import { allocatedBytes, storageReport } from "./storage/report.ts";
 import { SessionStore } from "./storage/sessions.ts";
+import { AlertStore } from "./storage/alerts.ts";
+import { AlertService } from "./alerts/service.ts";
+import { AlertEvaluator } from "./alerts/evaluator.ts";
+import { Deliverer } from "./alerts/deliver.ts";
+import { sendMail } from "./alerts/email.ts";
+import type { Channel } from "./alerts/channels.ts";
+import { alertRoutes } from "./http/alerts.ts";
+import { adminAlertRoutes } from "./http/alerts-admin.ts";
 import { UsageStore } from "./storage/usage.ts";
 
 export interface AppDeps {
@@ -64,6 +74,10 @@ export interface AppDeps {
   forwardRejections?: (batch: RejectedBatch) => Promise<void>;
   /** cluster mode: where admitted reads are answered, and which reads a front admitted (http/handoff.ts) */
   handoff?: Handoff;
+  /** the smallest `every` of an alert rule, ms (SLUICE_ALERT_MIN_EVERY, default 10 s) */
+  alertMinEveryMs?: number;
+  /** the address users reach the server at, for links in notices (SLUICE_EXTERNAL_URL; default: where it listens) */
+  externalUrl?: () => string;
 }
 
 /** Services are the parts the routes share; built once per data directory. */
@@ -77,6 +91,23 @@ export function services(deps: AppDeps) {
   const sessions = new Sessions(new SessionStore(deps.dbs.meta), (hash) => meta.keyByHash(hash) !== undefined);
   const gate = new Gate(auth, limiter, clock, deps.trustProxyHops ?? 0, deps.bodyTimeoutMs, sessions, deps.handoff);
   const storage = () => storageReport(entries.stats.all(), allocatedBytes(dirname(deps.dbs.dataFile)));
+  const alertStore = new AlertStore(deps.dbs.alerts);
+  const externalUrl = deps.externalUrl ?? (() => "http://localhost:8080");
+  const deliverer = new Deliverer(alertStore, (n) => alertStore.get<Channel>("channel", n, n.channelId), clock, externalUrl, sendMail);
+  // evaluates alert rules on a timer once started (the server starts it; tests may call tick())
+  const evaluator = new AlertEvaluator({
+    store: alertStore,
+    entries,
+    clock,
+    floorOf: (ws, nowMs) => {
+      const w = meta.workspace(ws);
+      return w && deps.plans.has(w.plan) ? deps.plans.retentionFloor(w.plan, nowMs) : undefined;
+    },
+    externalUrl,
+    notify: () => deliverer.pass(),
+    resend: (channel, payload) => deliverer.resend(channel, payload),
+  });
+  const hub = new TailHub(entries);
   return {
     meta,
     usage,
@@ -89,17 +120,29 @@ export function services(deps: AppDeps) {
     sessions,
     clock,
     gate,
-    tails: new TailStreams(gate, entries, new TailHub(entries), { ...DEFAULT_TAIL_SETTINGS, ...deps.tail }),
+    hub,
+    tails: new TailStreams(gate, entries, hub, { ...DEFAULT_TAIL_SETTINGS, ...deps.tail }),
     ingest: new IngestService(deps.writeTo ?? entries, clock, deps.writeTo !== undefined),
     admin: new AdminService(meta, deps.plans),
     /** the last entries each workspace environment's shippers had rejected */
     rejections: new RejectionLog(deps.forwardRejections),
+    alerts: new AlertService(alertStore, entries, {
+      minEveryMs: deps.alertMinEveryMs ?? 10_000,
+      externalUrl,
+      sendMail,
+      retire: (t, r) => evaluator.retire(t, r),
+    }),
+    evaluator,
+    deliverer,
   };
 }
 
 /** buildApp assembles health, admin, OpenAPI, the workspace endpoints and the shipper routes (contract §11). */
 export function buildApp(deps: AppDeps, s = services(deps)) {
   const log = deps.log ?? ((line) => console.error(JSON.stringify(line)));
+  // alerts run in one process only: a cluster's fronts (writes to the partition logs) have no alert routes until a
+  // cluster evaluates each rule on one node (contract §16); their alert calls answer 404 rather than each copy its own
+  const alerting = deps.writeTo === undefined;
   return new Elysia()
     .onRequest(({ set }) => {
       set.headers["x-request-id"] = crypto.randomUUID();
@@ -142,8 +185,11 @@ export function buildApp(deps: AppDeps, s = services(deps)) {
     .use(healthRoutes(deps.dbs, s.metrics))
     .use(openapi(openapiConfig))
     .use(adminRoutes(s.admin, s.meta, deps.adminToken, s.storage))
+    .use(alerting ? adminAlertRoutes(s.alerts, s.meta, deps.plans, deps.adminToken, s.clock, deps.queryTimeoutMs ?? 30_000) : new Elysia())
     .use(otlpRoutes(s))
     .use(lokiRoutes(s))
+    .use(lokiReadRoutes(s.gate, s.entries, deps.queryTimeoutMs ?? 30_000))
+    .use(lokiTailRoutes(s.gate, s.entries, s.hub, { ...DEFAULT_TAIL_SETTINGS, ...deps.tail }))
     .use(esRoutes(s))
     .use(uiRoutes(s.auth, s.sessions, s.clock))
     .group("/api/v1/workspace", (ws) =>
@@ -154,6 +200,7 @@ export function buildApp(deps: AppDeps, s = services(deps)) {
         .use(rejectionRoutes(s.gate, s.rejections))
 
         .use(exploreRoutes(s.gate, s.entries, deps.queryTimeoutMs ?? 30_000))
-        .use(s.tails.routes()),
+        .use(s.tails.routes())
+        .use(alerting ? alertRoutes(s.gate, s.alerts, deps.queryTimeoutMs ?? 30_000) : new Elysia()),
     );
 }

@@ -35,6 +35,8 @@ export function compose(options: SluiceOptions) {
     /** close ends what a clean stop waits for (full-text segments, held postings), closes storage and ends the worker threads */
     async close() {
       parts.tails.closeAll(); // open tails would hold a clean stop forever
+      await parts.evaluator.stop(); // an evaluation under way stores its outcome before storage closes
+      await parts.deliverer.stop();
       await parts.entries.settled();
       await dbs.root.flushed;
       await dbs.root.close();

@@ -29,6 +29,10 @@ export interface Config {
   tailMaxPerKey: number;
   /** cluster mode (contract §13): NATS URLs, this node's id and roles; undefined: the single process */
   cluster: ClusterConfig | undefined;
+  /** the smallest `every` of an alert rule, ms (SLUICE_ALERT_MIN_EVERY, default 10s) */
+  alertMinEveryMs: number;
+  /** the address users reach Sluice at, for links in alert notices (SLUICE_EXTERNAL_URL); undefined: where it listens */
+  externalUrl: string | undefined;
 }
 
 /** Role is a part a cluster node plays: front (writes), query (reads), storage (partition copies). */
@@ -62,7 +66,19 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     tailHeartbeatSeconds: integer(env, "SLUICE_TAIL_HEARTBEAT_SECONDS", 15, 1, 3600),
     tailMaxPerKey: integer(env, "SLUICE_TAIL_MAX_PER_KEY", 10, 1, 10_000),
     cluster: clusterConfig(env),
+    alertMinEveryMs: duration(env, "SLUICE_ALERT_MIN_EVERY", 10_000),
+    externalUrl: env.SLUICE_EXTERNAL_URL?.trim().replace(/\/$/, "") || undefined,
   };
+}
+
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+function duration(env: Record<string, string | undefined>, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const m = /^([0-9]{1,9})(ms|s|m|h|d)$/.exec(raw);
+  if (!m || Number(m[1]) === 0) throw new Error(`${name}=${JSON.stringify(raw)} is not valid: set it to a duration such as 10s (units ms, s, m, h, d)`);
+  return Number(m[1]) * UNIT_MS[m[2]];
 }
 
 /** clusterConfig reads SLUICE_CLUSTER, SLUICE_NODE_ID, SLUICE_ROLES and SLUICE_ADVERTISE_URL; without SLUICE_CLUSTER there is no cluster. */

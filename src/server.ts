@@ -16,6 +16,7 @@ export async function startServer(config: Config, print: (text: string) => void 
   surviveFullDisk();
   if (config.cluster) return startClusterServer(config, print);
   const plans = planTable(config.plansFile); // a bad plans file stops the start here
+  let listening = "http://localhost:8080"; // set once the server listens
   const s = compose({
     dataDir: config.dataDir,
     plans,
@@ -26,6 +27,8 @@ export async function startServer(config: Config, print: (text: string) => void 
     bodyTimeoutMs: config.bodyTimeoutSeconds * 1000,
     queryTimeoutMs: config.queryTimeoutSeconds * 1000,
     tail: { heartbeatMs: config.tailHeartbeatSeconds * 1000, maxPerKey: config.tailMaxPerKey },
+    alertMinEveryMs: config.alertMinEveryMs,
+    externalUrl: () => config.externalUrl ?? listening,
   });
   const orphans = s.meta.workspaces().filter((w) => !plans.has(w.plan));
   if (orphans.length) {
@@ -43,6 +46,7 @@ export async function startServer(config: Config, print: (text: string) => void 
   const server = app.server!;
   const shown = config.host === "0.0.0.0" || config.host === "::" ? "localhost" : config.host;
   const baseUrl = `http://${shown}:${server.port}`;
+  listening = baseUrl;
   const intro = banner(made, baseUrl);
   print(`Sluice listening on ${baseUrl} (data in ${config.dataDir})${intro ? `\n${intro}` : ""}`);
 
@@ -54,10 +58,15 @@ export async function startServer(config: Config, print: (text: string) => void 
     sweeper.sweep().catch((e) => console.error(JSON.stringify({ level: "error", msg: "retention sweep failed", error: String(e) })));
   }, config.retentionSweepSeconds * 1000);
 
+  s.evaluator.start(); // alert rules (contract §16): evaluations, then their notices
+  s.deliverer.start();
+
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
       clearInterval(sweepTimer);
+      await s.evaluator.stop(); // an evaluation under way stores its outcome and notices: the next start resumes them
+      await s.deliverer.stop();
       s.tails.closeAll(); // a tail is a request that never finishes by itself
       await server.stop(false); // stop accepting; let in-flight requests finish
       await syslog?.stop(); // and store what the syslog listeners received

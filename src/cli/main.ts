@@ -11,6 +11,7 @@ import { remoteAdmin } from "./admin-remote.ts";
 import { ApiClient } from "./client.ts";
 import { CLUSTER_USAGE, clusterCommand } from "./cluster.ts";
 import { tailCommand } from "./tail.ts";
+import { ALERTS_USAGE, alertsCommand } from "./alerts.ts";
 import { exportEntries, importFile, progressBar } from "./transfer.ts";
 
 const CONNECTION = {
@@ -80,6 +81,7 @@ function help(): string {
     ["cluster init|status|rebalance", "set up and watch a cluster on NATS JetStream (contract §13; --help for more)"],
     ["storage", STORAGE.summary],
     ["compact", COMPACT.summary],
+    ["alerts list|create|test-channel", "list alert rules, channels, alerts; create them from a JSON file; test a channel (--help)"],
     ...Object.entries(ADMIN_COMMANDS).map(([name, c]) => [name, c.summary]),
     ...Object.entries(TRANSFER).map(([name, c]) => [name, c.summary]),
   ];
@@ -162,6 +164,14 @@ async function main(argv: string[]): Promise<number> {
     const { before, after } = await compactInto(loadConfig({ ...env, SLUICE_CLUSTER: undefined }).dataDir, values.to);
     console.log(JSON.stringify({ to: values.to, before_bytes: before, after_bytes: after }, null, 2));
     return 0;
+  }
+  if (first === "alerts") {
+    if (wantsHelp) return printed(`usage: ${ALERTS_USAGE}\n\ncreating needs a key with scope "*"`);
+    const { values, positionals } = parseArgs({ args: rest.slice(1), options: CONNECTION, allowPositionals: true, strict: true });
+    const key = (values.key as string | undefined) ?? env.SLUICE_API_KEY;
+    if (!key) throw new UsageError(`give an API key with --key or SLUICE_API_KEY; usage: ${ALERTS_USAGE}`);
+    const client = new ApiClient({ url: (values.url as string | undefined) ?? `http://localhost:${env.SLUICE_PORT || env.PORT || 8080}`, key });
+    return alertsCommand(client, positionals, (text) => console.log(text));
   }
   if (first in TRANSFER) {
     const spec = TRANSFER[first];

@@ -11,9 +11,9 @@ import { json } from "./respond.ts";
 
 const ADMIN_BODY_LIMIT = 64 * 1024;
 
-/** adminRoutes mounts the admin API; API keys never work here, only the admin token. */
-export function adminRoutes(admin: AdminService, meta: MetaStore, envToken: string | undefined, storage: () => StorageReport) {
-  const check = (request: Request) => {
+/** adminCheck returns the check of the admin bearer token that every admin route makes first. */
+export function adminCheck(meta: MetaStore, envToken: string | undefined) {
+  return (request: Request) => {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.get("authorization") ?? "");
     if (!m) throw unauthorized("AUTH_MISSING_API_KEY", "send the admin token as Authorization: Bearer <token>");
     const expected = envToken !== undefined ? hashSecret(envToken) : meta.adminTokenHash();
@@ -22,6 +22,11 @@ export function adminRoutes(admin: AdminService, meta: MetaStore, envToken: stri
       throw unauthorized("AUTH_INVALID_API_KEY", "the admin token is not valid; use the one printed at first start or SLUICE_ADMIN_TOKEN");
     }
   };
+}
+
+/** adminRoutes mounts the admin API; API keys never work here, only the admin token. */
+export function adminRoutes(admin: AdminService, meta: MetaStore, envToken: string | undefined, storage: () => StorageReport) {
+  const check = adminCheck(meta, envToken);
   const body = (request: Request) => readJson(request, { bytes: ADMIN_BODY_LIMIT, depth: 8 });
   const hidden = { detail: { hide: true }, parse: "none" as const };
   // a path id with malformed percent-encoding arrives as null: no record has such an id

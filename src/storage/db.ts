@@ -32,6 +32,8 @@ export interface Databases {
   stats: Database;
   /** bounds: each block's earliest and latest client timestamp (see bounds.ts). */
   bounds: Database;
+  /** alerts: alert channels, rules, silences, states, history and the notification outbox (see alerts.ts). */
+  alerts: Database;
 }
 
 /** 1 TiB: address space only, of the 128 TiB a process has; a process holding many environments maps less each */
@@ -67,6 +69,7 @@ export function openDatabases(dataDir: string, log = logLine, mapBytes = DEFAULT
     layout: root.openDB({ name: "layout", encoding: "msgpack" }),
     stats: root.openDB({ name: "stats", encoding: "msgpack" }),
     bounds: root.openDB({ name: "bounds", encoding: "binary" }),
+    alerts: root.openDB({ name: "alerts", encoding: "msgpack" }),
   };
   upgradeIndexes(dbs, log);
   return dbs;

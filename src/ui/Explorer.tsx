@@ -11,6 +11,7 @@ import { Modal } from "./Modal.tsx";
 import { QueryBar } from "./QueryBar.tsx";
 import { highlights, withTerm } from "./query-text.ts";
 import { Rejections } from "./Rejections.tsx";
+import { Alerts } from "./Alerts.tsx";
 import { useResults } from "./results.ts";
 import { iso, RANGES, readState, type ViewState, windowOf, writeState } from "./state.ts";
 import { useTail } from "./tail.ts";
@@ -58,7 +59,7 @@ export function Explorer({ info, onSignOut }: { info: Info; onSignOut: () => voi
   const open = state.id ? (rows.find((e) => e.id === state.id) ?? null) : null;
 
   useEffect(() => {
-    document.title = `${state.view === "rejections" ? "Rejected entries" : state.q || "All entries"} · Sluice`;
+    document.title = `${state.view === "rejections" ? "Rejected entries" : state.view === "alerts" ? "Alerts" : state.q || "All entries"} · Sluice`;
   }, [state.q, state.view]);
 
   const run = (q = draft) => {
@@ -128,13 +129,23 @@ export function Explorer({ info, onSignOut }: { info: Info; onSignOut: () => voi
           </a>
           <a
             href="/ui?view=rejections"
-            aria-current={logs ? undefined : "page"}
+            aria-current={state.view === "rejections" ? "page" : undefined}
             onClick={(e) => {
               e.preventDefault();
               update({ view: "rejections", id: "" });
             }}
           >
             Rejected entries
+          </a>
+          <a
+            href="/ui?view=alerts"
+            aria-current={state.view === "alerts" ? "page" : undefined}
+            onClick={(e) => {
+              e.preventDefault();
+              update({ view: "alerts", id: "" });
+            }}
+          >
+            Alerts
           </a>
         </nav>
         <span class="who" title="workspace and environment of the key">
@@ -176,6 +187,9 @@ export function Explorer({ info, onSignOut }: { info: Info; onSignOut: () => voi
             </button>
             <button type="button" onClick={showExplain}>
               Explain
+            </button>
+            <button type="button" onClick={() => update({ view: "alerts", id: "", live: false })}>
+              Alert on this query
             </button>
             {exporting ? (
               <button type="button" onClick={() => exporting.abort.abort()}>
@@ -241,6 +255,8 @@ export function Explorer({ info, onSignOut }: { info: Info; onSignOut: () => voi
             )}
           </div>
         </>
+      ) : state.view === "alerts" ? (
+        <Alerts query={state.q} />
       ) : (
         <Rejections />
       )}

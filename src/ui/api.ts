@@ -51,7 +51,12 @@ async function failure(r: Response): Promise<ApiFailure> {
 }
 
 /** call sends one request and parses the JSON answer; a 401 also ends the session in the page. */
-export async function call<T>(method: "GET" | "POST" | "DELETE", path: string, body?: unknown, signal?: AbortSignal): Promise<{ data: T; headers: Headers }> {
+export async function call<T>(
+  method: "GET" | "POST" | "PATCH" | "DELETE",
+  path: string,
+  body?: unknown,
+  signal?: AbortSignal,
+): Promise<{ data: T; headers: Headers }> {
   const headers: Record<string, string> = { "x-sluice-ui": "1" };
   if (body !== undefined) headers["content-type"] = "application/json";
   const r = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: "same-origin", signal });

@@ -1,6 +1,6 @@
 // state: the explorer's whole view lives in the URL (contract §12), so a reload or a shared link shows the same view.
 
-export type View = "logs" | "rejections";
+export type View = "logs" | "rejections" | "alerts";
 
 /** ViewState is everything a link must carry. */
 export interface ViewState {
@@ -38,7 +38,7 @@ export function readState(search: string): ViewState {
   const p = new URLSearchParams(search);
   const range = p.get("range") ?? (p.get("from") || p.get("to") ? "custom" : DEFAULT_RANGE);
   return {
-    view: p.get("view") === "rejections" ? "rejections" : "logs",
+    view: p.get("view") === "rejections" ? "rejections" : p.get("view") === "alerts" ? "alerts" : "logs",
     q: p.get("q") ?? "",
     range: range === "custom" || RANGES.some((r) => r.value === range) ? range : DEFAULT_RANGE,
     from: p.get("from") ?? "",

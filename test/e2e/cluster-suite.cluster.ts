@@ -22,6 +22,11 @@
 // - limits-retention-sweeper.test.ts: drives one store's RetentionSweeper and reads its file size.
 // - pipelining-reads.test.ts: a cluster node answers a read after a NATS barrier, so Bun closes a connection whose
 //   next pipelined request comes meanwhile; the writes' rule (pipelining.test.ts) runs here.
+// - alerts-*.test.ts (§16): alerts run in one process only; a cluster's rule (one evaluator per rule) is not built yet.
+// - full-disk.test.ts (§14): mounts a small tmpfs for one process's data directory and fills it.
+// - storage-report.test.ts, upgrade.test.ts (§15): one data directory's report, compaction and a fixture directory
+//   written by an older version, opened by one process.
+// - loki/*.test.ts (§17): not yet run against a cluster.
 // - binary, compose, crash, internal-error, ui-browser: the compiled binary, the composition root, kill -9 of one
 //   process mid-write, injected storage faults, and a headless Chromium, all of one process.
 import { expect, test } from "bun:test";

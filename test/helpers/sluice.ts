@@ -50,6 +50,10 @@ export interface TestOptions {
   queryTimeoutMs?: number;
   /** bounds of live tails (heartbeat, per key, buffers, key recheck) */
   tail?: Partial<TailSettings>;
+  /** the smallest `every` of an alert rule, ms (SLUICE_ALERT_MIN_EVERY) */
+  alertMinEveryMs?: number;
+  /** the address in alert notices' links */
+  externalUrl?: () => string;
 }
 
 /**

@@ -33,6 +33,8 @@ describe("loadConfig", () => {
       syslog: undefined,
       tailHeartbeatSeconds: 15,
       tailMaxPerKey: 10,
+      alertMinEveryMs: 10_000,
+      externalUrl: undefined,
       cluster: undefined,
     });
   });

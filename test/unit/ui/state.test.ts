@@ -4,7 +4,7 @@ import fc from "fast-check";
 import { DEFAULT_RANGE, RANGES, readState, type ViewState, windowOf, writeState } from "../../../src/ui/state.ts";
 
 const state = fc.record<ViewState>({
-  view: fc.constantFrom("logs", "rejections"),
+  view: fc.constantFrom("logs", "rejections", "alerts"),
   q: fc.string(),
   range: fc.constantFrom(...RANGES.map((r) => r.value), "custom"),
   from: fc.constant(""),

@@ -1,0 +1,107 @@
+// loki bench: the Loki query API (contract §17) beside the native reads it maps onto, through the real app
+// (app.handle) on a real LMDB. Baselines in the same run: a query_range logs query against POST /logs/query with the
+// same filter, and sum by (level) (count_over_time(…[1m])) over 24 h against POST /logs/hits grouped by level on the
+// client axis. Every answer is checked against its baseline (BUG: otherwise).
+// BENCH_LOKI_ENTRIES sets the entry count (default 1,000,000).
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { compose } from "../src/compose.ts";
+import { IdGenerator } from "../src/ids.ts";
+import { checkEntry } from "../src/ingest/rules.ts";
+import { BUILT_IN_PLANS, PlanTable } from "../src/limits/plans.ts";
+import type { Entry } from "../src/storage/entries.ts";
+import { syntheticEntry } from "./data.ts";
+import { timeTogether } from "./query.ts";
+
+const ENTRIES = Number(process.env.BENCH_LOKI_ENTRIES ?? 1_000_000);
+const BLOCK = 1000;
+const T0 = Date.UTC(2026, 10, 1); // syntheticEntry's client times start here, 37 ms apart
+const ns = (ms: number) => `${ms}000000`;
+
+/** Answer is the part of the answers read here: Loki's streams or matrix, and hits' total. */
+interface Answer {
+  data: { result: { stream: Record<string, string>; values: [unknown, string][] }[] };
+  total: number;
+}
+
+export async function benchLoki() {
+  const dir = mkdtempSync(join(tmpdir(), "sluice-lokibench-"));
+  const s = compose({ dataDir: dir, plans: new PlanTable(), adminToken: "bench", log: () => {}, ipRatePerMinute: -1, clock: () => T0 + 40 * 86_400_000 });
+  try {
+    const ws = await s.admin.createWorkspace({ name: "bench" });
+    const key = (await s.admin.createKey(ws.id, { environment: "production", type: "rw" })).key;
+    const tenant = { ws: ws.id, env: "production" as const };
+    const ids = new IdGenerator();
+    const plan = BUILT_IN_PLANS[3];
+    const t0 = performance.now();
+    for (let b = 0; b * BLOCK < ENTRIES; b++) {
+      const raws = Array.from({ length: Math.min(BLOCK, ENTRIES - b * BLOCK) }, (_, i) => syntheticEntry(b * BLOCK + i));
+      const { ms, ids: fresh } = ids.next(raws.length, T0 + b * BLOCK * 37);
+      const entries = raws.map((r, i) => ({ ...checkEntry(r, i, plan).entry!, id: fresh[i] }) as unknown as Entry);
+      await s.entries.append(tenant, ms, entries, -1);
+    }
+    await s.entries.settled();
+    console.error(`loaded ${ENTRIES} entries in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    const call = async (path: string, init: RequestInit = {}) => {
+      const r = await s.app.handle(
+        new Request(`http://localhost${path}`, { ...init, headers: { "x-api-key": key, "content-type": "application/json", ...init.headers } }),
+      );
+      if (r.status !== 200) throw new Error(`BUG: ${path} answered ${r.status}: ${await r.text()}`);
+      return r.json() as Promise<Answer>;
+    };
+    const endMs = T0 + ENTRIES * 37;
+    // 1. newest 100 errors: Loki against the native page
+    const loki = () => call(`/loki/api/v1/query_range?${new URLSearchParams({ query: '{level="error"}', limit: "100", start: ns(T0), end: ns(endMs) })}`);
+    const native = () => call("/api/v1/workspace/logs/query", { method: "POST", body: JSON.stringify({ query: "level=error", pageSize: 100 }) });
+    const lokiIds = (await loki()).data.result.map((st) => st.stream.sluice_id);
+    const nativeIds = ((await native()) as unknown as { id: string }[]).map((e) => e.id);
+    if (JSON.stringify(lokiIds) !== JSON.stringify(nativeIds)) throw new Error("BUG: the Loki logs query and the native page differ");
+    const [l, n] = await timeTogether([loki, native], 10);
+    console.log(
+      `logs {level="error"} limit 100: p50 ${l.p50.toFixed(1)} ms (native POST /logs/query p50 ${n.p50.toFixed(1)} ms, ×${(l.p50 / n.p50).toFixed(2)})`,
+    );
+    // 2. counts by level per minute over 24 h (or what the data covers)
+    const from = Math.max(T0, endMs - 86_400_000);
+    const startMs = Math.ceil(from / 60_000) * 60_000 + 60_000;
+    const lastMs = startMs + Math.floor((endMs - startMs) / 60_000) * 60_000; // the last point
+    const metric = () =>
+      call(
+        `/loki/api/v1/query_range?${new URLSearchParams({ query: 'sum by (level) (count_over_time({environment="production"}[1m]))', start: ns(startMs), end: ns(endMs), step: "60s" })}`,
+      );
+    const hits = () =>
+      call("/api/v1/workspace/logs/hits", {
+        method: "POST",
+        body: JSON.stringify({
+          from: new Date(startMs - 60_000).toISOString(),
+          to: new Date(lastMs + 1).toISOString(),
+          step: "1m",
+          groupBy: "level",
+          axis: "client",
+        }),
+      });
+    const lokiTotal = (await metric()).data.result.reduce((n, r) => n + r.values.reduce((m, v) => m + Number(v[1]), 0), 0);
+    const hitsTotal = (await hits()).total;
+    // the Loki points count (t − 1m, t], the buckets [t, t + 1m): the same entries but for the millisecond at each edge
+    if (Math.abs(lokiTotal - hitsTotal) > 2) throw new Error(`BUG: count_over_time totals ${lokiTotal}, hits ${hitsTotal}`);
+    const [m, h] = await timeTogether([metric, hits], 5);
+    console.log(
+      `sum by (level) (count_over_time([1m])) over ${((lastMs - startMs) / 3_600_000).toFixed(1)} h: p50 ${m.p50.toFixed(1)} ms (native hits p50 ${h.p50.toFixed(1)} ms, ×${(m.p50 / h.p50).toFixed(2)})`,
+    );
+    // 3. the label browser: label names over the last hour of data (every entry read: exact), beside facets of level
+    const hourStart = endMs - 3_600_000;
+    const labelNames = () => call(`/loki/api/v1/labels?${new URLSearchParams({ start: ns(hourStart), end: ns(endMs) })}`);
+    const facets = () =>
+      call("/api/v1/workspace/logs/facets", {
+        method: "POST",
+        body: JSON.stringify({ from: new Date(hourStart).toISOString(), to: new Date(endMs).toISOString(), fields: ["level"], axis: "client" }),
+      });
+    const [lb, fc] = await timeTogether([labelNames, facets], 3);
+    console.log(`labels over 1 h: p50 ${lb.p50.toFixed(1)} ms (native facets of level p50 ${fc.p50.toFixed(1)} ms, ×${(lb.p50 / fc.p50).toFixed(2)})`);
+  } finally {
+    await s.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.main) await benchLoki();

@@ -1,0 +1,142 @@
+// evaluator: evaluates every enabled rule at each t = k·every (epoch-aligned) and stores what changed, with the
+// notices it decided, in one transaction (contract §16). A rule that missed instants (the server was down) is
+// evaluated once, at the latest one.
+import type { ReadScope } from "../query/page.ts";
+import { TimeSlicer } from "../query/slice.ts";
+import type { AlertStore, NoticePayload, StoredNotice, StoredTransition } from "../storage/alerts.ts";
+import type { Channel } from "./channels.ts";
+import type { Tenant } from "../storage/keys.ts";
+import type { EntryStore } from "../storage/entries.ts";
+import { type Evaluation, evaluateRule, type Group, windowAt } from "./evaluate.ts";
+import type { Window } from "../query/explore-request.ts";
+import { alertOf } from "./notices.ts";
+import { durationMs, type Rule } from "./rules.ts";
+import { isSilenced, type Silence } from "./silences.ts";
+import { type Announcement, decide, retireAll } from "./states.ts";
+import { collectSamples } from "./samples.ts";
+
+const EVALUATION_BUDGET_MS = 30_000;
+
+/** EvaluatorDeps are what evaluations read and where their notices go. */
+export interface EvaluatorDeps {
+  store: AlertStore;
+  entries: EntryStore;
+  clock: () => number;
+  /** the retention floor of a workspace now (entries older are out of reach); undefined when the workspace is gone */
+  floorOf(ws: string, nowMs: number): number | undefined;
+  externalUrl(): string;
+  /** called after an evaluation stored notices, so that they leave at once */
+  notify(): void;
+  /** one attempt, kept in no outbox: Alertmanager expects active alerts re-posted at each evaluation */
+  resend(channel: Channel, payload: NoticePayload): void;
+}
+
+/** AlertEvaluator runs due evaluations, one at a time, on a timer. */
+export class AlertEvaluator {
+  private timer: ReturnType<typeof setInterval> | undefined;
+  private running: Promise<void> | undefined;
+
+  constructor(private readonly d: EvaluatorDeps) {}
+
+  start(periodMs = 250): void {
+    this.timer ??= setInterval(() => {
+      this.tick().catch((e) => console.error(JSON.stringify({ level: "error", msg: "alert evaluations failed", error: String(e) })));
+    }, periodMs);
+  }
+
+  /** tick evaluates every rule whose latest instant has not been evaluated; a tick under way is not started twice. */
+  tick(): Promise<void> {
+    this.running ??= this.due().finally(() => (this.running = undefined));
+    return this.running;
+  }
+
+  private async due(): Promise<void> {
+    const now = this.d.clock();
+    for (const { ws, env, rule } of this.d.store.allRules<Rule>()) {
+      if (!rule.enabled) continue;
+      const every = durationMs(rule.every)!;
+      const at = Math.floor(now / every) * every;
+      const last = this.d.store.lastEvaluated({ ws, env }, rule.id);
+      if (last !== undefined && last >= at) continue;
+      try {
+        await this.evaluate({ ws, env }, rule, at);
+      } catch (e) {
+        console.error(JSON.stringify({ level: "error", msg: "alert evaluation failed", rule_id: rule.id, error: String(e) }));
+      }
+    }
+  }
+
+  /** evaluate runs one evaluation of a rule at `atMs` and stores its outcome. */
+  async evaluate(t: Tenant, rule: Rule, atMs: number): Promise<void> {
+    const floorMs = this.d.floorOf(t.ws, atMs);
+    if (floorMs === undefined) return;
+    const scope: ReadScope = { ...t, floorMs };
+    // a failed evaluation (its time budget, storage) puts the rule in state error and counts as done: no retry at every tick
+    const ev = await evaluateRule(this.d.entries, scope, rule, atMs, new TimeSlicer(EVALUATION_BUDGET_MS)).catch(
+      (e): Evaluation => ({ ok: false, window: windowAt(rule, atMs), reason: `the evaluation failed: ${(e as Error).message}` }),
+    );
+    const silences = this.d.store.list<Silence>("silence", t);
+    const silenced = (group: Group) => isSilenced(silences, rule.id, group, this.d.clock());
+    const decision = decide(rule, this.d.store.states(t, rule.id), ev, atMs, silenced);
+    // samples only for the groups a notice announces (Alertmanager's re-posts carry none)
+    const shown = rule.channels.length ? decision.announcements.map((a) => a.state.group) : [];
+    const samples =
+      ev.ok && shown.length ? await collectSamples(this.d.entries, scope, rule, ev.window, shown, new TimeSlicer(EVALUATION_BUDGET_MS)) : new Map();
+    for (const a of decision.announcements) a.samples = samples.get(JSON.stringify(a.state.group)) ?? [];
+    const externalUrl = this.d.externalUrl();
+    const everyMs = durationMs(rule.every)!;
+    const notices = this.noticesOf(t, rule, decision.announcements, ev.window);
+    await this.d.store.commitEvaluation(t, { ruleId: rule.id, atMs, ...decision, notices });
+    if (notices.length) this.d.notify();
+    const managers = rule.channels.map((id) => this.d.store.get<Channel>("channel", t, id)).filter((c) => c?.type === "alertmanager") as Channel[];
+    if (managers.length === 0 || !ev.ok) return;
+    const announced = new Set(decision.announcements.map((a) => a.state.fingerprint));
+    for (const s of decision.states) {
+      if (s.state !== "firing" || s.notifiedMs === undefined || announced.has(s.fingerprint) || silenced(s.group)) continue;
+      const transition = { atMs } as StoredTransition; // only a resolve's end time reads it
+      const alert = alertOf(rule, { status: "firing", state: s, transition, samples: [] }, ev.window, externalUrl);
+      for (const c of managers) this.d.resend(c, { status: "firing", ruleId: rule.id, ruleName: rule.name, group: s.group, everyMs, alerts: [alert] });
+    }
+  }
+
+  /** noticesOf makes, for each announcement, a notice to each of the rule's channels, its delivery pending in the transition. */
+  private noticesOf(t: Tenant, rule: Rule, announcements: Announcement[], window: Window): StoredNotice[] {
+    const notices: StoredNotice[] = [];
+    const externalUrl = this.d.externalUrl();
+    const everyMs = durationMs(rule.every)!;
+    for (const a of announcements) {
+      for (const channelId of rule.channels) {
+        a.transition.deliveries.push({ channel_id: channelId, status: "pending", attempts: 0, error: null });
+        notices.push({
+          id: Bun.randomUUIDv7(),
+          ws: t.ws,
+          env: t.env,
+          channelId,
+          historyKey: ["history", t.ws, t.env, rule.id, a.transition.atMs, a.transition.id],
+          payload: { status: a.status, ruleId: rule.id, ruleName: rule.name, group: a.state.group, everyMs, alerts: [alertOf(rule, a, window, externalUrl)] },
+          attempts: 0,
+          dueMs: 0,
+          firstMs: this.d.clock(),
+        });
+      }
+    }
+    return notices;
+  }
+
+  /** retire ends every pending and firing group of a rule being disabled or deleted, with the resolved notices it owes. */
+  async retire(t: Tenant, rule: Rule): Promise<void> {
+    const atMs = this.d.clock();
+    const decision = retireAll(rule, this.d.store.states(t, rule.id), atMs);
+    if (decision.transitions.length === 0) return;
+    const notices = this.noticesOf(t, rule, decision.announcements, windowAt(rule, atMs));
+    await this.d.store.commitEvaluation(t, { ruleId: rule.id, atMs, ...decision, notices, retiring: true });
+    if (notices.length) this.d.notify();
+  }
+
+  /** stop ends the timer and waits for an evaluation under way. */
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    await this.running;
+  }
+}

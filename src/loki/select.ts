@@ -1,0 +1,116 @@
+// select: the entries a LogQL selector and pipeline keep within a client-time window. The selector's level, environment
+// and action matchers are pushed down onto the native query language (contract §6), so its planner picks the index;
+// every candidate is then checked exactly by the compiled selector and pipeline.
+import { LEVELS } from "../schema.ts";
+import type { Query } from "../query/ast.ts";
+import type { ReadScope } from "../query/page.ts";
+import { parseQuery } from "../query/parser.ts";
+import type { Slice } from "../query/slice.ts";
+import { tally } from "../query/tally.ts";
+import type { EntryStore } from "../storage/entries.ts";
+import type { LogExpr, Matcher } from "./ast.ts";
+import { type Labels, type LokiEntry, lokiEntry, streamLabels } from "./labels.ts";
+import { type Compiled, compileLog, matcherTest, type Processed } from "./pipeline.ts";
+
+/** ClientWindow is [fromMs, toMs) on the client axis, in whole milliseconds. */
+export interface ClientWindow {
+  fromMs: number;
+  toMs: number;
+}
+
+const quote = (v: string) => `"${v.replace(/\\/g, "\\\\").replace(/"/g, '\\"')}"`;
+
+/**
+ * pushDown is the native query whose matches include every entry the selector can select; null when the selector
+ * selects nothing in this scope (another environment, no level allowed).
+ */
+export function pushDown(selector: Matcher[], env: string): Query | null {
+  const terms: string[] = [];
+  for (const m of selector) {
+    if (m.name === "level" || m.name === "detected_level") {
+      const test = matcherTest(m);
+      const allowed = LEVELS.filter((l) => test(l));
+      if (allowed.length === 0) return null;
+      if (allowed.length < LEVELS.length) terms.push(`level=${allowed.join(",")}`);
+    } else if (m.name === "environment" && !matcherTest(m)(env)) return null;
+    else if (m.name === "action" && m.op === "=" && m.value !== "" && m.value.length < 1000) terms.push(`action=${quote(m.value)}`); // case-insensitive: a superset
+  }
+  return parseQuery(terms.join(" "));
+}
+
+/** Selected is an entry a log query keeps: as stored (through Loki) and after its pipeline. */
+export interface Selected {
+  entry: LokiEntry;
+  out: Processed;
+}
+
+/** selectEntries hands `visit` each entry of the window that the log query keeps, in no particular order. */
+export async function selectEntries(
+  store: EntryStore,
+  scope: ReadScope,
+  log: LogExpr,
+  window: ClientWindow,
+  slice: Slice,
+  visit: (s: Selected) => void,
+  compiled: Compiled = compileLog(log),
+  /** a cheap test on (client ms, id) before an entry is decoded: false skips it (a log query's kept set is full) */
+  admit?: (clientMs: number, id: string) => boolean,
+): Promise<void> {
+  const query = pushDown(log.selector, scope.env);
+  if (query === null || window.fromMs >= window.toMs) return;
+  await tally(store, scope, query, { axis: "client", ...window }, slice, {
+    entry(block, i) {
+      if (admit && !admit(block.clientMs(i), block.id(i))) return;
+      const entry = lokiEntry(block.detach(i), scope.env);
+      const out = compiled.run(entry);
+      if (out) visit({ entry, out });
+    },
+  });
+}
+
+/** COLUMN_LABELS are the stream labels a block's columns give without decoding an entry's objects. */
+export const COLUMN_LABELS: ReadonlySet<string> = new Set(["environment", "level", "detected_level", "action"]);
+
+/**
+ * selectByColumns hands `visit` each entry of the window whose column labels the selector (naming COLUMN_LABELS
+ * only) selects, with those labels, decoding nothing else: counting by level needs no more.
+ */
+export async function selectByColumns(
+  store: EntryStore,
+  scope: ReadScope,
+  selector: Matcher[],
+  window: ClientWindow,
+  slice: Slice,
+  visit: (clientMs: number, labels: Record<string, string>) => void,
+): Promise<void> {
+  const query = pushDown(selector, scope.env);
+  if (query === null || window.fromMs >= window.toMs) return;
+  const tests = selector.map((m) => ({ name: m.name, test: matcherTest(m) }));
+  await tally(store, scope, query, { axis: "client", ...window }, slice, {
+    entry(block, i) {
+      const level = block.level(i);
+      const labels = { environment: scope.env, level, detected_level: level, action: block.action(i) };
+      if (tests.every((t) => t.test(labels[t.name as keyof typeof labels]))) visit(block.clientMs(i), labels);
+    },
+  });
+}
+
+/** selectStreams hands `visit` the stream labels of each entry of the window the selector selects (labels, series). */
+export async function selectStreams(
+  store: EntryStore,
+  scope: ReadScope,
+  selector: Matcher[],
+  window: ClientWindow,
+  slice: Slice,
+  visit: (stream: Labels) => void,
+) {
+  const query = pushDown(selector, scope.env);
+  if (query === null || window.fromMs >= window.toMs) return;
+  const tests = selector.map((m) => ({ name: m.name, test: matcherTest(m) }));
+  await tally(store, scope, query, { axis: "client", ...window }, slice, {
+    entry(block, i) {
+      const stream = streamLabels(block.entry(i), scope.env); // read at once: the block's buffer is reused after
+      if (tests.every((t) => t.test(stream[t.name] ?? ""))) visit(stream);
+    },
+  });
+}
