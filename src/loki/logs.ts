@@ -46,6 +46,8 @@ export async function firstEntries(store: EntryStore, scope: ReadScope, log: Log
     },
     undefined,
     admit,
+    // a block whose every client time comes after the last kept entry's holds none of the first (ties: by id, so kept)
+    (lo, hi) => !worst || (forward ? lo <= worst.ms : hi >= worst.ms),
   );
   return kept.sort(order).slice(0, limit);
 }

@@ -55,10 +55,13 @@ export async function selectEntries(
   compiled: Compiled = compileLog(log),
   /** a cheap test on (client ms, id) before an entry is decoded: false skips it (a log query's kept set is full) */
   admit?: (clientMs: number, id: string) => boolean,
+  /** the same test on a block's client time bounds, before it is read: false skips the block */
+  admitBlock?: (lo: number, hi: number) => boolean,
 ): Promise<void> {
   const query = pushDown(log.selector, scope.env);
   if (query === null || window.fromMs >= window.toMs) return;
   await tally(store, scope, query, { axis: "client", ...window }, slice, {
+    wants: admitBlock,
     entry(block, i) {
       if (admit && !admit(block.clientMs(i), block.id(i))) return;
       const entry = lokiEntry(block.detach(i), scope.env);

@@ -23,6 +23,8 @@ export interface Counter {
   block?(block: Block, positions: readonly number[] | null, serverMs: number): void;
   /** `n` entries stored at `serverMs` match: for a counter that needs no more of them (then no block is read) */
   count?(n: number, serverMs: number): void;
+  /** on the client axis: false for a block (by its client time bounds) none of whose entries the counter wants now */
+  wants?(lo: number, hi: number): boolean;
 }
 
 /** serverRange is the server-time range a window reads: itself on the server axis, everything within retention on the client axis. */
@@ -86,7 +88,7 @@ export async function tally(store: EntryStore, scope: ReadScope, query: Query, w
   // on the client axis every block within retention may hold the window: its stored bounds tell which cannot, unread
   const outside = (ms: number, firstId: string) => {
     const bounds = client ? store.clientBounds(scope, ms, firstId) : undefined;
-    return bounds !== undefined && (bounds[1] < window.fromMs || bounds[0] >= window.toMs);
+    return bounds !== undefined && (bounds[1] < window.fromMs || bounds[0] >= window.toMs || counter.wants?.(bounds[0], bounds[1]) === false);
   };
   for (const ref of plan.chosen.open()) {
     if (slice.due()) await slice.pause();
