@@ -25,9 +25,10 @@ import {
   type DictListColumn,
   type Reader,
 } from "./columns.ts";
+import { asciiIdReader, framedTextReader, idReader } from "./block-readers.ts";
 import { idsReader, packIds } from "./id-column.ts";
 import { rawSize } from "./raw-size.ts";
-import { FRAME, frameSize, framesOf, isFramed, packFramed, packPlain, packWhole, unpackFrame, unpackWhole } from "./packed.ts";
+import { isFramed, packFramed, packPlain, packWhole, unpackWhole } from "./packed.ts";
 
 /** Entries in one block at most. */
 export const BLOCK_MAX = 1000;
@@ -321,72 +322,6 @@ export class Block {
     }
     return -1;
   }
-}
-
-const ID_LENGTH = 36; // canonical UUID text
-
-// ids are cut from the joined string when first asked for, then kept: sorting compares them often. A read of a few
-// entries of a block cuts them from the stored bytes (the joined ids, a msgpack string of ASCII), and the whole
-// string is decoded only once many are asked for
-function idReader(bytes: Uint8Array, n: number): Reader<string> {
-  const ids = new Array<string | undefined>(n);
-  const at = asciiStart(bytes, n * ID_LENGTH);
-  let joined: string | undefined = at < 0 ? (packr.unpack(bytes) as string) : undefined;
-  const raw = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
-  let cut = 0;
-  return (i) => {
-    let id = ids[i];
-    if (id === undefined) {
-      if (joined === undefined && ++cut > WHOLE_AFTER) joined = raw.toString("latin1", at, at + n * ID_LENGTH);
-      id = ids[i] =
-        joined === undefined ? raw.toString("latin1", at + i * ID_LENGTH, at + (i + 1) * ID_LENGTH) : joined.slice(i * ID_LENGTH, (i + 1) * ID_LENGTH);
-    }
-    return id;
-  };
-}
-
-// past this many ids cut one by one, decoding all of them at once costs less
-const WHOLE_AFTER = 64;
-
-// format 6: the ids are their joined ASCII bytes; a few are cut from them, many from one string of them all
-function asciiIdReader(bytes: Uint8Array, n: number): Reader<string> {
-  const raw = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
-  const ids = new Array<string | undefined>(n);
-  let joined: string | undefined;
-  let cut = 0;
-  return (i) => {
-    let id = ids[i];
-    if (id === undefined) {
-      if (joined === undefined && ++cut > WHOLE_AFTER) joined = raw.toString("latin1");
-      id = ids[i] = joined === undefined ? raw.toString("latin1", i * ID_LENGTH, (i + 1) * ID_LENGTH) : joined.slice(i * ID_LENGTH, (i + 1) * ID_LENGTH);
-    }
-    return id;
-  };
-}
-
-// a framed text column read one entry at a time: each frame is decompressed when one of its entries is first asked for
-function framedTextReader(bytes: Uint8Array, n: number): Reader<string | null> {
-  const frames = framesOf(bytes);
-  const readers: Reader<string | null>[] = [];
-  return (i) => {
-    const k = (i / FRAME) | 0;
-    const read = (readers[k] ??= textReader(unpackFrame(frames[k]), frameSize(n, k)));
-    return read(i - k * FRAME);
-  };
-}
-
-// where a msgpack string of `length` bytes starts (after its header), or -1 when the bytes are not one of that length
-function asciiStart(bytes: Uint8Array, length: number): number {
-  const head = bytes[0];
-  const [at, stored] =
-    head === 0xd9
-      ? [2, bytes[1]]
-      : head === 0xda
-        ? [3, (bytes[1] << 8) | bytes[2]]
-        : head === 0xdb
-          ? [5, ((bytes[1] << 24) | (bytes[2] << 16) | (bytes[3] << 8) | bytes[4]) >>> 0]
-          : [-1, -1];
-  return stored === length && bytes.length === at + length ? at : -1;
 }
 
 /** EntryView reads entry i of block b; the executor moves one view along a block to test entries without allocating. */

@@ -1,0 +1,71 @@
+// block-readers: how a block's id and framed text columns are read one entry at a time (block.ts opens them).
+import { packr, textReader, type Reader } from "./columns.ts";
+import { FRAME, frameSize, framesOf, unpackFrame } from "./packed.ts";
+
+const ID_LENGTH = 36; // canonical UUID text
+
+/**
+ * idReader reads the ids of formats 4 and 5 (a msgpack string of them joined). Ids are cut from it when first asked
+ * for, then kept: sorting compares them often. A few are cut from the stored bytes, and the whole string is decoded
+ * only once many are asked for.
+ */
+export function idReader(bytes: Uint8Array, n: number): Reader<string> {
+  const ids = new Array<string | undefined>(n);
+  const at = asciiStart(bytes, n * ID_LENGTH);
+  let joined: string | undefined = at < 0 ? (packr.unpack(bytes) as string) : undefined;
+  const raw = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
+  let cut = 0;
+  return (i) => {
+    let id = ids[i];
+    if (id === undefined) {
+      if (joined === undefined && ++cut > WHOLE_AFTER) joined = raw.toString("latin1", at, at + n * ID_LENGTH);
+      id = ids[i] =
+        joined === undefined ? raw.toString("latin1", at + i * ID_LENGTH, at + (i + 1) * ID_LENGTH) : joined.slice(i * ID_LENGTH, (i + 1) * ID_LENGTH);
+    }
+    return id;
+  };
+}
+
+// past this many ids cut one by one, decoding all of them at once costs less
+const WHOLE_AFTER = 64;
+
+/** asciiIdReader reads format 6's ids kept as text (id-column.ts): a few are cut from the bytes, many from one string of them all. */
+export function asciiIdReader(bytes: Uint8Array, n: number): Reader<string> {
+  const raw = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
+  const ids = new Array<string | undefined>(n);
+  let joined: string | undefined;
+  let cut = 0;
+  return (i) => {
+    let id = ids[i];
+    if (id === undefined) {
+      if (joined === undefined && ++cut > WHOLE_AFTER) joined = raw.toString("latin1");
+      id = ids[i] = joined === undefined ? raw.toString("latin1", i * ID_LENGTH, (i + 1) * ID_LENGTH) : joined.slice(i * ID_LENGTH, (i + 1) * ID_LENGTH);
+    }
+    return id;
+  };
+}
+
+/** framedTextReader reads a framed text column one entry at a time, decompressing a frame when one of its entries is first asked for. */
+export function framedTextReader(bytes: Uint8Array, n: number): Reader<string | null> {
+  const frames = framesOf(bytes);
+  const readers: Reader<string | null>[] = [];
+  return (i) => {
+    const k = (i / FRAME) | 0;
+    const read = (readers[k] ??= textReader(unpackFrame(frames[k]), frameSize(n, k)));
+    return read(i - k * FRAME);
+  };
+}
+
+// where a msgpack string of `length` bytes starts (after its header), or -1 when the bytes are not one of that length
+function asciiStart(bytes: Uint8Array, length: number): number {
+  const head = bytes[0];
+  const [at, stored] =
+    head === 0xd9
+      ? [2, bytes[1]]
+      : head === 0xda
+        ? [3, (bytes[1] << 8) | bytes[2]]
+        : head === 0xdb
+          ? [5, ((bytes[1] << 24) | (bytes[2] << 16) | (bytes[3] << 8) | bytes[4]) >>> 0]
+          : [-1, -1];
+  return stored === length && bytes.length === at + length ? at : -1;
+}
