@@ -17,7 +17,21 @@ afterAll(async () => {
   await c?.close();
 }, 30_000);
 
-const status = () => clusterStatus(c.nats.urls, { monitors: c.nats.monitors, serverTimeoutMs: 1000 });
+/**
+ * status reads the cluster's status as `sluice cluster status` does. JetStream's API can answer "temporarily
+ * unavailable" past the command's own patience after an election on a loaded machine: that is read again, up to 60 s.
+ */
+async function status() {
+  const until = Date.now() + 60_000;
+  for (;;) {
+    try {
+      return await clusterStatus(c.nats.urls, { monitors: c.nats.monitors, serverTimeoutMs: 1000 });
+    } catch (e) {
+      if (Date.now() > until || !String(e).includes("temporarily unavailable")) throw e;
+      await Bun.sleep(500);
+    }
+  }
+}
 
 /**
  * write stores `n` entries of one workspace, 10 a bulk write, round-robin through the nodes; a 503 is retried as a
