@@ -20,11 +20,12 @@ const randomOf = (id: string): string => id.slice(28);
 export function packIds(ids: readonly string[]): Uint8Array {
   const n = ids.length;
   const ms = n > 0 ? ids[0].slice(0, 13) : "";
+  const highs = ids.map((id) => (UUID.test(id) && id.startsWith(ms) ? highOf(id) : Number.NaN));
   let counted = n > 0;
-  for (let i = 0; counted && i < n; i++) counted = UUID.test(ids[i]) && ids[i].startsWith(ms) && (i === 0 || highOf(ids[i]) >= highOf(ids[i - 1]));
+  for (let i = 0; counted && i < n; i++) counted = !Number.isNaN(highs[i]) && (i === 0 || highs[i] >= highs[i - 1]);
   if (!counted) return packWhole(Buffer.from(ids.join(""), "latin1"));
   const steps: number[] = [];
-  for (let i = 1; i < n; i++) varint(steps, highOf(ids[i]) - highOf(ids[i - 1]));
+  for (let i = 1; i < n; i++) varint(steps, highs[i] - highs[i - 1]);
   const out = new Uint8Array(1 + MS_BYTES + 6 + RANDOM_BYTES * n + steps.length);
   out[0] = COUNTED;
   out.set(Buffer.from(ms.slice(0, 8) + ms.slice(9, 13), "hex"), 1);
