@@ -76,7 +76,16 @@ test("sluice tail prints entries as NDJSON as they arrive and reconnects across 
   const until = async (n: number) => {
     for (let i = 0; i < 200 && lines.length < n; i++) await Bun.sleep(50);
   };
-  await Bun.sleep(500); // the CLI connects
+  // the CLI is connected once a probe it prints arrives; every probe after the first printed one is printed too (no gaps)
+  let probes = 0;
+  for (let i = 0; i < 300 && lines.length === 0; i++) {
+    expect((await post(s.base, key, { level: "error", message: `probe ${++probes}` })).status).toBe(201);
+    await Bun.sleep(100);
+  }
+  await until(1);
+  const lastProbe = `probe ${probes}`;
+  for (let i = 0; i < 200 && !lines.some((l) => JSON.parse(l).message === lastProbe); i++) await Bun.sleep(50);
+  lines.splice(0, lines.findIndex((l) => JSON.parse(l).message === lastProbe) + 1);
   for (const m of ["e1", "e2"]) expect((await post(s.base, key, { level: "error", message: m })).status).toBe(201);
   expect((await post(s.base, key, { level: "info", message: "no" })).status).toBe(201);
   await until(2);
