@@ -54,7 +54,7 @@ export function loghubEntries(): Record<string, unknown>[] {
     .filter((f) => f.endsWith(".csv"))
     .sort()) {
     const system = file.split("_")[0];
-    const [header, ...lines] = readFileSync(join(LOGHUB_DIR, file), "utf8").split("\n").filter(Boolean);
+    const [header, ...lines] = readFileSync(join(LOGHUB_DIR, file), "utf8").split(/\r?\n/).filter(Boolean); // most of the files end lines with CRLF
     const cols = parseCsvLine(header);
     for (const line of lines) {
       const row = Object.fromEntries(parseCsvLine(line).map((v, i) => [cols[i], v]));
@@ -143,7 +143,7 @@ function templatesOf(): Template[] {
   const seen = new Map<string, Template>();
   for (const file of readdirSync(LOGHUB_DIR).filter((f) => f.endsWith(".csv"))) {
     const system = file.split("_")[0];
-    const [header, ...lines] = readFileSync(join(LOGHUB_DIR, file), "utf8").split("\n").filter(Boolean);
+    const [header, ...lines] = readFileSync(join(LOGHUB_DIR, file), "utf8").split(/\r?\n/).filter(Boolean); // most of the files end lines with CRLF
     const cols = parseCsvLine(header);
     for (const line of lines) {
       const row = Object.fromEntries(parseCsvLine(line).map((v, i) => [cols[i], v]));
