@@ -17,7 +17,10 @@ import { spawnServer, type ServerProcess } from "../test/helpers/process.ts";
 
 const TOTAL = Number(process.env.BENCH_SCALE_ENTRIES ?? 10_000_000);
 const mib = (n: number) => n / 2 ** 20;
-const rssOf = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) * 1024;
+const statusKb = (pid: number, field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) * 1024;
+const rssOf = (pid: number) => statusKb(pid, "VmRSS");
+/** anonOf is the RSS the process allocated itself (heap, caches), apart from LMDB's file pages mapped in */
+const anonOf = (pid: number) => statusKb(pid, "RssAnon");
 const SERVER_ENV = { SLUICE_IP_RATE_PER_MIN: "-1", SLUICE_ACCESS_LOG: "off" }; // one client address; 10,000 log lines are not the point
 const QUERY_RUNS = 100; // a p50 of 25 runs moved by half a millisecond from run to run here
 
@@ -37,8 +40,12 @@ export async function benchScale() {
     server = first;
     const { key } = first;
     let peakRss = 0;
+    let peakAnon = 0;
     const pid = server.proc.pid;
-    const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssOf(pid))), 250);
+    const sampler = setInterval(() => {
+      peakRss = Math.max(peakRss, rssOf(pid));
+      peakAnon = Math.max(peakAnon, anonOf(pid));
+    }, 250);
     const rate = await drive(`${server.base}/api/v1/workspace/logs/bulk`, { "x-api-key": key }, payloads, TOTAL);
     clearInterval(sampler);
     // the queries measure the stored 10M, not the kernel writing back the last seconds of ingest beside them
@@ -92,6 +99,7 @@ export async function benchScale() {
       QUERY_RUNS,
     );
     const rssAfterQueries = rssOf(pid);
+    const anonAfterQueries = anonOf(pid);
 
     server.proc.kill("SIGTERM");
     await server.exited;
@@ -115,7 +123,9 @@ export async function benchScale() {
       ceiling,
       rate,
       peakRss,
+      peakAnon,
       rssAfterQueries,
+      anonAfterQueries,
       rssAfterRestart,
       du,
       rawBytes,
@@ -138,7 +148,9 @@ if (import.meta.main) {
   console.log(
     `  dirty page cache right after ingest: ${mib(r.dirtyAfterIngest).toFixed(0)} MiB (synced before the queries); the server was quiet ${(r.settleMs / 1000).toFixed(1)} s after ingest`,
   );
-  console.log(`  server RSS: peak ${mib(r.peakRss).toFixed(0)} MiB while ingesting, ${mib(r.rssAfterQueries).toFixed(0)} MiB after the queries`);
+  console.log(
+    `  server RSS: peak ${mib(r.peakRss).toFixed(0)} MiB while ingesting (anonymous ${mib(r.peakAnon).toFixed(0)}), ${mib(r.rssAfterQueries).toFixed(0)} MiB after the queries (anonymous ${mib(r.anonAfterQueries).toFixed(0)})`,
+  );
   console.log(`  on disk ${mib(r.du).toFixed(0)} MiB; raw JSON of the entries ${mib(r.rawBytes).toFixed(0)} MiB; ratio ${(r.du / r.rawBytes).toFixed(2)}×`);
   for (const [name, q] of Object.entries(r.queries)) console.log(`  ${name}: p50 ${q.p50.toFixed(2)} ms, p95 ${q.p95.toFixed(2)} ms (${q.found} on the page)`);
   console.log(`  level=warn, 100 a page: page 1 p50 ${r.page1.p50.toFixed(2)} ms, page 100 p50 ${r.page100.p50.toFixed(2)} ms`);
