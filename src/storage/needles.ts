@@ -5,6 +5,8 @@
 // A filter is a blocked Bloom filter (one 512-bit region per term, some bits set in it) of the block's terms:
 //   - every lowercased message trigram (3 UTF-16 units), for `message~`, a message literal and message `=`;
 //   - every lowercased trigram of its distinct actions, for `action~`;
+//   - but no trigram with an ASCII unit other than [a-z0-9] (a space, punctuation): half of a real log line's distinct
+//     trigrams are such, and a needle of words names its stripes by its other trigrams as well;
 //   - in both, every 5 characters of a run of hex digits ([0-9a-f], so digits too): hex has only 4,096 trigrams,
 //     which a stripe of ids and hashes holds most of, and a rare id would otherwise name most stripes;
 //   - in both, every full-text word (words.ts) of 3 or more units without a digit, for `@` and free words (shorter
@@ -20,7 +22,7 @@ import type { Entry } from "./block.ts";
 import { words } from "../words.ts";
 
 /** Bits of filter per distinct term; bits set per path value and per trigram. */
-const FILTER_BITS = 16;
+const FILTER_BITS = 10;
 const PATH_K = 10;
 const TRIGRAM_K = 4;
 const HEX_GRAM_K = 4;
@@ -59,6 +61,9 @@ function fmix(h: number): number {
   return (h ^ (h >>> 16)) >>> 0;
 }
 
+/** heldUnit tells whether a lowercased UTF-16 unit may be part of a held trigram: [a-z0-9] or beyond ASCII. */
+const heldUnit = (c: number): boolean => c > 0x7f || (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39);
+
 // two multiplications and a shift: the low bits pick the region, the high ones the bits in it
 function trigramHash(a: number, b: number, c: number, seed: number): number {
   const h = Math.imul(((a << 16) | b) ^ Math.imul(c ^ seed, 0x9e3779b1), 0x85ebca6b);
@@ -89,13 +94,15 @@ const hexGramHash = (gram: number, seed: number): number => fmix(gram ^ Math.imu
 
 /**
  * substringTerms lists what a filter holds of any text that has `lowered` (a lowercased text) as a substring:
- * its trigrams (none when it is shorter than 3 units) and the hex grams of its runs of hex digits.
+ * its trigrams of held units (none when it is shorter than 3 units) and the hex grams of its runs of hex digits.
  */
 export function substringTerms(lowered: string, domain: "message" | "action"): FilterTerm[] {
   const seed = domain === "message" ? MESSAGE : ACTION;
   const out: FilterTerm[] = [];
-  for (let i = 0; i + 2 < lowered.length; i++)
-    out.push({ h: trigramHash(lowered.charCodeAt(i), lowered.charCodeAt(i + 1), lowered.charCodeAt(i + 2), seed), k: TRIGRAM_K });
+  for (let i = 0; i + 2 < lowered.length; i++) {
+    const [a, b, c] = [lowered.charCodeAt(i), lowered.charCodeAt(i + 1), lowered.charCodeAt(i + 2)];
+    if (heldUnit(a) && heldUnit(b) && heldUnit(c)) out.push({ h: trigramHash(a, b, c, seed), k: TRIGRAM_K });
+  }
   let run = 0;
   let gram = 0;
   for (let i = 0; i < lowered.length; i++) {
@@ -179,7 +186,7 @@ class FilterBuilder {
         inWord = false;
       }
       if (i === n) break;
-      if (i >= 2) this.add(trigramHash(a, b, c, seed), TRIGRAM_K);
+      if (i >= 2 && heldUnit(a) && heldUnit(b) && heldUnit(c)) this.add(trigramHash(a, b, c, seed), TRIGRAM_K);
       a = b;
       b = c;
       const v = hexValue(c);

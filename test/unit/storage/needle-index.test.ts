@@ -174,7 +174,7 @@ test("a rare value names the stripe of STRIPE entries it is in, held or sealed, 
   );
   await store.append(tenant, ms, entries, -1);
   const firstStripe = Array.from({ length: STRIPE }, (_, i) => i);
-  const needle = [substringTerms("8812-a", "message")];
+  const needle = [substringTerms("with 8812-a", "message")]; // "with": the digits' trigrams are in other lines
   expect([...store.needleBlocks(tenant, needle, ALL)].map((r) => r.positions)).toEqual([firstStripe]);
   await writeBlocks(store, 4, 1); // seals the 1,000 entries with the next blocks
   await settle();
