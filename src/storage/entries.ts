@@ -263,12 +263,17 @@ export class EntryStore {
       for (const name of gone) this.decoded.delete(name);
     };
     const done = this.db.transaction(() => {
+      const postings = new Map<string, { kind: PostingKind; term: string; blocks: { ms: number; firstId: string }[] }>();
       for (const key of doomed) {
         const [, , ms, firstId] = key as [string, Environment, number, string];
         const value = this.db.get(key) as Uint8Array | undefined;
         if (!value) continue;
         const block = Block.decode(ms, value);
-        for (const [kind, term] of termsOf(block.entries())) this.postings.remove(ws, env, kind, term, ms, firstId);
+        for (const [kind, term] of termsOf(block.entries())) {
+          const at = `${kind}\u0000${term}`;
+          const t = postings.get(at) ?? postings.set(at, { kind, term, blocks: [] }).get(at)!;
+          t.blocks.push({ ms, firstId });
+        }
         this.needles.removeHeld(ws, env, ms, firstId);
         this.db.removeSync(key);
         this.bounds.removeSync(ws, env, ms, firstId);
@@ -279,6 +284,7 @@ export class EntryStore {
         counted[1] += raw;
         counted[2] += value.length;
       }
+      for (const { kind, term, blocks } of postings.values()) this.postings.removeBlocks(ws, env, kind, term, blocks);
       this.stats.putSync(ws, env);
       return counted[0];
     });

@@ -1,10 +1,9 @@
 // postings: which blocks hold entries with a given level, tag or exact action, and where in the block.
 //
-// Key layout (db `postings`): [workspaceId, environment, kind, textKey(term), serverMs, firstId] → positions,
-// kind "l" level, "t" tag, "a" action. The value lists the matching entries' positions in the block
-// as little-endian uint16; an empty value means every entry of the block. A term of 64+ UTF-16 units
-// stands in the key as its hash (keys.ts): raw, the key encoding would misread some of them. One key per block and
-// term, not per entry, keeps writes few; a reverse range scan yields blocks newest first.
+// Key layout (db `postings`): [workspaceId, environment, kind, textKey(term), serverMs, firstId] → a group of blocks
+// (posting-groups.ts) keyed by its newest, kind "l" level, "t" tag, "a" action. A term of 64+ UTF-16 units
+// stands in the key as its hash (keys.ts): raw, the key encoding would misread some of them. A reverse range scan
+// yields groups newest first; their blocks are merged into one newest-first order.
 //
 // A block's postings are not written with it: each of its terms' keys lands in another leaf page, so
 // one block dirtied a page per term (~250 pages for 1,000 entries) and its commit wrote and synced them
@@ -12,11 +11,11 @@
 // transaction, at the end of its range: one page), and written a batch of blocks at a time, which
 // dirties a term's page once per batch. Reads merge the held postings with the stored ones, so an
 // acknowledged block is found at once; at start the blocks of `unindexed` are held again (a crash).
-import type { Database } from "lmdb";
+import type { Database, Key } from "lmdb";
 import type { Environment } from "../schema.ts";
 import type { Entry } from "./block.ts";
-import { countKeys } from "./count.ts";
 import { newer, rangeKeys, textKey, type BlockRef, type ScanRange } from "./keys.ts";
+import { decodeGroup, encodeGroup, GROUP_SPAN_MS, groupsOf, isGroup, type GroupedBlock } from "./posting-groups.ts";
 
 export type PostingKind = "l" | "t" | "a";
 
@@ -162,8 +161,9 @@ export class Postings {
       const puts: Promise<unknown>[] = [];
       for (const { ws, env, kind, term, refs } of held.values()) {
         const key = textKey(term);
-        for (const r of refs) {
-          puts.push(this.db.put([ws, env, kind, key, r.ms, r.firstId], r.positions));
+        const newestFirst = refs.map((r) => ({ ms: r.ms, firstId: r.firstId, positions: decodePositions(r.positions) })).sort(byNewest);
+        for (const group of groupsOf(newestFirst)) {
+          puts.push(this.db.put([ws, env, kind, key, group[0].ms, group[0].firstId], encodeGroup(group)));
           if (puts.length >= FLUSH_TURN) await Promise.all(puts.splice(0)); // committed: the next puts are the next turn's
         }
       }
@@ -192,9 +192,25 @@ export class Postings {
     while (this.flushing || this.heldBlocks.length > 0) if (!(await this.flush())) return;
   }
 
-  /** remove deletes a block's stored posting for a term (retention, which flushes first: old blocks are not held). */
-  remove(ws: string, env: Environment, kind: PostingKind, term: string, ms: number, firstId: string): void {
-    this.db.removeSync([ws, env, kind, textKey(term), ms, firstId]);
+  /**
+   * removeBlocks takes blocks out of a term's stored groups, inside the caller's transaction (retention, which flushes
+   * first: old blocks are not held); a group left empty goes, one that lost its newest block is keyed by its next.
+   */
+  removeBlocks(ws: string, env: Environment, kind: PostingKind, term: string, blocks: readonly { ms: number; firstId: string }[]): void {
+    const key = textKey(term);
+    const doomed = new Set(blocks.map((b) => `${b.ms}\u0000${b.firstId}`));
+    const lo = Math.min(...blocks.map((b) => b.ms));
+    const hi = Math.max(...blocks.map((b) => b.ms));
+    const changed: [Key, GroupedBlock[]][] = [];
+    for (const { key: k, value } of this.db.getRange({ start: [ws, env, kind, key, lo], end: [ws, env, kind, key, hi + GROUP_SPAN_MS + 1], snapshot: false })) {
+      const grouped = blocksOf(k as unknown[], value as Uint8Array, true);
+      const kept = grouped.filter((b) => !doomed.has(`${b.ms}\u0000${b.firstId}`));
+      if (kept.length < grouped.length) changed.push([k, kept]);
+    }
+    for (const [stored, kept] of changed) {
+      this.db.removeSync(stored);
+      if (kept.length > 0) this.db.putSync([ws, env, kind, key, kept[0].ms, kept[0].firstId], encodeGroup(kept));
+    }
   }
 
   /** blocks yields the blocks holding a term within a range, newest first: held and stored ones merged. */
@@ -217,40 +233,48 @@ export class Postings {
     const held: { ms: number; firstId: string; n: number | null }[] = [];
     this.eachHeld(ws, env, kind, rawTerm, range, (r) => held.push({ ms: r.ms, firstId: r.firstId, n: size(r.positions) }));
     yield* held;
-    const { start, fromMs } = rangeKeys(range);
-    if (!start) return;
-    const term = textKey(rawTerm);
-    for (const { key, value } of this.db.getRange({
-      start: [ws, env, kind, term, ...start],
-      end: [ws, env, kind, term, fromMs],
-      reverse: true,
-      snapshot: false,
-    })) {
-      const k = key as unknown[];
-      yield { ms: k[4] as number, firstId: k[5] as string, n: size(value as Uint8Array) };
-    }
+    for (const b of this.stored(ws, env, kind, rawTerm, range, false))
+      yield { ms: b.ms, firstId: b.firstId, n: b.positions === null ? null : b.positions.length };
   }
 
   /** count counts the blocks holding a term within a range, stopping at `cap`. */
   count(ws: string, env: Environment, kind: PostingKind, rawTerm: string, range: ScanRange, cap: number): number {
-    const { start, fromMs } = rangeKeys(range);
-    if (!start) return 0;
-    const term = textKey(rawTerm);
     let n = 0;
     this.eachHeld(ws, env, kind, rawTerm, range, () => n++);
     if (n >= cap) return cap;
-    return n + countKeys(this.db, { start: [ws, env, kind, term, ...start], end: [ws, env, kind, term, fromMs], reverse: true }, cap - n).n;
+    for (const _ of this.stored(ws, env, kind, rawTerm, range, false)) if (++n >= cap) return cap;
+    return n;
   }
 
-  private *stored(ws: string, env: Environment, kind: PostingKind, rawTerm: string, range: ScanRange): Generator<BlockRef> {
+  /**
+   * stored yields a term's stored blocks within a range, newest first, each once: a group may hold blocks older than
+   * the next group's newest (groups of a flush after a crash overlap), so a block is yielded only once no later group
+   * can hold a newer one. When `positions` is false, a block's positions are an array of their count only.
+   */
+  private *stored(ws: string, env: Environment, kind: PostingKind, rawTerm: string, range: ScanRange, positions = true): Generator<BlockRef> {
     const { start, fromMs } = rangeKeys(range);
     if (!start) return;
     const term = textKey(rawTerm);
-    const end = [ws, env, kind, term, fromMs];
-    for (const { key, value } of this.db.getRange({ start: [ws, env, kind, term, ...start], end, reverse: true, snapshot: false })) {
+    const [topMs, topId] = start as [number, string | undefined];
+    const inRange = (b: GroupedBlock) => b.ms >= fromMs && (b.ms < topMs || (topId !== undefined && b.ms === topMs && b.firstId <= topId));
+    let pending: GroupedBlock[] = [];
+    let last: GroupedBlock | undefined;
+    const scan = this.db.getRange({
+      start: [ws, env, kind, term, topMs + GROUP_SPAN_MS + 1],
+      end: [ws, env, kind, term, fromMs],
+      reverse: true,
+      snapshot: false,
+    });
+    for (const { key, value } of scan) {
       const k = key as unknown[];
-      yield { ms: k[4] as number, firstId: k[5] as string, positions: decodePositions(value as Uint8Array) };
+      const bound = { ms: k[4] as number, firstId: k[5] as string };
+      let i = 0;
+      for (; i < pending.length && newer(pending[i], bound); i++) if (!last || newer(last, pending[i])) yield (last = pending[i]);
+      pending = pending.slice(i);
+      for (const b of blocksOf(k, value as Uint8Array, positions)) if (inRange(b)) pending.push(b);
+      if (pending.length > 1) pending.sort(byNewest);
     }
+    for (const b of pending) if (!last || newer(last, b)) yield (last = b);
   }
 
   /** heldIn lists the held blocks of a term within the range's milliseconds, newest first (rows() applies a cursor, as it does to stored ones). */
@@ -269,4 +293,11 @@ export class Postings {
 }
 
 const EMPTY = new Uint8Array(0);
+const byNewest = (a: { ms: number; firstId: string }, b: { ms: number; firstId: string }) => (newer(a, b) ? -1 : newer(b, a) ? 1 : 0);
+
+/** blocksOf reads a stored posting value: a group, or (the layout before groups) one block's positions under its own key. */
+function blocksOf(key: unknown[], value: Uint8Array, positions: boolean): GroupedBlock[] {
+  const ms = key[4] as number;
+  return isGroup(value) ? decodeGroup(ms, value, positions) : [{ ms, firstId: key[5] as string, positions: decodePositions(value) }];
+}
 const heldKey = (ws: string, env: Environment, kind: PostingKind, term: string) => `${ws}\u0000${env}\u0000${kind}\u0000${term}`;

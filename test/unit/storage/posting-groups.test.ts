@@ -1,0 +1,139 @@
+// Posting groups (posting-groups.ts, postings.ts): a stored value lists a run of a term's blocks; reads through groups
+// yield exactly the blocks a key per block did, newest first, each once, within any range and after any cursor, also
+// when a flush after a crash stored overlapping groups, and after retention took blocks out of them.
+import { afterAll, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import fc from "fast-check";
+import { openDatabases } from "../../../src/storage/db.ts";
+import { newer, type ScanRange } from "../../../src/storage/keys.ts";
+import { decodeGroup, encodeGroup, GROUP_SPAN_MS, groupsOf, type GroupedBlock } from "../../../src/storage/posting-groups.ts";
+import { Postings, type BlockTerms } from "../../../src/storage/postings.ts";
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+const uuid = fc.uuid().map((u) => u.toLowerCase());
+const firstId = fc.oneof(uuid, fc.string({ maxLength: 40 }));
+const positions = fc.option(
+  fc.uniqueArray(fc.integer({ min: 0, max: 2_000 }), { minLength: 1, maxLength: 300 }).map((p) => p.sort((a, b) => a - b)),
+  { nil: null },
+);
+
+test("a group value returns its blocks as they were given: any first id, no positions, sparse or dense ones", () => {
+  fc.assert(
+    fc.property(
+      fc.integer({ min: 0, max: 2 ** 45 }),
+      fc.array(fc.record({ back: fc.nat(GROUP_SPAN_MS), firstId, positions }), { minLength: 1, maxLength: 20 }),
+      (top, drafts) => {
+        const blocks: GroupedBlock[] = drafts
+          .map((d, i) => ({ ms: top - (i === 0 ? 0 : d.back), firstId: d.firstId, positions: d.positions }))
+          .sort((a, b) => b.ms - a.ms);
+        const value = encodeGroup(blocks);
+        expect(value.length % 2).toBe(1);
+        expect(decodeGroup(top, value, true)).toEqual(blocks);
+        expect(decodeGroup(top, value, false).map((b) => b.positions?.length ?? null)).toEqual(blocks.map((b) => b.positions?.length ?? null));
+      },
+    ),
+    { numRuns: 300 },
+  );
+});
+
+test("a damaged group value is refused with an error, never read past its end or looped on", () => {
+  fc.assert(
+    fc.property(fc.uint8Array({ maxLength: 200 }), (bytes) => {
+      try {
+        decodeGroup(1_000_000, bytes, true);
+      } catch (e) {
+        expect(e).toBeInstanceOf(Error);
+      }
+    }),
+    { numRuns: 2_000 },
+  );
+});
+
+test("groupsOf keeps a group within GROUP_SPAN_MS of its newest block", () => {
+  fc.assert(
+    fc.property(fc.array(fc.nat(50_000), { maxLength: 2_000 }), (times) => {
+      const blocks = times.sort((a, b) => b - a).map((ms) => ({ ms }));
+      const groups = groupsOf(blocks);
+      expect(groups.flat()).toEqual(blocks);
+      for (const g of groups) expect(g[0].ms - g[g.length - 1].ms).toBeLessThanOrEqual(GROUP_SPAN_MS);
+    }),
+  );
+});
+
+interface Written {
+  ms: number;
+  firstId: string;
+  terms: Map<string, number[] | null>;
+}
+
+test("reads through stored groups yield exactly the blocks a key per block would: any range and cursor, overlapping groups, blocks taken out", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "sluice-posting-groups-"));
+  dirs.push(dir);
+  const dbs = openDatabases(dir, () => {});
+  const terms = ["a", "b", "c"];
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(fc.record({ at: fc.nat(20_000), id: uuid, has: fc.subarray(terms), dense: fc.boolean(), batch: fc.nat(3), again: fc.boolean() }), {
+        minLength: 1,
+        maxLength: 60,
+      }),
+      fc.array(fc.record({ from: fc.nat(21_000), span: fc.nat(21_000), cursor: fc.option(fc.nat(60)) }), { minLength: 1, maxLength: 8 }),
+      fc.subarray([...Array(60).keys()]),
+      async (drafts, ranges, doomedAt) => {
+        const ws = `ws-${Math.random()}`;
+        const postings = new Postings(dbs.postings, dbs.unindexed);
+        const written: Written[] = [];
+        const seen = new Set<string>();
+        for (const d of drafts) {
+          if (seen.has(`${d.at}/${d.id}`)) continue;
+          seen.add(`${d.at}/${d.id}`);
+          written.push({ ms: 1_000_000 + d.at, firstId: d.id, terms: new Map(d.has.map((t, k) => [t, d.dense && k === 0 ? null : [k, 7 + k, 300]])) });
+        }
+        const termsOf = (w: Written): BlockTerms =>
+          [...w.terms].map(([t, p]) => ["t", t, p === null ? new Uint8Array(0) : new Uint8Array(Uint16Array.from(p).buffer)] as const);
+        // batches in any order of time; blocks held again in a later batch store overlapping groups, as after a crash
+        for (let batch = 0; batch < 4; batch++) {
+          for (const [i, w] of written.entries())
+            if (drafts[i].batch === batch || (drafts[i].again && batch === 3)) postings.hold(ws, "production", w.ms, w.firstId, termsOf(w));
+          expect(await postings.flush()).toBe(true);
+        }
+        const doomed = written.filter((_, i) => doomedAt.includes(i));
+        const check = (kept: Written[]) => {
+          const ordered = kept.slice().sort((a, b) => (newer(a, b) ? -1 : newer(b, a) ? 1 : 0));
+          for (const { from, span, cursor } of ranges) {
+            const after = cursor === null || ordered.length === 0 ? undefined : ordered[cursor % ordered.length];
+            const range: ScanRange = { fromMs: 1_000_000 + from, toMs: 1_000_000 + from + span, after: after && { ms: after.ms, id: after.firstId } };
+            for (const t of terms) {
+              const expected = ordered
+                .filter((w) => w.terms.has(t) && w.ms >= range.fromMs && w.ms < range.toMs)
+                .filter((w) => !after || w.ms < after.ms || (w.ms === after.ms && w.firstId <= after.firstId))
+                .map((w) => ({ ms: w.ms, firstId: w.firstId, positions: w.terms.get(t) ?? null }));
+              expect([...postings.blocks(ws, "production", "t", t, range)]).toEqual(expected);
+              expect([...postings.sizes(ws, "production", "t", t, range)]).toEqual(
+                expected.map((b) => ({ ms: b.ms, firstId: b.firstId, n: b.positions?.length ?? null })),
+              );
+              expect(postings.count(ws, "production", "t", t, range, 5)).toBe(Math.min(5, expected.length));
+            }
+          }
+        };
+        check(written);
+        if (doomed.length > 0)
+          await dbs.postings.transaction(() => {
+            for (const t of terms) {
+              const blocks = doomed.filter((w) => w.terms.has(t));
+              if (blocks.length > 0) postings.removeBlocks(ws, "production", "t", t, blocks);
+            }
+          });
+        check(written.filter((w) => !doomed.includes(w)));
+      },
+    ),
+    { numRuns: 60 },
+  );
+  await dbs.root.close();
+}, 60_000);
