@@ -3,6 +3,7 @@
 import type { EntryStore } from "../storage/entries.ts";
 import type { Query } from "./ast.ts";
 import { PAUSE, rowsSliced } from "./execute.ts";
+import { openWithin } from "./client-window.ts";
 import { compileBlockTest, compileQuery } from "./compile.ts";
 import type { Window } from "./explore-request.ts";
 import { OBJECT_FACETS } from "./ast.ts";
@@ -62,7 +63,15 @@ export async function listFields(store: EntryStore, scope: ReadScope, req: Field
       else if (path.startsWith(req.prefix)) leaf(path, v);
     }
   };
-  for (const row of rowsSliced(store, scope, plan.chosen.open(), plan.range, accept, compileBlockTest(req.query, scope.env), slice.due)) {
+  for (const row of rowsSliced(
+    store,
+    scope,
+    openWithin(store, scope, req.query, plan.chosen.open),
+    plan.range,
+    accept,
+    compileBlockTest(req.query, scope.env),
+    slice.due,
+  )) {
     if (row === PAUSE) {
       await slice.pause();
       continue;

@@ -7,6 +7,7 @@ import type { ScanRange, Tenant } from "../storage/keys.ts";
 import { formatMs } from "../time.ts";
 import type { Query } from "./ast.ts";
 import { formatQuery } from "./format.ts";
+import { openWithin } from "./client-window.ts";
 import { compileBlockTest, compileQuery } from "./compile.ts";
 import { planQuery, type Candidate, type QueryPlan } from "./plan.ts";
 import type { Slice } from "./slice.ts";
@@ -44,7 +45,14 @@ export async function readPage(store: EntryStore, scope: ReadScope, req: PageReq
 /** runCandidate reads candidates in the read order and keeps those the query accepts, up to a page (plus whether more follow), in one go. */
 export function runCandidate(store: EntryStore, tenant: Tenant, query: Query, range: ScanRange, candidate: Candidate, pageSize: number) {
   const rows: Row[] = [];
-  for (const row of rowsOf(store, tenant, candidate.open(), range, compileQuery(query, tenant.env), compileBlockTest(query, tenant.env))) {
+  for (const row of rowsOf(
+    store,
+    tenant,
+    openWithin(store, tenant, query, candidate.open),
+    range,
+    compileQuery(query, tenant.env),
+    compileBlockTest(query, tenant.env),
+  )) {
     if (rows.length === pageSize) return { rows, more: true };
     rows.push(row);
   }
@@ -54,7 +62,15 @@ export function runCandidate(store: EntryStore, tenant: Tenant, query: Query, ra
 /** runSliced is runCandidate in time slices: it lets the event loop run whenever `slice` is used up, and gives the same rows. */
 export async function runSliced(store: EntryStore, tenant: Tenant, query: Query, range: ScanRange, candidate: Candidate, pageSize: number, slice: Slice) {
   const rows: Row[] = [];
-  for (const row of rowsSliced(store, tenant, candidate.open(), range, compileQuery(query, tenant.env), compileBlockTest(query, tenant.env), slice.due)) {
+  for (const row of rowsSliced(
+    store,
+    tenant,
+    openWithin(store, tenant, query, candidate.open),
+    range,
+    compileQuery(query, tenant.env),
+    compileBlockTest(query, tenant.env),
+    slice.due,
+  )) {
     if (row === PAUSE)
       await slice.pause(); // a throw here (over budget) closes the generator and its cursors
     else if (rows.length === pageSize) return { rows, more: true };

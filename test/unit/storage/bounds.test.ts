@@ -20,7 +20,7 @@ const batch = (d: number) =>
     clientTimestamp: new Date(T0 + d * DAY + ((i * 7919) % 300) * 1000).toISOString(),
   }));
 
-test("a block's client time bounds are its entries' earliest and latest client timestamps, and a client-axis count reads only the blocks that may hold its window", async () => {
+test("a block's client time bounds are its entries' earliest and latest client timestamps, and a client-axis count and a query's client_timestamp window read only the blocks that may hold it", async () => {
   const ws = await s.workspace();
   const key = await ws.key("production", "rw");
   for (const d of [0, 5, 10]) expect((await s.call("POST", `${WS}/logs/bulk`, { key, body: batch(d) })).status).toBe(201);
@@ -51,6 +51,28 @@ test("a block's client time bounds are its entries' earliest and latest client t
     expect(reads).toBe(1);
   } finally {
     store.readBlockTransient = read;
+  }
+  const blocksRead = new Set<string>();
+  store.readBlockTransient = (...args) => {
+    blocksRead.add(`${args[1]}/${args[2]}`);
+    return read(...args);
+  };
+  const readOf = store.readBlock.bind(store);
+  store.readBlock = (...args) => {
+    blocksRead.add(`${args[1]}/${args[2]}`);
+    return readOf(...args);
+  };
+  try {
+    const window = `client_timestamp>=${new Date(T0 + 5 * DAY).toISOString()} client_timestamp<${new Date(T0 + 6 * DAY).toISOString()}`;
+    const page = await s.call("POST", `${WS}/logs/query`, { key, body: { query: `${window} day`, pageSize: 100 } });
+    expect({ status: page.status, body: page.status === 200 ? "" : await page.text() }).toEqual({ status: 200, body: "" });
+    const found = (await page.json()) as { message: string }[];
+    expect(found.length).toBe(100);
+    expect(found.every((e) => e.message.startsWith("day 5 "))).toBe(true);
+    expect(blocksRead.size).toBe(1);
+  } finally {
+    store.readBlockTransient = read;
+    store.readBlock = readOf;
   }
   while ((await store.deleteBefore(tenant, 8.64e15, 100)) > 0);
   for (const r of refs) expect(store.clientBounds(tenant, r.ms, r.firstId)).toBeUndefined();
