@@ -4,9 +4,13 @@ import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { open as lmdbOpen } from "lmdb";
 import { compose } from "../../src/compose.ts";
+import { IdGenerator } from "../../src/ids.ts";
+import { RUNTIME_ENV } from "../../src/runtime.ts";
 import { BUILT_IN_PLANS, PlanTable } from "../../src/limits/plans.ts";
 import { entryAt, listed, QUERIES, sha256 } from "../fixtures/make-format-5.ts";
+import { diesWithTest } from "../helpers/process.ts";
 
 const FIXTURE = join(import.meta.dir, "..", "fixtures", "format-5");
 const answers = JSON.parse(readFileSync(join(FIXTURE, "answers.json"), "utf8")) as {
@@ -98,3 +102,81 @@ test("entries written after the upgrade sit beside the earlier ones: both read, 
     await s.close();
   }
 });
+
+test("a kill -9 while the upgrade builds index layout 6 loses nothing: the next start builds it again, and every entry, count and client window answers", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "sluice-upgrade-kill-"));
+  dirs.push(dir);
+  let s = open(dir);
+  const ws = await s.admin.createWorkspace({ name: "upgrade", plan: "unlimited" });
+  const key = (await s.admin.createKey(ws.id, { environment: "production", type: "rw" })).key;
+  const tenant = { ws: ws.id, env: "production" as const };
+  const ids = new IdGenerator();
+  const BLOCKS = 5_000; // the build stores bounds 1,024 blocks a transaction: a kill between two finds some stored
+  for (let turn = 0; turn < BLOCKS; turn += 250) {
+    const writes: Promise<unknown>[] = []; // one event turn's appends commit in one transaction
+    for (let b = turn; b < turn + 250; b++) {
+      const { ms, ids: fresh } = ids.next(3, Date.UTC(2026, 10, 1) + b);
+      const clientMs = Date.UTC(2026, 9, 1) + b * 60_000;
+      const entries = fresh.map((id, i) => ({
+        id,
+        level: "info" as const,
+        action: "upgrade.kill",
+        message: `block ${b} entry ${i}`,
+        tags: [],
+        clientMs,
+        actor: null,
+        target: null,
+        context: null,
+        metadata: null,
+      }));
+      writes.push(s.entries.append(tenant, ms, entries, -1));
+    }
+    await Promise.all(writes);
+  }
+  const report = async () => {
+    const res = await s.app.handle(new Request("http://sluice/api/v1/admin/storage", { headers: { Authorization: `Bearer ${ADMIN}` } }));
+    const rows = ((await res.json()) as { environments: { environment: string; entries: number; raw_bytes: number }[] }).environments;
+    return rows.map((r) => [r.environment, r.entries, r.raw_bytes]); // disk bytes change with the file, not with what it holds
+  };
+  const window = `client_timestamp>=${new Date(Date.UTC(2026, 9, 1) + 4_321 * 60_000).toISOString()} client_timestamp<${new Date(Date.UTC(2026, 9, 1) + 4_322 * 60_000).toISOString()}`;
+  const answer = async () => (await (await call(s, key, "/logs/query", { query: window, pageSize: 100 })).json()) as { message: string }[];
+  const before = { report: await report(), window: await answer() };
+  expect(before.window.map((e) => e.message).sort()).toEqual([0, 1, 2].map((i) => `block 4321 entry ${i}`));
+  s.dbs.layout.putSync("indexes", 5); // as a directory the code before bounds wrote
+  await s.close();
+
+  // kill the server once the build has stored some bounds but not yet the layout version
+  const proc = Bun.spawn(diesWithTest([process.execPath, "src/main.ts"]), {
+    cwd: join(import.meta.dir, "..", ".."),
+    env: { ...process.env, ...RUNTIME_ENV, SLUICE_DATA_DIR: dir, SLUICE_HOST: "127.0.0.1", SLUICE_PORT: "0" },
+    stdout: "ignore",
+    stderr: "ignore",
+  });
+  const watch = lmdbOpen({ path: join(dir, "sluice.mdb"), maxDbs: 32, readOnly: true });
+  const bounds = watch.openDB({ name: "bounds" });
+  const layout = watch.openDB({ name: "layout" });
+  let killedMidway = false;
+  for (const deadline = Date.now() + 20_000; Date.now() < deadline; await Bun.sleep(1)) {
+    const stored = bounds.getKeysCount({ snapshot: false } as never);
+    if (stored > 0 && stored < BLOCKS && layout.get("indexes") === 5) {
+      proc.kill("SIGKILL");
+      killedMidway = true;
+      break;
+    }
+    if (layout.get("indexes") === 6) break;
+  }
+  proc.kill("SIGKILL"); // also when the build was missed: then it listens, and the test fails below
+  await proc.exited;
+  await watch.close();
+  expect(killedMidway).toBe(true);
+
+  s = open(dir);
+  try {
+    expect(s.dbs.layout.get("indexes")).toBe(6);
+    expect(await report()).toEqual(before.report);
+    expect(await answer()).toEqual(before.window);
+    expect(s.dbs.bounds.getKeysCount()).toBe(BLOCKS);
+  } finally {
+    await s.close();
+  }
+}, 90_000);
