@@ -163,7 +163,8 @@ export class Postings {
         const key = textKey(term);
         const newestFirst = refs.map((r) => ({ ms: r.ms, firstId: r.firstId, positions: decodePositions(r.positions) })).sort(byNewest);
         for (const group of groupsOf(newestFirst)) {
-          puts.push(this.db.put([ws, env, kind, key, group[0].ms, group[0].firstId], encodeGroup(group)));
+          const at = [ws, env, kind, key, group[0].ms, group[0].firstId];
+          puts.push(this.db.put(at, encodeGroup(withStored(at, this.db.get(at) as Uint8Array | undefined, group))));
           if (puts.length >= FLUSH_TURN) await Promise.all(puts.splice(0)); // committed: the next puts are the next turn's
         }
       }
@@ -294,6 +295,16 @@ export class Postings {
 
 const EMPTY = new Uint8Array(0);
 const byNewest = (a: { ms: number; firstId: string }, b: { ms: number; firstId: string }) => (newer(a, b) ? -1 : newer(b, a) ? 1 : 0);
+
+/**
+ * withStored is a group to store under a key that may already hold one (a block held again, as a restart does with
+ * the blocks its marks list): the blocks of both, each once, so that storing it again never drops a block.
+ */
+function withStored(key: unknown[], stored: Uint8Array | undefined, group: GroupedBlock[]): GroupedBlock[] {
+  if (stored === undefined) return group;
+  const all = [...group, ...blocksOf(key, stored, true)].sort(byNewest);
+  return all.filter((b, i) => i === 0 || newer(all[i - 1], b));
+}
 
 /** blocksOf reads a stored posting value: a group, or (the layout before groups) one block's positions under its own key. */
 function blocksOf(key: unknown[], value: Uint8Array, positions: boolean): GroupedBlock[] {

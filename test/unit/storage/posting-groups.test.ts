@@ -133,7 +133,27 @@ test("reads through stored groups yield exactly the blocks a key per block would
         check(written.filter((w) => !doomed.includes(w)));
       },
     ),
-    { numRuns: 60 },
+    { numRuns: 150 },
   );
   await dbs.root.close();
 }, 60_000);
+
+test("a block held again alone, keyed as the group it heads, does not take the group's other blocks out of it", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "sluice-posting-groups-"));
+  dirs.push(dir);
+  const dbs = openDatabases(dir, () => {});
+  const postings = new Postings(dbs.postings, dbs.unindexed);
+  const tag = (p: number[]): BlockTerms => [["t", "x", new Uint8Array(Uint16Array.from(p).buffer)]];
+  const older = { ms: 1_000, firstId: "00000000-0000-7000-8000-000000000000" };
+  const newer = { ms: 1_000, firstId: "00000000-0000-7000-8000-000000000001" };
+  postings.hold("ws", "production", older.ms, older.firstId, tag([1]));
+  postings.hold("ws", "production", newer.ms, newer.firstId, tag([2]));
+  expect(await postings.flush()).toBe(true);
+  postings.hold("ws", "production", newer.ms, newer.firstId, tag([2]));
+  expect(await postings.flush()).toBe(true);
+  expect([...postings.blocks("ws", "production", "t", "x", { fromMs: 0, toMs: 8.64e15 })]).toEqual([
+    { ...newer, positions: [2] },
+    { ...older, positions: [1] },
+  ]);
+  await dbs.root.close();
+});
