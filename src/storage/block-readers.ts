@@ -1,6 +1,6 @@
 // block-readers: how a block's id and framed text columns are read one entry at a time (block.ts opens them).
 import { packr, textReader, type Reader } from "./columns.ts";
-import { FRAME, frameSize, framesOf, unpackFrame } from "./packed.ts";
+import { frameOf, frameSize, framesOf, unpackFrame } from "./packed.ts";
 
 const ID_LENGTH = 36; // canonical UUID text
 
@@ -48,11 +48,12 @@ export function asciiIdReader(bytes: Uint8Array, n: number): Reader<string> {
 /** framedTextReader reads a framed text column one entry at a time, decompressing a frame when one of its entries is first asked for. */
 export function framedTextReader(bytes: Uint8Array, n: number): Reader<string | null> {
   const frames = framesOf(bytes);
+  const per = frameOf(bytes);
   const readers: Reader<string | null>[] = [];
   return (i) => {
-    const k = (i / FRAME) | 0;
-    const read = (readers[k] ??= textReader(unpackFrame(frames[k]), frameSize(n, k)));
-    return read(i - k * FRAME);
+    const k = (i / per) | 0;
+    const read = (readers[k] ??= textReader(unpackFrame(frames[k]), frameSize(n, k, per)));
+    return read(i - k * per);
   };
 }
 

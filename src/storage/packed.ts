@@ -1,19 +1,27 @@
 // packed: how block format v6 stores a column of columns.ts: a tag byte, then the column as it is (small ones),
-// zstd-compressed whole, or for the text columns zstd-compressed in frames of FRAME entries, each frame a column of
-// its own entries. zstd needs many similar values side by side; frames keep a read of one entry to one frame.
+// zstd-compressed whole, or for the text columns zstd-compressed in frames, each frame a column of its own entries.
+// zstd needs many similar values side by side; frames keep a read of one entry to one frame.
 //   0 PLAIN   the column's bytes
 //   1 ZSTD    zstd of the column's bytes
-//   2 FRAMED  a msgpack array of zstd frames; frame k holds entries [k·FRAME, (k+1)·FRAME) as a column of its own
+//   2 FRAMED  a msgpack array of zstd frames; frame k holds entries [k·128, (k+1)·128) as a column of its own
+//   4 FRAMED_WIDE  the same with frames of FRAME (512) entries (3 is id-column.ts's)
 import { joinText, packr } from "./columns.ts";
 
-/** FRAME is the entries of one frame of a framed column: a point read decompresses this many, not the block's. */
-export const FRAME = 128;
+/**
+ * FRAME is the entries of one frame of a framed column: a point read decompresses this many, not the block's. It is
+ * a filter's stripe (needles.ts), so a rare value's stripe is one frame; frames of 128 took a Loghub-style message
+ * column 18% more bytes than 512 (templates seldom repeat within 128 lines).
+ */
+export const FRAME = 512;
+/** NARROW_FRAME is the frame of the columns written before FRAME_WIDE (tag 2). */
+const NARROW_FRAME = 128;
 
 // biome-ignore lint/suspicious/noConstEnum: used in this file alone, where Bun inlines its members
 const enum Tag {
   Plain,
   Zstd,
   Framed,
+  FramedWide = 4,
 }
 
 /** SMALL is the size under which a column stays as it is: zstd's frame costs more than it saves. */
@@ -45,7 +53,7 @@ export function packFramed(n: number, encode: (start: number, end: number) => Ui
   if (n <= FRAME) return packWhole(encode(0, n));
   const frames: Uint8Array[] = [];
   for (let start = 0; start < n; start += FRAME) frames.push(Bun.zstdCompressSync(encode(start, Math.min(n, start + FRAME)), { level: LEVEL }));
-  return tagged(Tag.Framed, packr.pack(frames));
+  return tagged(Tag.FramedWide, packr.pack(frames));
 }
 
 const body = (bytes: Uint8Array): Uint8Array => bytes.subarray(1);
@@ -56,14 +64,18 @@ export function unpackWhole(bytes: Uint8Array, n: number): Uint8Array {
   if (bytes[0] === Tag.Plain) return body(bytes);
   if (bytes[0] === Tag.Zstd) return unzstd(body(bytes));
   const frames = framesOf(bytes);
+  const per = frameOf(bytes);
   return joinText(
     frames.map(unzstd),
-    frames.map((_, k) => frameSize(n, k)),
+    frames.map((_, k) => frameSize(n, k, per)),
   );
 }
 
 /** isFramed tells whether a packed column is stored in frames. */
-export const isFramed = (bytes: Uint8Array): boolean => bytes[0] === Tag.Framed;
+export const isFramed = (bytes: Uint8Array): boolean => bytes[0] === Tag.Framed || bytes[0] === Tag.FramedWide;
+
+/** frameOf is the entries of each frame of a framed column. */
+export const frameOf = (bytes: Uint8Array): number => (bytes[0] === Tag.Framed ? NARROW_FRAME : FRAME);
 
 /** framesOf lists a framed column's compressed frames. */
 export const framesOf = (bytes: Uint8Array): Uint8Array[] => packr.unpack(body(bytes)) as Uint8Array[];
@@ -71,5 +83,5 @@ export const framesOf = (bytes: Uint8Array): Uint8Array[] => packr.unpack(body(b
 /** unpackFrame decompresses one frame of a framed column. */
 export const unpackFrame = unzstd;
 
-/** frameSize is the number of entries of frame k of a column of n entries. */
-export const frameSize = (n: number, k: number): number => Math.min(FRAME, n - k * FRAME);
+/** frameSize is the number of entries of frame k of a column of n entries in frames of `per`. */
+export const frameSize = (n: number, k: number, per: number): number => Math.min(per, n - k * per);

@@ -8,8 +8,9 @@ const nextIds = (count: number, now = Date.now()) => generator.next(count, now);
 import fc from "fast-check";
 import { logEntryText, toLogEntry } from "../../../src/http/wire.ts";
 import { assembleBlock, Block, encodeBlock, encodeSized, type Columns, type Entry } from "../../../src/storage/block.ts";
-import { encodeDict, encodeDictList, encodeFloat64, encodeText } from "../../../src/storage/columns.ts";
-import { FRAME } from "../../../src/storage/packed.ts";
+import { framedTextReader } from "../../../src/storage/block-readers.ts";
+import { encodeDict, encodeDictList, encodeFloat64, encodeText, packr as columnPackr, textReader } from "../../../src/storage/columns.ts";
+import { FRAME, isFramed, unpackWhole } from "../../../src/storage/packed.ts";
 
 const entries = (n: number): Entry[] =>
   nextIds(n).ids.map((id, i) => ({
@@ -143,6 +144,18 @@ test("a v5 block (columns not packed), as earlier versions and cluster fronts wr
   expect(read(block)).toEqual(sent.map(fields));
   expect(block.indexOf(sent[417].id)).toBe(417);
   expect(Block.sizeOf(v5Block(sent))).toBe(700);
+});
+
+test("a text column in frames of 128 entries (tag 2), as format 6 first wrote them, reads entry by entry and whole", () => {
+  const values = entries(128 * 4 + 9).map((e) => e.message);
+  const frames: Uint8Array[] = [];
+  for (let start = 0; start < values.length; start += 128) frames.push(Bun.zstdCompressSync(encodeText(values.slice(start, start + 128)), { level: 3 }));
+  const packed = new Uint8Array([2, ...columnPackr.pack(frames)]);
+  expect(isFramed(packed)).toBe(true);
+  const alone = framedTextReader(packed, values.length);
+  for (const i of [0, 127, 128, 300, values.length - 1]) expect(alone(i)).toBe(values[i]);
+  const whole = textReader(unpackWhole(packed, values.length), values.length);
+  expect(values.map((_, i) => whole(i))).toEqual(values);
 });
 
 test("a block's text columns are stored in frames: entries read alone or all together, and searched across frames, as sent", () => {
