@@ -12,7 +12,7 @@ import { loghubLike, syntheticEntry } from "./data.ts";
 
 const N = Number(process.env.BENCH_STORAGE_ENTRIES ?? 200_000);
 const BATCH = 1000;
-const DATABASES = ["entries", "postings", "unindexed", "dictionary", "fulltext", "filters", "filtersHeld", "meta", "usage", "layout"];
+const DATABASES = ["entries", "postings", "unindexed", "dictionary", "fulltext", "filters", "filtersHeld", "meta", "usage", "layout", "stats", "bounds"];
 
 /** allocated is a directory's files' allocated size in bytes (what the disk gives them, holes excluded). */
 export function allocated(dir: string): number {
@@ -94,8 +94,8 @@ export async function benchStorage() {
     ["standard mix (distinct)", N, syntheticEntry],
     ["Loghub-style lines", N, loghubLike()],
   ];
-  console.log("| data set | entries | raw MB | disk MB | disk ÷ raw | zstd -19 ÷ raw | ingest entries/s | largest databases (MB) |");
-  console.log("|---|---:|---:|---:|---:|---:|---:|---|");
+  console.log("| data set | entries | raw MB | disk MB | disk ÷ raw | zstd -19 ÷ raw | ingest entries/s | largest databases (MB) | free pages (MB) |");
+  console.log("|---|---:|---:|---:|---:|---:|---:|---|---:|");
   for (const [name, count, at] of sets) {
     const m = await measure(name, count, at);
     const top = Object.entries(m.perDb)
@@ -103,8 +103,9 @@ export async function benchStorage() {
       .slice(0, 4)
       .map(([db, n]) => `${db} ${mb(n)}`)
       .join(", ");
+    const free = m.diskBytes - Object.values(m.perDb).reduce((a, b) => a + b, 0); // pages LMDB freed and keeps for reuse
     console.log(
-      `| ${m.name} | ${m.entries.toLocaleString("en")} | ${mb(m.rawBytes)} | ${mb(m.diskBytes)} | ${(m.diskBytes / m.rawBytes).toFixed(3)} | ${(m.zstdBytes / m.rawBytes).toFixed(3)} | ${Math.round(m.ingestPerSecond).toLocaleString("en")} | ${top} |`,
+      `| ${m.name} | ${m.entries.toLocaleString("en")} | ${mb(m.rawBytes)} | ${mb(m.diskBytes)} | ${(m.diskBytes / m.rawBytes).toFixed(3)} | ${(m.zstdBytes / m.rawBytes).toFixed(3)} | ${Math.round(m.ingestPerSecond).toLocaleString("en")} | ${top} | ${mb(free)} |`,
     );
   }
 }
