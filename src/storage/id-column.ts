@@ -5,6 +5,7 @@
 // Ids of any other shape, or out of order, are kept as their joined ASCII text (packed.ts).
 import type { Reader } from "./columns.ts";
 import { packWhole, unpackWhole } from "./packed.ts";
+import { varint } from "./varint.ts";
 
 /** COUNTED is the tag of ids stored as counts; packed.ts's tags (0–2) mark the joined text. */
 const COUNTED = 3;
@@ -34,15 +35,6 @@ export function packIds(ids: readonly string[]): Uint8Array {
   for (let i = 0; i < n; i++) out.set(Buffer.from(randomOf(ids[i]), "hex"), random + RANDOM_BYTES * i);
   out.set(steps, random + RANDOM_BYTES * n);
   return out;
-}
-
-// unsigned LEB128 of a whole number below 2^53 (arithmetic: bit operators stop at 32 bits)
-function varint(out: number[], value: number): void {
-  while (value >= 0x80) {
-    out.push((value % 0x80) | 0x80);
-    value = Math.floor(value / 0x80);
-  }
-  out.push(value);
 }
 
 /** idsReader reads a column of packIds; `text` reads the joined text form. */

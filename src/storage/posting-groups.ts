@@ -8,6 +8,8 @@
 // either their gaps as varints or a bitmap, whichever is shorter. A group value has an odd length, ending in GROUP;
 // a value of even length is a single block's positions as uint16 (the layout before groups), keyed by that block.
 
+import { varint } from "./varint.ts";
+
 /** A group spans at most this many milliseconds, so a reverse scan that starts this far above its top finds them all. */
 export const GROUP_SPAN_MS = 4096;
 /** Blocks in one group at most: a group is decoded whole. */
@@ -139,13 +141,4 @@ export function groupsOf<T extends { ms: number }>(blocks: readonly T[]): T[][] 
     else groups.push([b]);
   }
   return groups;
-}
-
-// unsigned LEB128 of a whole number below 2^53 (arithmetic: bit operators stop at 32 bits)
-function varint(out: number[], value: number): void {
-  while (value >= 0x80) {
-    out.push((value % 0x80) | 0x80);
-    value = Math.floor(value / 0x80);
-  }
-  out.push(value);
 }
