@@ -14,6 +14,7 @@ import { durationMs, type Rule } from "./rules.ts";
 import { isSilenced, type Silence } from "./silences.ts";
 import { type Announcement, decide, retireAll } from "./states.ts";
 import { collectSamples } from "./samples.ts";
+import { EVERYWHERE, type Placement } from "./placement.ts";
 
 const EVALUATION_BUDGET_MS = 30_000;
 
@@ -29,6 +30,8 @@ export interface EvaluatorDeps {
   notify(): void;
   /** one attempt, kept in no outbox: Alertmanager expects active alerts re-posted at each evaluation */
   resend(channel: Channel, payload: NoticePayload): void;
+  /** which rules are evaluated here (a cluster's copy: its partition's, while its node owns them); default all */
+  placement?: Placement;
 }
 
 /** AlertEvaluator runs due evaluations, one at a time, on a timer. */
@@ -51,13 +54,20 @@ export class AlertEvaluator {
   }
 
   private async due(): Promise<void> {
+    const placement = this.d.placement ?? EVERYWHERE;
+    if (!placement.active()) return;
     const now = this.d.clock();
+    let ready: Promise<boolean> | undefined;
     for (const { ws, env, rule } of this.d.store.allRules<Rule>()) {
-      if (!rule.enabled) continue;
+      if (!rule.enabled || !placement.owns(ws)) continue;
       const every = durationMs(rule.every)!;
       const at = Math.floor(now / every) * every;
       const last = this.d.store.lastEvaluated({ ws, env }, rule.id);
       if (last !== undefined && last >= at) continue;
+      // once a tick, and only when a rule is due: the entries and records are brought up to date first
+      ready ??= placement.ready().catch(() => false);
+      if (!(await ready)) return;
+      if (!placement.owns(ws)) continue; // the ownership moved while this node caught up
       try {
         await this.evaluate({ ws, env }, rule, at);
       } catch (e) {
