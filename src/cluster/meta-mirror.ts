@@ -28,8 +28,6 @@ const JOURNAL = "journal.";
 
 /** MirrorOptions say how a mirror differs from the meta database's. */
 export interface MirrorOptions {
-  /** where every node answers once its mirror has applied a revision (one subject per bucket) */
-  appliedSubject?: string;
   /** whether an applied change raises the database's generation (cached keys and workspaces are dropped on it) */
   generation?: boolean;
   /**
@@ -73,7 +71,6 @@ export class MetaMirror {
   private readonly revision = new Watermark();
   /** bucket keys committed here whose change the bucket may not have yet */
   private readonly unsent = new Map<string, number>();
-  private readonly appliedSubject: string;
   constructor(
     private readonly db: Database,
     private readonly kv: KV,
@@ -81,9 +78,7 @@ export class MetaMirror {
     /** the live nodes: with them, a write answers once every node's mirror has it (at most 2 s) */
     private readonly peers?: Peers,
     private readonly options: MirrorOptions = {},
-  ) {
-    this.appliedSubject = options.appliedSubject ?? APPLIED_SUBJECT;
-  }
+  ) {}
 
   /** sent tells whether the bucket holds every change made here to a key (false while one is on its way there). */
   sent(key: Key[]): boolean {
@@ -93,7 +88,7 @@ export class MetaMirror {
   /** start applies every key of the bucket, then follows its changes; resolves once the node is in step (at most 10 s). */
   async start(): Promise<void> {
     if (this.peers) {
-      this.answering = this.peers.nc.subscribe(this.appliedSubject, {
+      this.answering = this.peers.nc.subscribe(APPLIED_SUBJECT, {
         callback: (_, m) => {
           void this.revision.reached(unpack<number>(m.data), EVERY_NODE_MS).then((reached) => reached && m.respond());
         },
@@ -175,7 +170,7 @@ export class MetaMirror {
     const expected = await this.peers.count().catch(() => 0);
     if (expected === 0) return;
     let answered = 0;
-    const replies = await this.peers.nc.requestMany(this.appliedSubject, pack(revision), { maxWait: EVERY_NODE_MS, maxMessages: expected }).catch(() => []);
+    const replies = await this.peers.nc.requestMany(APPLIED_SUBJECT, pack(revision), { maxWait: EVERY_NODE_MS, maxMessages: expected }).catch(() => []);
     for await (const _ of replies) if (++answered >= expected) break;
   }
 

@@ -47,8 +47,6 @@ const REASSERT_MS = 5_000;
 /** how long a request waits at most for its session's use to be recorded in the bucket */
 const RECORD_WAIT_MS = 2000;
 
-/** where every node answers once its mirror of the alerts bucket has applied a revision */
-const ALERTS_APPLIED = "sluice.alerts.applied";
 /** how long an owner's evaluation waits for its copy to apply its partition's writes before it tries at a later tick */
 const ALERT_CATCH_UP_MS = 5000;
 
@@ -113,13 +111,9 @@ export class ClusterNode {
     const live = async () => (await link.beats()).size;
     const mirror = new MetaMirror(metaEnv.meta, link.meta, log, { nc: link.nc, count: live });
     await mirror.start();
-    const alertsMirror = new MetaMirror(
-      metaEnv.alerts,
-      link.alerts,
-      log,
-      { nc: link.nc, count: live },
-      { appliedSubject: ALERTS_APPLIED, generation: false, journal: true },
-    );
+    // no wait for every node's mirror: an alert call catches up where it arrives (before), and an evaluation's commit
+    // must not wait out a killed node's beat
+    const alertsMirror = new MetaMirror(metaEnv.alerts, link.alerts, log, undefined, { generation: false, journal: true });
     await alertsMirror.start();
     const sink = new ClusterSink(link, settings.partitions, options.verdictTimeoutMs); // not the read budget: a write is no read
     let node: ClusterNode | undefined;
@@ -188,6 +182,8 @@ export class ClusterNode {
     if (url.pathname === "/readyz" && !this.ready) return Response.json({ status: "unavailable" }, { status: 503 });
     if (url.pathname.startsWith(PEER_READ_PATH) && request.method === "POST" && this.reads.fromPeer(request))
       return this.reads.answerPeer(request, Number(url.pathname.slice(PEER_READ_PATH.length)));
+    // what another node's alert call or evaluation stored is seen here
+    if (url.pathname.includes("/alerts")) await this.alertsMirror.catchUp().catch(() => false);
     if (url.pathname.startsWith("/api/v1/admin/"))
       await this.mirror.catchUp().catch(() => false); // what another node's admin call made is seen here
     else if (WORKSPACE_PATHS.some((prefix) => url.pathname.startsWith(prefix))) await this.caller(request);
