@@ -35,7 +35,15 @@ export interface MirrorOptions {
    * by key, then the journal entry is deleted: a writer killed midway leaves all of its changes in the bucket or none
    */
   journal?: boolean;
+  /**
+   * a transaction resolves, and its keys count as sent, only once this node's mirror has applied the bucket up to its
+   * last change: the watch's echo of an earlier change can no longer bring back a value it replaced (an outbox notice
+   * settled a moment ago would otherwise be found again and sent twice)
+   */
+  echoed?: boolean;
 }
+/** how long a transaction waits for its own changes to come back through the watch (echoed) */
+const ECHO_WAIT_MS = 2000;
 /** how long a write waits for the other nodes' mirrors (the contract's bound on a revocation reaching every node) */
 const EVERY_NODE_MS = 2000;
 
@@ -192,6 +200,8 @@ export class MetaMirror {
     const kv = this.kv;
     const everyNode = (revision: number) => this.everyNode(revision);
     const journal = this.options.journal === true;
+    const echoed = this.options.echoed === true;
+    const applied = this.revision;
     const unsent = this.unsent;
     // a key is marked unsent as the transaction changes it, before its commit can be read here
     const mark = (key: Key[], by: number) => {
@@ -226,6 +236,11 @@ export class MetaMirror {
                 else revision = await stored(() => kv.put(bucketKey(c.key), pack(c.value)));
               }
               if (name) await stored(() => kv.delete(name));
+              if (echoed && changes.length > 0) {
+                const last = name || revision === 0 ? await stored(async () => (await kv.status()).streamInfo.state.last_seq) : revision;
+                await applied.reached(last, ECHO_WAIT_MS);
+                db.resetReadTxn();
+              }
               const sent = changes;
               for (const c of sent) mark(c.key, -1);
               changes = [];

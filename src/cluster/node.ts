@@ -113,7 +113,7 @@ export class ClusterNode {
     await mirror.start();
     // no wait for every node's mirror: an alert call catches up where it arrives (before), and an evaluation's commit
     // must not wait out a killed node's beat
-    const alertsMirror = new MetaMirror(metaEnv.alerts, link.alerts, log, undefined, { generation: false, journal: true });
+    const alertsMirror = new MetaMirror(metaEnv.alerts, link.alerts, log, undefined, { generation: false, journal: true, echoed: true });
     await alertsMirror.start();
     const sink = new ClusterSink(link, settings.partitions, options.verdictTimeoutMs); // not the read budget: a write is no read
     let node: ClusterNode | undefined;
