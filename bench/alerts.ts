@@ -1,7 +1,9 @@
 // alerts bench: the CPU one round of 100 alert rules costs (the evaluator's own evaluations, at one instant) over
 // synthetic entries spread across a day, as a share of one core per 10 s period (contract §16 asks at most 10%).
 // Baseline in the same run: the same rules' windows counted through POST /logs/hits (app.handle), each count rule's
-// value checked against it (a difference stops the run with BUG:). BENCH_ALERT_ENTRIES (1,000,000) sets the size.
+// value checked against it (a difference stops the run with BUG:). Then how soon a notice follows the evaluation that
+// decided it (alerts-notice.ts), and single-POST latency without and with the rules evaluated, paired in this run
+// (alerts-writes.ts). BENCH_ALERT_ENTRIES (1,000,000) sets the size.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,6 +14,8 @@ import { checkEntry } from "../src/ingest/rules.ts";
 import { BUILT_IN_PLANS, PlanTable } from "../src/limits/plans.ts";
 import type { Entry } from "../src/storage/entries.ts";
 import { syntheticEntry } from "./data.ts";
+import { noticeLatency } from "./alerts-notice.ts";
+import { writeLatency } from "./alerts-writes.ts";
 
 const ENTRIES = Number(process.env.BENCH_ALERT_ENTRIES ?? 1_000_000);
 const RULES = 100;
@@ -55,11 +59,11 @@ export async function benchAlerts() {
     }
     await s.entries.settled();
     console.error(`loaded ${ENTRIES} entries in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
-    const call = async (path: string, body: unknown) => {
+    const call = async (path: string, body: unknown, k = key) => {
       const r = await s.app.handle(
         new Request(`http://localhost/api/v1/workspace${path}`, {
           method: "POST",
-          headers: { "x-api-key": key, "content-type": "application/json" },
+          headers: { "x-api-key": k, "content-type": "application/json" },
           body: JSON.stringify(body),
         }),
       );
@@ -131,7 +135,15 @@ export async function benchAlerts() {
       { what: "baseline: the same windows through POST /logs/hits", cpu_ms: baseCpu.toFixed(0), wall_ms: baseWall.toFixed(0), cost: share(baseCpu) },
     ];
     console.table(out);
-    return out;
+    const devKey = (await s.admin.createKey(ws.id, { environment: "development", type: "rw", scopes: ["*"] })).key;
+    const clock = { at: (ms: number) => void (now = ms), now: () => now };
+    const notices = await noticeLatency(s, clock.at, clock.now, call, devKey);
+    console.table([{ what: "notice after the round whose evaluation decided it", ...notices }]);
+    const single = { action: "bench.write", level: "info", clientTimestamp: new Date(T0 + SPAN_MS).toISOString() };
+    const writes = await writeLatency(async () => void (await call("/logs", single)), round);
+    console.table(writes.pooled.map((w) => ({ what: w.rules ? `single POST, ${RULES} rules evaluated every 10 s` : "single POST, no evaluation", ...w })));
+    console.table(writes.each);
+    return { rounds: out, notices, writes };
   } finally {
     await s.close();
     rmSync(dir, { recursive: true, force: true });

@@ -41,6 +41,7 @@ import { AlertEvaluator } from "./alerts/evaluator.ts";
 import { Deliverer } from "./alerts/deliver.ts";
 import { sendMail } from "./alerts/email.ts";
 import type { Channel } from "./alerts/channels.ts";
+import type { Placement } from "./alerts/placement.ts";
 import { alertRoutes } from "./http/alerts.ts";
 import { adminAlertRoutes } from "./http/alerts-admin.ts";
 import { UsageStore } from "./storage/usage.ts";
@@ -78,6 +79,10 @@ export interface AppDeps {
   alertMinEveryMs?: number;
   /** the address users reach the server at, for links in notices (SLUICE_EXTERNAL_URL; default: where it listens) */
   externalUrl?: () => string;
+  /** which alert rules this Sluice evaluates and whose notices it sends (cluster mode; default all) */
+  alertPlacement?: Placement;
+  /** whether a preview may read this Sluice's entries (false on a cluster front, whose entries are the copies') */
+  previewsHere?: boolean;
 }
 
 /** Services are the parts the routes share; built once per data directory. */
@@ -93,7 +98,7 @@ export function services(deps: AppDeps) {
   const storage = () => storageReport(entries.stats.all(), allocatedBytes(dirname(deps.dbs.dataFile)));
   const alertStore = new AlertStore(deps.dbs.alerts);
   const externalUrl = deps.externalUrl ?? (() => "http://localhost:8080");
-  const deliverer = new Deliverer(alertStore, (n) => alertStore.get<Channel>("channel", n, n.channelId), clock, externalUrl, sendMail);
+  const deliverer = new Deliverer(alertStore, (n) => alertStore.get<Channel>("channel", n, n.channelId), clock, externalUrl, sendMail, deps.alertPlacement);
   // evaluates alert rules on a timer once started (the server starts it; tests may call tick())
   const evaluator = new AlertEvaluator({
     store: alertStore,
@@ -106,6 +111,7 @@ export function services(deps: AppDeps) {
     externalUrl,
     notify: () => deliverer.pass(),
     resend: (channel, payload) => deliverer.resend(channel, payload),
+    placement: deps.alertPlacement,
   });
   const hub = new TailHub(entries);
   return {
@@ -131,6 +137,7 @@ export function services(deps: AppDeps) {
       externalUrl,
       sendMail,
       retire: (t, r) => evaluator.retire(t, r),
+      previewsHere: deps.previewsHere ?? true,
     }),
     evaluator,
     deliverer,
@@ -140,9 +147,6 @@ export function services(deps: AppDeps) {
 /** buildApp assembles health, admin, OpenAPI, the workspace endpoints and the shipper routes (contract §11). */
 export function buildApp(deps: AppDeps, s = services(deps)) {
   const log = deps.log ?? ((line) => console.error(JSON.stringify(line)));
-  // alerts run in one process only: a cluster's fronts (writes to the partition logs) have no alert routes until a
-  // cluster evaluates each rule on one node (contract §16); their alert calls answer 404 rather than each copy its own
-  const alerting = deps.writeTo === undefined;
   return new Elysia()
     .onRequest(({ set }) => {
       set.headers["x-request-id"] = crypto.randomUUID();
@@ -185,7 +189,7 @@ export function buildApp(deps: AppDeps, s = services(deps)) {
     .use(healthRoutes(deps.dbs, s.metrics))
     .use(openapi(openapiConfig))
     .use(adminRoutes(s.admin, s.meta, deps.adminToken, s.storage))
-    .use(alerting ? adminAlertRoutes(s.alerts, s.meta, deps.plans, deps.adminToken, s.clock, deps.queryTimeoutMs ?? 30_000) : new Elysia())
+    .use(adminAlertRoutes(s.alerts, s.meta, deps.plans, deps.adminToken, s.clock, deps.queryTimeoutMs ?? 30_000))
     .use(otlpRoutes(s))
     .use(lokiRoutes(s))
     .use(lokiReadRoutes(s.gate, s.entries, deps.queryTimeoutMs ?? 30_000))
@@ -201,6 +205,6 @@ export function buildApp(deps: AppDeps, s = services(deps)) {
 
         .use(exploreRoutes(s.gate, s.entries, deps.queryTimeoutMs ?? 30_000))
         .use(s.tails.routes())
-        .use(alerting ? alertRoutes(s.gate, s.alerts, deps.queryTimeoutMs ?? 30_000) : new Elysia()),
+        .use(alertRoutes(s.gate, s.alerts, deps.queryTimeoutMs ?? 30_000)),
     );
 }

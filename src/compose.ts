@@ -18,6 +18,8 @@ export interface SluiceOptions extends Omit<AppDeps, "dbs"> {
   storageLog?: (line: Record<string, unknown>) => void;
   /** the meta database to use instead of the data directory's own (cluster: the node's mirror of the shared bucket) */
   meta?: Database;
+  /** the alerts database to use instead of the data directory's own (cluster: the node's mirror of the alerts bucket) */
+  alerts?: Database;
   /** the address space LMDB maps at first (default 1 TiB): a process holding many environments, as a cluster test does, maps less */
   mapBytes?: number;
 }
@@ -25,7 +27,7 @@ export interface SluiceOptions extends Omit<AppDeps, "dbs"> {
 /** compose opens the data directory and builds every part; close() stores what is held and closes storage. */
 export function compose(options: SluiceOptions) {
   const opened = openDatabases(options.dataDir, options.storageLog, options.mapBytes);
-  const dbs = options.meta ? { ...opened, meta: options.meta } : opened;
+  const dbs = { ...opened, ...(options.meta ? { meta: options.meta } : {}), ...(options.alerts ? { alerts: options.alerts } : {}) };
   const deps: AppDeps = { ...options, dbs };
   const parts = services(deps);
   return {

@@ -3,6 +3,7 @@
 // A network error or a 5xx is retried with backoff: attempts at 0, 1, 3, 7, 15 and 31 s, six within a minute.
 import type { AlertStore, NoticePayload, StoredNotice } from "../storage/alerts.ts";
 import type { Channel } from "./channels.ts";
+import { EVERYWHERE, type Placement } from "./placement.ts";
 import { alertmanagerBody, signature, slackBody, summaryLines, webhookBody } from "./notices.ts";
 
 const MAX_ATTEMPTS = 6;
@@ -77,6 +78,8 @@ export class Deliverer {
     private readonly clock: () => number,
     private readonly externalUrl: () => string,
     private readonly sendMail: SendMail,
+    /** which notices are sent here (a cluster's copy: its partition's, while its node owns them); default all */
+    private readonly placement: Placement = EVERYWHERE,
   ) {}
 
   start(): void {
@@ -91,9 +94,10 @@ export class Deliverer {
 
   /** pass starts every due notice not already under way. */
   pass(): void {
+    if (!this.placement.active()) return;
     const now = this.clock();
     for (const n of this.store.outbox()) {
-      if (n.dueMs > now || this.busy.has(n.id)) continue;
+      if (n.dueMs > now || this.busy.has(n.id) || !this.placement.owns(n.ws) || !this.placement.sendable(n)) continue;
       this.busy.add(n.id);
       const p = this.attempt(n)
         .catch((e) => logError("an alert notice could not be settled; it is tried again", e))

@@ -14,8 +14,11 @@ import { durationMs, type Rule } from "./rules.ts";
 import { isSilenced, type Silence } from "./silences.ts";
 import { type Announcement, decide, retireAll } from "./states.ts";
 import { collectSamples } from "./samples.ts";
+import { EVERYWHERE, type Placement } from "./placement.ts";
 
 const EVALUATION_BUDGET_MS = 30_000;
+/** an evaluation is background work: it gives the event loop back after 1 ms, not a read's 5, so writes wait less behind it */
+const EVALUATION_SLICE_MS = 1;
 
 /** EvaluatorDeps are what evaluations read and where their notices go. */
 export interface EvaluatorDeps {
@@ -29,6 +32,8 @@ export interface EvaluatorDeps {
   notify(): void;
   /** one attempt, kept in no outbox: Alertmanager expects active alerts re-posted at each evaluation */
   resend(channel: Channel, payload: NoticePayload): void;
+  /** which rules are evaluated here (a cluster's copy: its partition's, while its node owns them); default all */
+  placement?: Placement;
 }
 
 /** AlertEvaluator runs due evaluations, one at a time, on a timer. */
@@ -51,13 +56,20 @@ export class AlertEvaluator {
   }
 
   private async due(): Promise<void> {
+    const placement = this.d.placement ?? EVERYWHERE;
+    if (!placement.active()) return;
     const now = this.d.clock();
+    let ready: Promise<boolean> | undefined;
     for (const { ws, env, rule } of this.d.store.allRules<Rule>()) {
-      if (!rule.enabled) continue;
+      if (!rule.enabled || !placement.owns(ws)) continue;
       const every = durationMs(rule.every)!;
       const at = Math.floor(now / every) * every;
       const last = this.d.store.lastEvaluated({ ws, env }, rule.id);
       if (last !== undefined && last >= at) continue;
+      // once a tick, and only when a rule is due: the entries and records are brought up to date first
+      ready ??= placement.ready().catch(() => false);
+      if (!(await ready)) return;
+      if (!placement.owns(ws)) continue; // the ownership moved while this node caught up
       try {
         await this.evaluate({ ws, env }, rule, at);
       } catch (e) {
@@ -72,7 +84,7 @@ export class AlertEvaluator {
     if (floorMs === undefined) return;
     const scope: ReadScope = { ...t, floorMs };
     // a failed evaluation (its time budget, storage) puts the rule in state error and counts as done: no retry at every tick
-    const ev = await evaluateRule(this.d.entries, scope, rule, atMs, new TimeSlicer(EVALUATION_BUDGET_MS)).catch(
+    const ev = await evaluateRule(this.d.entries, scope, rule, atMs, new TimeSlicer(EVALUATION_BUDGET_MS, EVALUATION_SLICE_MS)).catch(
       (e): Evaluation => ({ ok: false, window: windowAt(rule, atMs), reason: `the evaluation failed: ${(e as Error).message}` }),
     );
     const silences = this.d.store.list<Silence>("silence", t);
@@ -81,7 +93,9 @@ export class AlertEvaluator {
     // samples only for the groups a notice announces (Alertmanager's re-posts carry none)
     const shown = rule.channels.length ? decision.announcements.map((a) => a.state.group) : [];
     const samples =
-      ev.ok && shown.length ? await collectSamples(this.d.entries, scope, rule, ev.window, shown, new TimeSlicer(EVALUATION_BUDGET_MS)) : new Map();
+      ev.ok && shown.length
+        ? await collectSamples(this.d.entries, scope, rule, ev.window, shown, new TimeSlicer(EVALUATION_BUDGET_MS, EVALUATION_SLICE_MS))
+        : new Map();
     for (const a of decision.announcements) a.samples = samples.get(JSON.stringify(a.state.group)) ?? [];
     const externalUrl = this.d.externalUrl();
     const everyMs = durationMs(rule.every)!;

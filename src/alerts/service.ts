@@ -20,6 +20,8 @@ export interface AlertSettings {
   sendMail: SendMail;
   /** ends a stopping rule's pending and firing groups, with the resolved notices they owe (AlertEvaluator.retire) */
   retire: (t: Tenant, rule: Rule) => Promise<void>;
+  /** false on a cluster front, whose entries are its partition copies': the workspace route's preview runs on one of them */
+  previewsHere: boolean;
 }
 
 const isoNow = (ms: number) => formatMs(ms);
@@ -162,6 +164,11 @@ export class AlertService {
 
   /** preview replays a rule over a past range, exactly as live evaluation would have run it (no notice is sent). */
   preview(scope: ReadScope, b: Record<string, unknown>, fromMs: number, toMs: number, budgetMs: number) {
+    if (!this.settings.previewsHere)
+      throw badRequest(
+        "VALIDATION_INVALID_REQUEST",
+        "a cluster node previews a rule only through /api/v1/workspace/alerts/rules/preview (with a key of the workspace), which runs on a copy of its partition",
+      );
     const checked = withPrefix("rule.", () => checkRule(b, {}, { minEveryMs: this.settings.minEveryMs, channelExists: () => true }));
     return previewRule(this.entries, scope, { id: "preview", ...checked, created_at: "", updated_at: "" }, fromMs, toMs, budgetMs);
   }

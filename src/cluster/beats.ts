@@ -55,6 +55,11 @@ export class Beats {
     return this.holding.get(id)?.has(p) ?? false;
   }
 
+  /** holders lists the live nodes whose last beat read says they hold a copy of partition p. */
+  holders(p: number): string[] {
+    return [...this.holding].filter(([, held]) => held.has(p)).map(([id]) => id);
+  }
+
   /** peerUrl is the address of another node whose last beat read says it holds a copy of partition p (one at random), if any. */
   peerUrl(p: number): string | undefined {
     const holders = [...this.addresses].filter(([id]) => id !== this.nodeId && this.holds(id, p));

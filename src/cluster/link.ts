@@ -3,7 +3,18 @@ import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManage
 import { Kvm, type KV, type KvEntry } from "@nats-io/kv";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { ApiError } from "../errors.ts";
-import { CLUSTER_BUCKET, META_BUCKET, NODES_BUCKET, PEER_SECRET, natsServers, streamOf, subjectOf, type Assignment, type ClusterSettings } from "./names.ts";
+import {
+  ALERTS_BUCKET,
+  CLUSTER_BUCKET,
+  META_BUCKET,
+  NODES_BUCKET,
+  PEER_SECRET,
+  natsServers,
+  streamOf,
+  subjectOf,
+  type Assignment,
+  type ClusterSettings,
+} from "./names.ts";
 
 /** how long a write may wait for JetStream's acknowledgement, retries with its message id included (a leader election takes 5–7 s) */
 const PUBLISH_DEADLINE_MS = 12_000;
@@ -35,6 +46,7 @@ export class Link {
     readonly meta: KV,
     readonly cluster: KV,
     readonly nodes: KV,
+    readonly alerts: KV,
   ) {
     void this.watchStatus();
   }
@@ -58,7 +70,13 @@ export class Link {
         kvm.open(bucket).catch((e) => {
           throw new Error(`bucket ${bucket} is missing (${e}): run \`sluice cluster init\` once against this NATS cluster`);
         });
-      return new Link(nc, jetstream(nc, { timeout: 5000 }), jsm, await open(META_BUCKET), await open(CLUSTER_BUCKET), await open(NODES_BUCKET));
+      const meta = await open(META_BUCKET);
+      // a cluster initialised before alerts had no alerts bucket: it is made as the meta bucket was
+      const alerts = await jsm.streams
+        .info(`KV_${ALERTS_BUCKET}`)
+        .then(() => kvm.open(ALERTS_BUCKET))
+        .catch(async () => kvm.create(ALERTS_BUCKET, { replicas: (await meta.status()).replicas, history: 1 }));
+      return new Link(nc, jetstream(nc, { timeout: 5000 }), jsm, meta, await open(CLUSTER_BUCKET), await open(NODES_BUCKET), alerts);
     } catch (e) {
       await nc.close();
       throw e;

@@ -21,8 +21,29 @@ type Change = { key: Key[]; value?: unknown };
 export const bucketKey = (key: unknown[]) => Buffer.from(JSON.stringify(key)).toString("base64url");
 const metaKey = (name: string) => JSON.parse(Buffer.from(name, "base64url").toString()) as Key[];
 
-/** where a node that wrote to the bucket asks every node to answer once its mirror has applied a revision */
+/** where a node that wrote to the meta bucket asks every node to answer once its mirror has applied a revision */
 const APPLIED_SUBJECT = "sluice.meta.applied";
+/** a bucket key that holds a whole transaction's changes (keys of the mirrored database are base64url: no dot) */
+const JOURNAL = "journal.";
+
+/** MirrorOptions say how a mirror differs from the meta database's. */
+export interface MirrorOptions {
+  /** whether an applied change raises the database's generation (cached keys and workspaces are dropped on it) */
+  generation?: boolean;
+  /**
+   * a transaction of several changes is first put as one journal entry that every mirror applies at once, then key
+   * by key, then the journal entry is deleted: a writer killed midway leaves all of its changes in the bucket or none
+   */
+  journal?: boolean;
+  /**
+   * a transaction resolves, and its keys count as sent, only once this node's mirror has applied the bucket up to its
+   * last change: the watch's echo of an earlier change can no longer bring back a value it replaced (an outbox notice
+   * settled a moment ago would otherwise be found again and sent twice)
+   */
+  echoed?: boolean;
+}
+/** how long a transaction waits for its own changes to come back through the watch (echoed) */
+const ECHO_WAIT_MS = 2000;
 /** how long a write waits for the other nodes' mirrors (the contract's bound on a revocation reaching every node) */
 const EVERY_NODE_MS = 2000;
 
@@ -56,13 +77,21 @@ export class MetaMirror {
   private answering: Subscription | undefined;
   /** the bucket revision applied here last, and what waits for a later one */
   private readonly revision = new Watermark();
+  /** bucket keys committed here whose change the bucket may not have yet */
+  private readonly unsent = new Map<string, number>();
   constructor(
     private readonly db: Database,
     private readonly kv: KV,
     private readonly log: (line: Record<string, unknown>) => void = (line) => console.error(JSON.stringify(line)),
     /** the live nodes: with them, a write answers once every node's mirror has it (at most 2 s) */
     private readonly peers?: Peers,
+    private readonly options: MirrorOptions = {},
   ) {}
+
+  /** sent tells whether the bucket holds every change made here to a key (false while one is on its way there). */
+  sent(key: Key[]): boolean {
+    return !this.unsent.has(bucketKey(key));
+  }
 
   /** start applies every key of the bucket, then follows its changes; resolves once the node is in step (at most 10 s). */
   async start(): Promise<void> {
@@ -106,13 +135,21 @@ export class MetaMirror {
     });
     this.following = (async () => {
       for await (const e of watch) {
-        const key = metaKey(e.key);
-        const value = e.operation === "PUT" ? unpack(e.value) : undefined;
+        const journal = e.key.startsWith(JOURNAL);
+        // a journal's delete follows its changes put key by key: nothing to apply
+        const changes: Change[] = journal
+          ? e.operation === "PUT"
+            ? unpack<Change[]>(e.value)
+            : []
+          : [{ key: metaKey(e.key), value: e.operation === "PUT" ? unpack(e.value) : undefined }];
         await this.db.transaction(() => {
-          if (value === undefined) this.db.removeSync(key);
-          else this.db.putSync(key, value);
+          for (const { key, value } of changes) {
+            if (value === undefined) this.db.removeSync(key);
+            else this.db.putSync(key, value);
+          }
           // sessions are read as stored on every request: no cached key needs to be dropped for them
-          if (!SESSION_KEYS.includes(String(key[0]))) this.db.putSync(["generation"], ((this.db.get(["generation"]) as number | undefined) ?? 0) + 1);
+          if (this.options.generation !== false && changes.some(({ key }) => !SESSION_KEYS.includes(String(key[0]))))
+            this.db.putSync(["generation"], ((this.db.get(["generation"]) as number | undefined) ?? 0) + 1);
         });
         this.revision.advance(e.revision);
         if (e.delta === 0) initial();
@@ -162,37 +199,66 @@ export class MetaMirror {
     const db = this.db;
     const kv = this.kv;
     const everyNode = (revision: number) => this.everyNode(revision);
+    const journal = this.options.journal === true;
+    const echoed = this.options.echoed === true;
+    const applied = this.revision;
+    const unsent = this.unsent;
+    // a key is marked unsent as the transaction changes it, before its commit can be read here
+    const mark = (key: Key[], by: number) => {
+      const name = bucketKey(key);
+      const n = (unsent.get(name) ?? 0) + by;
+      if (n > 0) unsent.set(name, n);
+      else unsent.delete(name);
+    };
     let recording: Change[] | undefined;
     return new Proxy(db, {
       get(target, prop) {
         if (prop === "transaction")
           return async (fn: () => unknown) => {
             let changes: Change[] = [];
-            const result = await target.transaction(() => {
-              recording = changes = [];
-              try {
-                return fn();
-              } finally {
-                recording = undefined;
+            try {
+              const result = await target.transaction(() => {
+                recording = changes = [];
+                try {
+                  return fn();
+                } finally {
+                  recording = undefined;
+                }
+              });
+              // a key's last-use stamp (touchKey: its record alone) stays on this node: shared, a stamp read before a
+              // revocation elsewhere could put the unrevoked record back
+              if (changes.length === 1 && changes[0].key[0] === "key") return result;
+              let revision = 0;
+              const name = journal && changes.length > 1 ? `${JOURNAL}${crypto.randomUUID()}` : undefined;
+              if (name) await stored(() => kv.put(name, pack(changes)));
+              for (const c of changes) {
+                if (c.value === undefined) await stored(() => kv.delete(bucketKey(c.key)));
+                else revision = await stored(() => kv.put(bucketKey(c.key), pack(c.value)));
               }
-            });
-            // a key's last-use stamp (touchKey: its record alone) stays on this node: shared, a stamp read before a
-            // revocation elsewhere could put the unrevoked record back
-            if (changes.length === 1 && changes[0].key[0] === "key") return result;
-            let revision = 0;
-            for (const c of changes) {
-              if (c.value === undefined) await stored(() => kv.delete(bucketKey(c.key)));
-              else revision = await stored(() => kv.put(bucketKey(c.key), pack(c.value)));
+              if (name) await stored(() => kv.delete(name));
+              if (echoed && changes.length > 0) {
+                const last = name || revision === 0 ? await stored(async () => (await kv.status()).streamInfo.state.last_seq) : revision;
+                await applied.reached(last, ECHO_WAIT_MS);
+                db.resetReadTxn();
+              }
+              const sent = changes;
+              for (const c of sent) mark(c.key, -1);
+              changes = [];
+              if (sent.every((c) => UNAWAITED.has(String(c.key[0])))) return result;
+              // a delete tells no revision: the bucket's last, at or past it, is waited for (a session signed out)
+              if (revision === 0 && sent.length > 0) revision = await stored(async () => (await kv.status()).streamInfo.state.last_seq);
+              await everyNode(revision);
+              return result;
+            } finally {
+              for (const c of changes) mark(c.key, -1);
             }
-            if (changes.every((c) => UNAWAITED.has(String(c.key[0])))) return result;
-            // a delete tells no revision: the bucket's last, at or past it, is waited for (a session signed out)
-            if (revision === 0 && changes.length > 0) revision = await stored(async () => (await kv.status()).streamInfo.state.last_seq);
-            await everyNode(revision);
-            return result;
           };
         if (prop === "put" || prop === "remove")
           return (key: Key[], value?: unknown) => {
-            if (recording && !LOCAL.has(String(key[0]))) recording.push({ key, value: prop === "put" ? value : undefined });
+            if (recording && !LOCAL.has(String(key[0]))) {
+              recording.push({ key, value: prop === "put" ? value : undefined });
+              mark(key, 1);
+            }
             return prop === "put" ? target.put(key, value) : target.remove(key);
           };
         const v = Reflect.get(target, prop, target);

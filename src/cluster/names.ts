@@ -2,6 +2,8 @@
 
 /** the bucket of workspaces, keys and the admin token hash (meta-mirror.ts) */
 export const META_BUCKET = "sluice_meta";
+/** the bucket of alert channels, rules, silences, states, history and the outbox (contract §16), mirrored as the meta bucket is */
+export const ALERTS_BUCKET = "sluice_alerts";
 /**
  * the bucket of the cluster's settings ("config"), its assignment of partition copies to nodes ("assign") and the
  * secret nodes prove themselves to each other with (PEER_SECRET)

@@ -14,11 +14,13 @@ import { fetchBackup, serveBackups } from "./backup.ts";
 import { Beats } from "./beats.ts";
 import { PEER_READ_PATH } from "./peer.ts";
 import { APPLIED, PartitionCopy } from "./copy.ts";
+import type { Placement } from "../alerts/placement.ts";
+import { AlertOwners } from "./alert-owners.ts";
 import { SharedPlans, share } from "./plans.ts";
 import { ClusterSink } from "./front.ts";
 import { Link } from "./link.ts";
 import { MetaMirror } from "./meta-mirror.ts";
-import { NODE_BEAT_MS, streamOf, type ClusterSettings } from "./names.ts";
+import { NODE_BEAT_MS, partitionOf, streamOf, type ClusterSettings } from "./names.ts";
 import { ClusterReads } from "./reads.ts";
 import { StreamTrimmer, TRIM_EVERY_MS } from "./trim.ts";
 
@@ -45,6 +47,12 @@ const REASSERT_MS = 5_000;
 /** how long a request waits at most for its session's use to be recorded in the bucket */
 const RECORD_WAIT_MS = 2000;
 
+/** how long an owner's evaluation waits for its copy to apply its partition's writes before it tries at a later tick */
+const ALERT_CATCH_UP_MS = 5000;
+
+/** a front evaluates and sends nothing: its node's partition copies do (placementOf) */
+const NOWHERE: Placement = { active: () => false, owns: () => false, ready: async () => false, sendable: () => false };
+
 /** the paths an API key opens: the workspace API and the shipper routes */
 const WORKSPACE_PATHS = ["/api/v1/workspace/", "/otlp/", "/loki/", "/es/"];
 
@@ -59,6 +67,8 @@ export class ClusterNode {
   private assigning: Promise<void> = Promise.resolve();
   /** this node's beat, and what it last read of every live node's (the copies each holds, its address) */
   private readonly beats: Beats;
+  /** which partitions' alert rules this node evaluates (contract §16: one live node each) */
+  private readonly owners: AlertOwners;
   private closed = false;
 
   private constructor(
@@ -66,6 +76,8 @@ export class ClusterNode {
     readonly link: Link,
     readonly settings: ClusterSettings,
     private readonly mirror: MetaMirror,
+    /** the node's mirror of the alerts bucket, which the front and every copy here share */
+    private readonly alertsMirror: MetaMirror,
     private readonly metaEnv: ReturnType<typeof openDatabases>,
     readonly front: ReturnType<typeof compose>,
     /** where the front's writes go: the partition streams */
@@ -74,6 +86,7 @@ export class ClusterNode {
     peerSecret: string | undefined,
   ) {
     this.beats = new Beats(link, options.nodeId, options.roles, () => this.held());
+    this.owners = new AlertOwners(options.nodeId, settings.partitions, (p) => this.beats.holders(p));
     this.reads = new ClusterReads(link, {
       peerSecret,
       peerUrl: (p) => this.beats.peerUrl(p),
@@ -98,6 +111,10 @@ export class ClusterNode {
     const live = async () => (await link.beats()).size;
     const mirror = new MetaMirror(metaEnv.meta, link.meta, log, { nc: link.nc, count: live });
     await mirror.start();
+    // no wait for every node's mirror: an alert call catches up where it arrives (before), and an evaluation's commit
+    // must not wait out a killed node's beat
+    const alertsMirror = new MetaMirror(metaEnv.alerts, link.alerts, log, undefined, { generation: false, journal: true, echoed: true });
+    await alertsMirror.start();
     const sink = new ClusterSink(link, settings.partitions, options.verdictTimeoutMs); // not the read budget: a write is no read
     let node: ClusterNode | undefined;
     const ipRate = options.ipRatePerMinute ?? DEFAULT_IP_RATE;
@@ -107,12 +124,15 @@ export class ClusterNode {
       ipRatePerMinute: typeof ipRate === "number" ? () => share(ipRate, plans.liveFronts) : ipRate,
       dataDir: join(options.dataDir, "front"),
       meta: mirror.proxy(),
+      alerts: alertsMirror.proxy(),
+      alertPlacement: NOWHERE,
+      previewsHere: false,
       writeTo: sink,
       // a rejection list is diagnostic: one that cannot reach the log is dropped, the request's answer stands
       forwardRejections: (batch) => sink.reject(batch).catch(() => {}),
       handoff: { elsewhere: (request, caller) => node?.reads.elsewhere(request, caller) },
     });
-    node = new ClusterNode(options, link, settings, mirror, metaEnv, front, sink, log, await link.peerSecret());
+    node = new ClusterNode(options, link, settings, mirror, alertsMirror, metaEnv, front, sink, log, await link.peerSecret());
     if (options.roles.includes("storage")) {
       await node.followAssignment();
       const trimmer = new StreamTrimmer(link, settings, options.nodeId, () => node.held());
@@ -162,6 +182,8 @@ export class ClusterNode {
     if (url.pathname === "/readyz" && !this.ready) return Response.json({ status: "unavailable" }, { status: 503 });
     if (url.pathname.startsWith(PEER_READ_PATH) && request.method === "POST" && this.reads.fromPeer(request))
       return this.reads.answerPeer(request, Number(url.pathname.slice(PEER_READ_PATH.length)));
+    // what another node's alert call or evaluation stored is seen here
+    if (url.pathname.includes("/alerts")) await this.alertsMirror.catchUp().catch(() => false);
     if (url.pathname.startsWith("/api/v1/admin/"))
       await this.mirror.catchUp().catch(() => false); // what another node's admin call made is seen here
     else if (WORKSPACE_PATHS.some((prefix) => url.pathname.startsWith(prefix))) await this.caller(request);
@@ -269,10 +291,13 @@ export class ClusterNode {
       if (this.closed) return;
       // a copy answers only reads a front admitted; the access log is the front's, one line a request
       const handoff = { admittedAs: (request: Request) => this.reads.admittedAs(request) };
-      const copyOptions = { ...this.options, accessLog: undefined, meta: this.mirror.proxy(), handoff };
+      const alerting = { alerts: this.alertsMirror.proxy(), alertPlacement: this.placementOf(p) };
+      const copyOptions = { ...this.options, ...alerting, accessLog: undefined, meta: this.mirror.proxy(), handoff };
       const copy = new PartitionCopy(p, this.options.dataDir, copyOptions, this.link, this.log);
       this.copies.set(p, copy);
       copy.start();
+      copy.sluice.evaluator.start(); // it evaluates while this node owns the partition's rules (placementOf)
+      copy.sluice.deliverer.start();
       this.serving.set(p, [...this.reads.serve(copy), serveBackups(this.link.nc, copy, join(this.options.dataDir, "tmp"))]);
       const sweeper = new RetentionSweeper(copy.sluice.entries, copy.sluice.meta, (ws, nowMs) => this.options.plans.retentionFloor(ws.plan, nowMs));
       this.timers.push(setInterval(() => void sweeper.sweep().catch(() => {}), this.options.retentionSweepMs ?? 600_000));
@@ -302,7 +327,36 @@ export class ClusterNode {
   /** beat tells the cluster this node is alive, its roles, its address and how far each of its copies has applied. */
   private async beat(): Promise<void> {
     if (this.closed) return;
-    (this.options.plans as SharedPlans).setFronts(await this.beats.send());
+    try {
+      (this.options.plans as SharedPlans).setFronts(await this.beats.send());
+      this.owners.update();
+    } catch (e) {
+      this.owners.release(); // unheard, this node may already be replaced as an owner of alert rules
+      throw e;
+    }
+  }
+
+  /**
+   * placementOf is what partition p's copy here evaluates and sends: its workspaces' rules and notices while this node
+   * owns them, once the copy has applied every write acknowledged so far and the alerts mirror is in step with the
+   * bucket; a notice leaves once the bucket holds it, so an owner taking over after a kill knows it was decided.
+   */
+  private placementOf(p: number): Placement {
+    return {
+      active: () => !this.closed && this.owners.owns(p),
+      owns: (ws) => !this.closed && this.owners.owns(p) && partitionOf(ws, this.settings.partitions) === p,
+      ready: async () => {
+        const copy = this.copies.get(p);
+        if (!copy || !(await this.alertsMirror.catchUp())) return false;
+        return copy.reached(await this.link.lastSeq(p), ALERT_CATCH_UP_MS);
+      },
+      sendable: (n) => this.alertsMirror.sent(["outbox", n.id]),
+    };
+  }
+
+  /** alertOwner is the node that evaluates partition p's alert rules, as this node's last beats read say. */
+  alertOwner(p: number): string | undefined {
+    return this.owners.pickOf(p);
   }
 
   /**
@@ -335,8 +389,10 @@ export class ClusterNode {
     await Promise.race([this.assigning.catch(() => {}), Bun.sleep(3000)]); // a backup being fetched is left behind
     for (const subs of this.serving.values()) for (const sub of subs) sub.unsubscribe();
     await Promise.all([...this.copies.values()].map((c) => c.stop()));
+    this.owners.release();
     await this.mirror.stop();
     await this.front.close();
+    await this.alertsMirror.stop();
     await this.link.nodes.delete(this.options.nodeId).catch(() => {});
     await this.link.close();
     await this.metaEnv.root.close();

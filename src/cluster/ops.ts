@@ -15,6 +15,7 @@ import { Link } from "./link.ts";
 import { MetaMirror } from "./meta-mirror.ts";
 import { liveNodes } from "./status.ts";
 import {
+  ALERTS_BUCKET,
   CLUSTER_BUCKET,
   META_BUCKET,
   natsServers,
@@ -95,6 +96,7 @@ export async function initCluster(
       );
     });
     made.push(retried(() => kvm.create(META_BUCKET, { replicas: settings.replicas, history: 1 })));
+    made.push(retried(() => kvm.create(ALERTS_BUCKET, { replicas: settings.replicas, history: 1 })));
     made.push(retried(() => kvm.create(NODES_BUCKET, { replicas: settings.replicas, history: 1, ttl: NODE_TTL_MS })));
     await Promise.all(made);
     await clusterKv.put("config", JSON.stringify(settings));

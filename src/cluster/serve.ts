@@ -15,6 +15,7 @@ export async function startClusterServer(config: Config, print: (text: string) =
     throw new Error(
       `SLUICE_SYSLOG_TCP and SLUICE_SYSLOG_UDP need the front role: add front to SLUICE_ROLES of node ${cluster.nodeId}, or set them on a front node`,
     );
+  let listening = `http://localhost:${config.port}`;
   const node = await ClusterNode.start({
     ...cluster,
     dataDir: config.dataDir,
@@ -27,6 +28,8 @@ export async function startClusterServer(config: Config, print: (text: string) =
     queryTimeoutMs: config.queryTimeoutSeconds * 1000,
     tail: { heartbeatMs: config.tailHeartbeatSeconds * 1000, maxPerKey: config.tailMaxPerKey },
     retentionSweepMs: config.retentionSweepSeconds * 1000,
+    alertMinEveryMs: config.alertMinEveryMs,
+    externalUrl: () => config.externalUrl ?? listening, // links in alert notices
   });
   // the front listens as a single process's app does (Bun's router, the client's address for the per-IP limit); the
   // node's own step comes first, and a write that a pipelined request made Bun close the connection of is dropped
@@ -47,6 +50,7 @@ export async function startClusterServer(config: Config, print: (text: string) =
   const server = app.server!;
   const wildcard = config.host === "0.0.0.0" || config.host === "::";
   const baseUrl = `http://${wildcard ? "localhost" : hostInUrl(config.host)}:${server.port}`;
+  listening = baseUrl;
   // the other nodes send reads for this node's copies straight here (peer.ts)
   node.advertise(cluster.advertiseUrl ?? `http://${wildcard ? hostname() : hostInUrl(config.host)}:${server.port}`);
   print(`Sluice listening on ${baseUrl} (node ${cluster.nodeId}: ${cluster.roles.join(", ")}; cluster ${cluster.urls.join(",")}; data in ${config.dataDir})`);

@@ -57,17 +57,25 @@ export function alertRoutes(gate: AlertGate, alerts: AlertService, queryTimeoutM
   const doc = (...args: Parameters<typeof docOf>) => (documented ? docOf(...args) : { detail: { hide: true } });
   const body = async (request: Request, example: string) =>
     objectBody(await readJson(request, { bytes: BODY_LIMIT, depth: 8, timeoutMs: gate.bodyTimeoutMs }), example);
-  const read = <P>(handler: (call: Call<P>) => unknown) => gate.guarded<P>("logs:read", async (call) => json(call.set, await handler(call)));
+  // alert records are answered where the call arrives (a cluster node's mirror holds them all); only a preview reads
+  // entries, on a copy of the caller's partition
+  const read = <P>(handler: (call: Call<P>) => unknown, here = true) =>
+    gate.guarded<P>("logs:read", async (call) => json(call.set, await handler(call)), "other", here);
   const write = <P>(status: number, handler: (call: Call<P>) => unknown) =>
-    gate.guarded<P>("logs:read", async (call) => {
-      mayWrite(call.caller);
-      const answer = await handler(call);
-      if (status === 204) {
-        call.set.status = 204;
-        return "";
-      }
-      return json(call.set, answer, status);
-    });
+    gate.guarded<P>(
+      "logs:read",
+      async (call) => {
+        mayWrite(call.caller);
+        const answer = await handler(call);
+        if (status === 204) {
+          call.set.status = 204;
+          return "";
+        }
+        return json(call.set, answer, status);
+      },
+      "other",
+      true,
+    );
   const noParse = { parse: "none" as const };
   const body201 = (summary: string, b: TSchema, answer: TSchema) => ({ ...noParse, ...doc(summary, WRITE, 201, answer, { body: b }) });
   return new Elysia({ prefix: "/alerts" })
@@ -128,7 +136,7 @@ export function alertRoutes(gate: AlertGate, alerts: AlertService, queryTimeoutM
         const rule = objectBody(b.rule ?? null, '{"rule": {"name": "errors", "query": "level=error", …}}');
         const w = readWindow(b, "server", true);
         return alerts.preview(scopeOf(caller, now), rule, w.fromMs, w.toMs, queryTimeoutMs);
-      }),
+      }, false),
       {
         ...noParse,
         ...doc("Replay a rule over a past range: every evaluation and incident it would have made", READ, 200, S.Preview, { body: S.PreviewRequest }),

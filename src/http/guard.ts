@@ -49,8 +49,11 @@ export class Gate {
     private readonly handoff?: Handoff,
   ) {}
 
-  /** guarded wraps a handler so that it only runs for an admitted caller holding `permission`. */
-  guarded<P, R extends string | Response = string>(permission: Permission, handler: (call: Call<P>) => R | Promise<R>, kind: CallKind = "other") {
+  /**
+   * guarded wraps a handler so that it only runs for an admitted caller holding `permission`; in a cluster a read runs
+   * on a copy of the caller's partition unless `here` (what every node holds, such as alert records).
+   */
+  guarded<P, R extends string | Response = string>(permission: Permission, handler: (call: Call<P>) => R | Promise<R>, kind: CallKind = "other", here = false) {
     return ({ request, params, set, server }: ElysiaContext<P>) => {
       const now = this.clock();
       const admittedAs = this.handoff?.admittedAs?.(request);
@@ -64,7 +67,7 @@ export class Gate {
       // headers set here reach every later answer, errors included
       Object.assign(set.headers, this.limiter.admit({ keyId: caller.key.id, plan: caller.plan }, ip, kind, now));
       requirePermission(caller, permission);
-      const elsewhere = permission === "logs:read" ? this.handoff?.elsewhere?.(request, caller) : undefined;
+      const elsewhere = permission === "logs:read" && !here ? this.handoff?.elsewhere?.(request, caller) : undefined;
       if (elsewhere) return elsewhere.then((r) => withRateHeaders(r, set.headers)) as Promise<R>;
       return handler({ request, caller, params, now, set, server });
     };

@@ -108,9 +108,9 @@ export class AlertStore {
     return this.db.getKeysCount({ start: [kind, t.ws, t.env], end: [kind, t.ws, t.env, END] });
   }
 
-  /** put stores a record; it resolves once committed. */
+  /** put stores a record; it resolves once committed (a transaction: a cluster's mirror shares what one changes). */
   async put(kind: RecordKind, t: Tenant, id: string, record: unknown): Promise<void> {
-    await this.db.put([kind, t.ws, t.env, id], record);
+    await this.db.transaction(() => this.db.put([kind, t.ws, t.env, id], record));
   }
 
   /** remove deletes a record (a rule with its states); false when there was none. */

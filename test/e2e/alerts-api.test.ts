@@ -1,10 +1,5 @@
 // Alerts API (contract §16): channels, rules, silences over a real Sluice on a real LMDB, one test per rule of §16.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { compose } from "../../src/compose.ts";
-import { PlanTable } from "../../src/limits/plans.ts";
 import { removeDir, startTestSluice, type TestSluice, WS } from "../helpers/sluice.ts";
 
 let s: TestSluice;
@@ -228,27 +223,4 @@ test("the admin API takes the same routes under /api/v1/admin/workspaces/{id}/en
   expect((await s.admin("GET", `/workspaces/nope/environments/development/alerts/rules`)).status).toBe(404);
   expect((await s.admin("GET", `/workspaces/${wsId}/environments/moon/alerts/rules`)).status).toBe(400);
   expect((await s.admin("DELETE", `/workspaces/${wsId}/environments/development/alerts/rules/${id}`)).status).toBe(204);
-});
-
-test("a cluster front (writes to the partition logs) has no alert routes yet: 404, not each copy its own alerts", async () => {
-  const dir = mkdtempSync(join(tmpdir(), "sluice-alerts-front-"));
-  const unused = () => Promise.reject(new Error("no write in this test"));
-  const front = compose({
-    dataDir: dir,
-    plans: new PlanTable(),
-    adminToken: "t",
-    log: () => {},
-    storageLog: () => {},
-    writeTo: { append: unused, appendPrepared: unused },
-  });
-  try {
-    const ws = await front.admin.createWorkspace({ name: "front" });
-    const star = (await front.admin.createKey(ws.id, { environment: "development", type: "rw", scopes: ["*"] })).key;
-    const r = await front.app.handle(new Request(`http://localhost${A}/rules`, { headers: { "x-api-key": star } }));
-    expect(r.status).toBe(404);
-    expect(((await r.json()) as { error_code: string }).error_code).toBe("VALIDATION_INVALID_REQUEST");
-  } finally {
-    await front.close();
-    removeDir(dir);
-  }
 });

@@ -22,7 +22,9 @@
 // - limits-retention-sweeper.test.ts: drives one store's RetentionSweeper and reads its file size.
 // - pipelining-reads.test.ts: a cluster node answers a read after a NATS barrier, so Bun closes a connection whose
 //   next pipelined request comes meanwhile; the writes' rule (pipelining.test.ts) runs here.
-// - alerts-*.test.ts (§16): alerts run in one process only; a cluster's rule (one evaluator per rule) is not built yet.
+// - alerts-eval, alerts-deliver, alerts-alertmanager, alerts-ui (§16): they run one process's evaluator and deliverer
+//   passes on a clock of their own; cluster-alerts*.test.ts run a cluster's (one evaluating node, kill -9 of it).
+// - alerts-crash.test.ts: kill -9 of one process while a rule fires; cluster-alerts-kill.test.ts kills a cluster's.
 // - full-disk.test.ts (§14): mounts a small tmpfs for one process's data directory and fills it.
 // - storage-report.test.ts, upgrade.test.ts (§15): one data directory's report, compaction and a fixture directory
 //   written by an older version, opened by one process.
@@ -45,6 +47,8 @@ const ANY_FRONT = [
     "tail-process",
     "tail-bounds",
     "cli-transfer",
+    "alerts-api",
+    "alerts-cli",
     ...["encodings", "es", "fuzz", "loki", "otlp", "syslog-ng"].map((f) => `shippers/${f}`),
   ]),
 ];

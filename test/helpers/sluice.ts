@@ -125,7 +125,8 @@ function clusterTestSluice(mode: "one" | "round-robin", opts: TestOptions, dir: 
   };
   // of a single process's services, what a cluster has too: the admin service (node 0's, on the shared bucket),
   // entries.append, which goes through node 0's front to the partition streams as its writes do, usage.used, read
-  // on the copy of the workspace's partition that has applied the most, and node 0's front parts a syslog listener takes
+  // on the copy of the workspace's partition that has applied the most, node 0's front parts a syslog listener takes,
+  // and its alert service, which reads the node's mirror of the alerts bucket
   const svc = () => {
     const cluster = started;
     if (!cluster) throw new Error("svc is there once the cluster has started: await a call or s.workspace() first");
@@ -144,6 +145,7 @@ function clusterTestSluice(mode: "one" | "round-robin", opts: TestOptions, dir: 
       rejections,
       clock,
       entries: { append: node.sink.append.bind(node.sink) },
+      alerts: node.front.alerts, // node 0's, on its mirror of the alerts bucket
       usage: { used: (ws: string, month: string) => copyOf(ws).sluice.usage.used(ws, month) },
     };
   };
