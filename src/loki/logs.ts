@@ -26,6 +26,11 @@ export async function firstEntries(store: EntryStore, scope: ReadScope, log: Log
   const cap = Math.max(2 * limit, 64);
   // once `limit` entries are kept, one that comes after the last of them cannot be among the first: it is not decoded
   let worst: { ms: number; id: string } | undefined;
+  const trim = () => {
+    kept = kept.sort(order).slice(0, limit);
+    const last = kept[limit - 1].entry;
+    worst = { ms: last.clientMs, id: last.id };
+  };
   const admit = (ms: number, id: string) => {
     if (!worst) return true;
     const cmp = ms - worst.ms || (id < worst.id ? -1 : id > worst.id ? 1 : 0);
@@ -39,15 +44,16 @@ export async function firstEntries(store: EntryStore, scope: ReadScope, log: Log
     slice,
     (s) => {
       kept.push(s);
-      if (kept.length < cap) return;
-      kept = kept.sort(order).slice(0, limit);
-      const last = kept[limit - 1].entry;
-      worst = { ms: last.clientMs, id: last.id };
+      if (kept.length >= cap) trim();
     },
     undefined,
     admit,
-    // a block whose every client time comes after the last kept entry's holds none of the first (ties: by id, so kept)
-    (lo, hi) => !worst || (forward ? lo <= worst.ms : hi >= worst.ms),
+    // a block whose every client time comes after the last kept entry's holds none of the first (ties: by id, so kept);
+    // asked before each block, so the last is known as soon as `limit` entries are
+    (lo, hi) => {
+      if (kept.length > limit || (kept.length === limit && !worst)) trim();
+      return !worst || (forward ? lo <= worst.ms : hi >= worst.ms);
+    },
   );
   return kept.sort(order).slice(0, limit);
 }

@@ -5,6 +5,7 @@
 // are handed over at once, to be counted from their columns and positions without reading entry by entry.
 import { LEVELS } from "../schema.ts";
 import type { Block } from "../storage/block.ts";
+import type { ClientBounds } from "../storage/bounds.ts";
 import { EntryView } from "../storage/block.ts";
 import type { EntryStore } from "../storage/entries.ts";
 import type { ScanRange } from "../storage/keys.ts";
@@ -23,8 +24,16 @@ export interface Counter {
   block?(block: Block, positions: readonly number[] | null, serverMs: number): void;
   /** `n` entries stored at `serverMs` match: for a counter that needs no more of them (then no block is read) */
   count?(n: number, serverMs: number): void;
-  /** on the client axis: false for a block (by its client time bounds) none of whose entries the counter wants now */
+  /**
+   * on the client axis: false for a block (by its client time bounds) none of whose entries the counter wants now; it
+   * must also be false for any bounds inside ones it is false for (it is asked about all the blocks left at once)
+   */
   wants?(lo: number, hi: number): boolean;
+  /**
+   * on the client axis: takes at once the matching entries at `positions` (null: all) of a block whose client times
+   * [lo, hi] all lie inside the window; false: hand them over one at a time
+   */
+  within?(block: Block, positions: readonly number[] | null, lo: number, hi: number): boolean;
 }
 
 /** serverRange is the server-time range a window reads: itself on the server axis, everything within retention on the client axis. */
@@ -64,44 +73,62 @@ export async function tally(store: EntryStore, scope: ReadScope, query: Query, w
     }
     counter.entry(block, i, ms);
   };
+  const accepted = (block: Block, at: readonly number[] | null): number[] => {
+    const out: number[] = [];
+    probe.entry.b = block;
+    for (let i = 0, n = at ? at.length : block.size; i < n; i++) {
+      probe.entry.i = at ? at[i] : i;
+      if (accept!(probe)) out.push(probe.entry.i);
+    }
+    return out;
+  };
   let groupMs = Number.NaN;
-  let group = new Map<string, readonly number[] | null>(); // one millisecond's blocks: a block named twice is read once
+  // one millisecond's blocks: a block named twice is read once
+  let group = new Map<string, { positions: readonly number[] | null; bounds: ClientBounds | undefined }>();
   const flush = () => {
-    for (const [firstId, positions] of group) {
+    for (const [firstId, { positions, bounds }] of group) {
       if (wholeBlocks && counter.count) {
         const n = positions ? positions.length : store.blockSize(scope, groupMs, firstId);
         if (n) counter.count(n, groupMs);
         continue;
       }
       // read at once and let go before the next read: the block's bytes sit in a buffer lmdb-js reuses
-      const block = store.readBlockTransient(scope, groupMs, firstId);
+      const block = store.readBlockTransient(scope, groupMs, firstId, false);
       if (!block) continue;
       const narrowed = mayHold?.(block); // undefined: any entry may match
       const at = narrowed === undefined ? positions : positions === null ? narrowed : inBoth(positions, narrowed);
       if (at !== null && at.length === 0) continue;
       probe.serverMs = groupMs;
       if (wholeBlocks) counter.block!(block, at, groupMs);
+      else if (inside(bounds) && counter.within!(block, accept ? accepted(block, at) : at, bounds![0], bounds![1])) continue;
       else if (at === null) for (let i = 0; i < block.size; i++) take(block, i, groupMs);
       else for (const i of at) take(block, i, groupMs);
     }
   };
-  // on the client axis every block within retention may hold the window: its stored bounds tell which cannot, unread
-  const outside = (ms: number, firstId: string) => {
-    const bounds = client ? store.clientBounds(scope, ms, firstId) : undefined;
-    return bounds !== undefined && (bounds[1] < window.fromMs || bounds[0] >= window.toMs || counter.wants?.(bounds[0], bounds[1]) === false);
-  };
+  const inside = (b: ClientBounds | undefined) => client && counter.within !== undefined && b !== undefined && b[0] >= window.fromMs && b[1] < window.toMs;
+  // on the client axis every block within retention may hold the window: the stored bounds tell which cannot, unread,
+  // and (references come newest first) when none of the blocks left can: then the read stops
+  const list = client ? store.clientBoundsList(scope, { fromMs, toMs }) : undefined;
+  const unwanted = ([lo, hi]: ClientBounds) => hi < window.fromMs || lo >= window.toMs || counter.wants?.(lo, hi) === false;
   for (const ref of plan.chosen.open()) {
     if (slice.due()) await slice.pause();
-    if (ref.ms < fromMs || ref.ms >= toMs || outside(ref.ms, ref.firstId)) continue;
+    if (ref.ms < fromMs || ref.ms >= toMs) continue;
+    let bounds: ClientBounds | undefined;
+    if (list) {
+      const k = list.seek(ref.ms, ref.firstId);
+      if (unwanted(list.rest(k))) break; // this block and every one after it are listed from k on
+      bounds = list.at(k, ref.ms, ref.firstId) ?? store.clientBounds(scope, ref.ms, ref.firstId); // a block stored since the list was read
+      if (bounds && unwanted(bounds)) continue;
+    }
     if (ref.ms !== groupMs) {
       flush();
       groupMs = ref.ms;
       group = new Map();
     }
     const had = group.get(ref.firstId);
-    if (had === null) continue;
-    if (ref.positions === null) group.set(ref.firstId, null);
-    else group.set(ref.firstId, had ? [...new Set([...had, ...ref.positions])] : ref.positions);
+    if (had && had.positions === null) continue;
+    if (ref.positions === null || !had) group.set(ref.firstId, { positions: ref.positions, bounds });
+    else group.set(ref.firstId, { positions: [...new Set([...had.positions!, ...ref.positions])], bounds });
   }
   flush();
 }
