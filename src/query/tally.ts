@@ -7,7 +7,7 @@ import { LEVELS } from "../schema.ts";
 import type { Block } from "../storage/block.ts";
 import type { ClientBounds } from "../storage/bounds.ts";
 import { EntryView } from "../storage/block.ts";
-import type { EntryStore } from "../storage/entries.ts";
+import { DECODED_KEPT, type EntryStore } from "../storage/entries.ts";
 import type { ScanRange } from "../storage/keys.ts";
 import type { Query } from "./ast.ts";
 import { compileBlockTest, compileQuery } from "./compile.ts";
@@ -82,6 +82,7 @@ export async function tally(store: EntryStore, scope: ReadScope, query: Query, w
     }
     return out;
   };
+  let read = 0;
   let groupMs = Number.NaN;
   // one millisecond's blocks: a block named twice is read once
   let group = new Map<string, { positions: readonly number[] | null; bounds: ClientBounds | undefined }>();
@@ -93,7 +94,7 @@ export async function tally(store: EntryStore, scope: ReadScope, query: Query, w
         continue;
       }
       // read at once and let go before the next read: the block's bytes sit in a buffer lmdb-js reuses
-      const block = store.readBlockTransient(scope, groupMs, firstId, false);
+      const block = store.readBlockTransient(scope, groupMs, firstId, read++ < DECODED_KEPT); // more would only be copied to evict the first
       if (!block) continue;
       const narrowed = mayHold?.(block); // undefined: any entry may match
       const at = narrowed === undefined ? positions : positions === null ? narrowed : inBoth(positions, narrowed);

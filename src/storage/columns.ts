@@ -314,6 +314,8 @@ function packCodes(codes: ArrayLike<number>, distinct: number): Uint8Array {
 }
 
 function unpackCodes(bytes: Uint8Array, count: number, distinct: number): Uint16Array | Uint32Array {
-  const copy = copyOf(bytes);
-  return distinct <= 0x10000 ? new Uint16Array(copy, 0, count) : new Uint32Array(copy, 0, count);
+  const width = distinct <= 0x10000 ? 2 : 4;
+  // read in place when aligned, as float64Reader does: a block's bytes live no longer than the block
+  const [buffer, at] = bytes.byteOffset % width === 0 ? [bytes.buffer, bytes.byteOffset] : [copyOf(bytes), 0];
+  return width === 2 ? new Uint16Array(buffer, at, count) : new Uint32Array(buffer, at, count);
 }

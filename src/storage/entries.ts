@@ -45,8 +45,8 @@ export interface Row {
 
 export { BLOCK_MAX } from "./block.ts";
 
-/** Decoded blocks of format 6 kept, with the columns they decompressed: a query reads a block to test it, then again to read it. */
-const DECODED_KEPT = 128;
+/** DECODED_KEPT is how many decoded blocks of format 6 the store keeps, with the columns they decompressed: a query reads a block to test it, then again to read it. */
+export const DECODED_KEPT = 128;
 
 /** Block sizes kept in memory at most (about 100 bytes each). */
 const SIZES_KEPT = 500_000;
