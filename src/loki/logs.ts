@@ -31,6 +31,11 @@ export async function firstEntries(store: EntryStore, scope: ReadScope, log: Log
     const last = kept[limit - 1].entry;
     worst = { ms: last.clientMs, id: last.id };
   };
+  // asked before each block: the last kept entry is known as soon as `limit` entries are
+  const settled = () => {
+    if (kept.length > limit || (kept.length === limit && !worst)) trim();
+    return worst;
+  };
   const admit = (ms: number, id: string) => {
     if (!worst) return true;
     const cmp = ms - worst.ms || (id < worst.id ? -1 : id > worst.id ? 1 : 0);
@@ -48,11 +53,13 @@ export async function firstEntries(store: EntryStore, scope: ReadScope, log: Log
     },
     undefined,
     admit,
-    // a block whose every client time comes after the last kept entry's holds none of the first (ties: by id, so kept);
-    // asked before each block, so the last is known as soon as `limit` entries are
-    (lo, hi) => {
-      if (kept.length > limit || (kept.length === limit && !worst)) trim();
-      return !worst || (forward ? lo <= worst.ms : hi >= worst.ms);
+    // a block whose every client time comes after the last kept entry's holds none of the first (ties: by id, so kept)
+    {
+      wants: (lo, hi) => {
+        const last = settled();
+        return !last || (forward ? lo <= last.ms : hi >= last.ms);
+      },
+      reach: () => (forward ? Number.NEGATIVE_INFINITY : (settled()?.ms ?? Number.NEGATIVE_INFINITY)),
     },
   );
   return kept.sort(order).slice(0, limit);

@@ -6,7 +6,7 @@ import type { Query } from "../query/ast.ts";
 import type { ReadScope } from "../query/page.ts";
 import { parseQuery } from "../query/parser.ts";
 import type { Slice } from "../query/slice.ts";
-import { tally } from "../query/tally.ts";
+import { type Counter, tally } from "../query/tally.ts";
 import type { Block } from "../storage/block.ts";
 import type { EntryStore } from "../storage/entries.ts";
 import type { LogExpr, Matcher } from "./ast.ts";
@@ -56,13 +56,13 @@ export async function selectEntries(
   compiled: Compiled = compileLog(log),
   /** a cheap test on (client ms, id) before an entry is decoded: false skips it (a log query's kept set is full) */
   admit?: (clientMs: number, id: string) => boolean,
-  /** the same test on a block's client time bounds, before it is read: false skips the block */
-  admitBlock?: (lo: number, hi: number) => boolean,
+  /** tests on a block's client time bounds before it is read (tally.ts Counter: wants, reach) */
+  blocks?: Pick<Counter, "wants" | "reach">,
 ): Promise<void> {
   const query = pushDown(log.selector, scope.env);
   if (query === null || window.fromMs >= window.toMs) return;
   await tally(store, scope, query, { axis: "client", ...window }, slice, {
-    wants: admitBlock,
+    ...blocks,
     entry(block, i) {
       if (admit && !admit(block.clientMs(i), block.id(i))) return;
       const entry = lokiEntry(block.detach(i), scope.env);

@@ -5,10 +5,10 @@
 // are handed over at once, to be counted from their columns and positions without reading entry by entry.
 import { LEVELS } from "../schema.ts";
 import type { Block } from "../storage/block.ts";
-import type { ClientBounds } from "../storage/bounds.ts";
+import type { BlockKey, ClientBounds } from "../storage/bounds.ts";
 import { EntryView } from "../storage/block.ts";
 import { DECODED_KEPT, type EntryStore } from "../storage/entries.ts";
-import type { ScanRange } from "../storage/keys.ts";
+import { newer, type ScanRange } from "../storage/keys.ts";
 import type { Query } from "./ast.ts";
 import { compileBlockTest, compileQuery } from "./compile.ts";
 import type { Window } from "./explore-request.ts";
@@ -24,11 +24,10 @@ export interface Counter {
   block?(block: Block, positions: readonly number[] | null, serverMs: number): void;
   /** `n` entries stored at `serverMs` match: for a counter that needs no more of them (then no block is read) */
   count?(n: number, serverMs: number): void;
-  /**
-   * on the client axis: false for a block (by its client time bounds) none of whose entries the counter wants now; it
-   * must also be false for any bounds inside ones it is false for (it is asked about all the blocks left at once)
-   */
+  /** on the client axis: false for a block (by its client time bounds) none of whose entries the counter wants now */
   wants?(lo: number, hi: number): boolean;
+  /** on the client axis: the earliest client time an entry the counter still wants can have (it never decreases) */
+  reach?(): number;
   /**
    * on the client axis: takes at once the matching entries at `positions` (null: all) of a block whose client times
    * [lo, hi] all lie inside the window; false: hand them over one at a time
@@ -107,18 +106,32 @@ export async function tally(store: EntryStore, scope: ReadScope, query: Query, w
     }
   };
   const inside = (b: ClientBounds | undefined) => client && counter.within !== undefined && b !== undefined && b[0] >= window.fromMs && b[1] < window.toMs;
-  // on the client axis every block within retention may hold the window: the stored bounds tell which cannot, unread,
-  // and (references come newest first) when none of the blocks left can: then the read stops
-  const list = client ? store.clientBoundsList(scope, { fromMs, toMs }) : undefined;
+  // on the client axis every block within retention may hold the window: its stored bounds tell which cannot, unread;
+  // and since references come newest first, a read stops past the oldest block that reaches the latest client time
+  // still wanted (the window's start, or later as the counter fills)
+  let atLeast = Number.NEGATIVE_INFINITY;
+  let oldest: BlockKey | null | undefined;
+  let visited = 0;
+  let nextLook = 1;
+  const past = (ref: BlockKey) => {
+    const wanted = Math.max(window.fromMs, counter.reach?.() ?? Number.NEGATIVE_INFINITY);
+    // looked up again at doubling counts of blocks visited, each look reading at most 4× as many keys: a read that
+    // cannot stop early pays a constant share for trying
+    if (++visited >= nextLook && (wanted > atLeast || oldest === undefined)) {
+      atLeast = wanted;
+      oldest = store.oldestReaching(scope, atLeast, Math.max(64, 4 * visited));
+      nextLook = 2 * visited;
+    }
+    return oldest === null || (oldest !== undefined && newer(oldest, ref));
+  };
   const unwanted = ([lo, hi]: ClientBounds) => hi < window.fromMs || lo >= window.toMs || counter.wants?.(lo, hi) === false;
   for (const ref of plan.chosen.open()) {
     if (slice.due()) await slice.pause();
     if (ref.ms < fromMs || ref.ms >= toMs) continue;
     let bounds: ClientBounds | undefined;
-    if (list) {
-      const k = list.seek(ref.ms, ref.firstId);
-      if (unwanted(list.rest(k))) break; // this block and every one after it are listed from k on
-      bounds = list.at(k, ref.ms, ref.firstId) ?? store.clientBounds(scope, ref.ms, ref.firstId); // a block stored since the list was read
+    if (client) {
+      if (past(ref)) break; // this block and every one after it hold only earlier client times
+      bounds = store.clientBounds(scope, ref.ms, ref.firstId);
       if (bounds && unwanted(bounds)) continue;
     }
     if (ref.ms !== groupMs) {

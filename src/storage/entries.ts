@@ -32,7 +32,7 @@ import { Postings, blockTerms, termsOf, type PostingKind } from "./postings.ts";
 import { countKeys } from "./count.ts";
 import { resumingKeys } from "./resume.ts";
 import { StatsStore } from "./stats.ts";
-import { type BoundsList, BoundsStore, type ClientBounds } from "./bounds.ts";
+import { type BlockKey, BoundsStore, type ClientBounds } from "./bounds.ts";
 import type { UsageStore } from "./usage.ts";
 
 export type { Entry } from "./block.ts";
@@ -299,9 +299,9 @@ export class EntryStore {
     return this.bounds.get(tenant.ws, tenant.env, ms, firstId);
   }
 
-  /** clientBoundsList reads the client time bounds of every block of a server-time range at once, newest first (bounds.ts). */
-  clientBoundsList(tenant: Tenant, range: ScanRange): BoundsList {
-    return this.bounds.list(tenant.ws, tenant.env, range.fromMs, range.toMs);
+  /** oldestReaching is the oldest block whose latest client time is at least `atLeast`; null when none is; undefined past `cap` such blocks (bounds.ts). */
+  oldestReaching(tenant: Tenant, atLeast: number, cap?: number): BlockKey | null | undefined {
+    return this.bounds.oldestReaching(tenant.ws, tenant.env, atLeast, cap);
   }
 
   /** readBlock reads one block by its key; undefined once it is deleted (retention). */

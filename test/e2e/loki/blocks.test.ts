@@ -54,7 +54,7 @@ function blockTimes(w: number, n: number): number[] {
 beforeAll(async () => {
   s = startTestSluice(undefined, { ipRatePerMinute: -1 });
   key = await (await s.workspace()).key("staging", "rw");
-  for (let w = 0; w < 60; w++) {
+  for (let w = 0; w < 150; w++) {
     const docs = blockTimes(w, 5 + Math.floor(rnd() * 25)).map((ms) => ({
       ms,
       action: pick(ACTIONS),
@@ -122,7 +122,7 @@ async function visits<T>(f: () => Promise<T>): Promise<[T, { reads: number; refs
 }
 
 test("log queries over blocks of overlapping, edge-straddling and out-of-order client times return exactly the reference's first `limit` entries", async () => {
-  expect(writes).toBe(60);
+  expect(writes).toBe(150);
   let seen = 0;
   for (let round = 0; round < 80; round++) {
     const matchers = rnd() < 0.3 ? [] : [randomMatcher(), ...(rnd() < 0.3 ? [randomMatcher()] : [])];
