@@ -65,6 +65,8 @@ export async function selectEntries(
     ...blocks,
     entry(block, i) {
       if (admit && !admit(block.clientMs(i), block.id(i))) return;
+      const message = block.message(i); // the line, when there is one: line filters first, before the entry is decoded
+      if (message !== null && !compiled.keepsLine(message)) return;
       const entry = lokiEntry(block.detach(i), scope.env);
       const out = compiled.run(entry);
       if (out) visit({ entry, out });
