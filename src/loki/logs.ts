@@ -71,9 +71,12 @@ export const nsOf = (ms: number): string => (ms === 0 ? "0" : `${ms}000000`);
 /** toStreams groups entries (in answer order) into streams; categorized keeps metadata and parsed labels apart (categorize-labels). */
 export function toStreams(entries: Selected[], categorized: boolean): LogStream[] {
   const streams = new Map<string, LogStream>();
-  for (const { entry, out } of entries) {
-    const labels = categorized ? out.stream : { ...out.metadata, ...out.parsed, ...out.stream };
-    const key = labelsKey(labels);
+  const labelSets = entries.map(({ out }) => (categorized ? out.stream : { ...out.metadata, ...out.parsed, ...out.stream }));
+  // when every entry carries its own sluice_id, each makes a stream of its own: no key to build
+  const own = labelSets.every((labels, k) => labels.sluice_id === entries[k].entry.id);
+  for (const [k, { entry, out }] of entries.entries()) {
+    const labels = labelSets[k];
+    const key = own ? entry.id : labelsKey(labels);
     let s = streams.get(key);
     if (!s) streams.set(key, (s = { stream: labels, values: [] }));
     if (!categorized) s.values.push([nsOf(entry.clientMs), out.line]);

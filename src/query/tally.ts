@@ -119,7 +119,7 @@ export async function tally(store: EntryStore, scope: ReadScope, query: Query, w
     // cannot stop early pays a constant share for trying
     if (++visited >= nextLook && (wanted > atLeast || oldest === undefined)) {
       atLeast = wanted;
-      oldest = store.oldestReaching(scope, atLeast, Math.max(64, 4 * visited));
+      oldest = store.oldestReaching(scope, atLeast, 4 * visited);
       nextLook = 2 * visited;
     }
     return oldest === null || (oldest !== undefined && newer(oldest, ref));

@@ -189,3 +189,30 @@ test("a block whose client times straddle a step's edge counts each entry in its
     warn: [[(edge + 2 * MIN) / 1000, "3"]],
   });
 });
+
+test("with categorize-labels the newest entries come grouped into one stream per label set, in order of first appearance", async () => {
+  const start = T0 - MIN;
+  const end = T0 + SPAN;
+  const r = await s.app.handle(
+    new Request(
+      `http://localhost/loki/api/v1/query_range?${new URLSearchParams({ query: '{level=~"warn|error"}', start: `${start}000000`, end: `${end}000000`, limit: "40" })}`,
+      {
+        headers: { "x-api-key": key, "x-loki-response-encoding-flags": "categorize-labels" },
+      },
+    ),
+  );
+  expect(r.status).toBe(200);
+  const got = ((await r.json()) as any).data.result.map((st: any) => [st.stream.level, st.stream.action, st.values.map((v: string[]) => v[0])]);
+  const newest = corpus
+    .filter((d) => d.level === "warn" || d.level === "error")
+    .sort((a, b) => order(b, a))
+    .slice(0, 40);
+  const expected = new Map<string, [string, string, string[]]>();
+  for (const d of newest) {
+    const name = `${d.level} ${d.action}`;
+    if (!expected.has(name)) expected.set(name, [d.level, d.action, []]);
+    expected.get(name)![2].push(`${d.ms}000000`);
+  }
+  expect(got).toEqual([...expected.values()]);
+  expect(expected.size).toBeLessThan(40); // some streams hold several entries
+});
