@@ -2,7 +2,9 @@
 // It reads the blocks the planner's chosen index proposes, each once however many references name it, and checks
 // the whole query on each candidate entry, so counts equal what paging through POST /logs/query returns. Where no
 // check is left to make on the server axis (no query, or one term its posting list answers exactly), whole blocks
-// are handed over at once, to be counted from their columns and positions without reading entry by entry.
+// are handed over at once, to be counted from their columns and positions without reading entry by entry. On the
+// client axis, the blocks' client time bounds skip blocks unread and end a read once no older block can hold what
+// the counter still wants (bounds.ts).
 import { LEVELS } from "../schema.ts";
 import type { Block } from "../storage/block.ts";
 import type { BlockKey, ClientBounds } from "../storage/bounds.ts";
