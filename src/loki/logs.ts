@@ -26,6 +26,16 @@ export async function firstEntries(store: EntryStore, scope: ReadScope, log: Log
   const cap = Math.max(2 * limit, 64);
   // once `limit` entries are kept, one that comes after the last of them cannot be among the first: it is not decoded
   let worst: { ms: number; id: string } | undefined;
+  const trim = () => {
+    kept = kept.sort(order).slice(0, limit);
+    const last = kept[limit - 1].entry;
+    worst = { ms: last.clientMs, id: last.id };
+  };
+  // asked before each block: the last kept entry is known as soon as `limit` entries are
+  const settled = () => {
+    if (kept.length > limit || (kept.length === limit && !worst)) trim();
+    return worst;
+  };
   const admit = (ms: number, id: string) => {
     if (!worst) return true;
     const cmp = ms - worst.ms || (id < worst.id ? -1 : id > worst.id ? 1 : 0);
@@ -39,15 +49,18 @@ export async function firstEntries(store: EntryStore, scope: ReadScope, log: Log
     slice,
     (s) => {
       kept.push(s);
-      if (kept.length < cap) return;
-      kept = kept.sort(order).slice(0, limit);
-      const last = kept[limit - 1].entry;
-      worst = { ms: last.clientMs, id: last.id };
+      if (kept.length >= cap) trim();
     },
     undefined,
     admit,
     // a block whose every client time comes after the last kept entry's holds none of the first (ties: by id, so kept)
-    (lo, hi) => !worst || (forward ? lo <= worst.ms : hi >= worst.ms),
+    {
+      wants: (lo, hi) => {
+        const last = settled();
+        return !last || (forward ? lo <= last.ms : hi >= last.ms);
+      },
+      reach: () => (forward ? Number.NEGATIVE_INFINITY : (settled()?.ms ?? Number.NEGATIVE_INFINITY)),
+    },
   );
   return kept.sort(order).slice(0, limit);
 }
@@ -58,9 +71,12 @@ export const nsOf = (ms: number): string => (ms === 0 ? "0" : `${ms}000000`);
 /** toStreams groups entries (in answer order) into streams; categorized keeps metadata and parsed labels apart (categorize-labels). */
 export function toStreams(entries: Selected[], categorized: boolean): LogStream[] {
   const streams = new Map<string, LogStream>();
-  for (const { entry, out } of entries) {
-    const labels = categorized ? out.stream : { ...out.metadata, ...out.parsed, ...out.stream };
-    const key = labelsKey(labels);
+  const labelSets = entries.map(({ out }) => (categorized ? out.stream : { ...out.metadata, ...out.parsed, ...out.stream }));
+  // when every entry carries its own sluice_id, each makes a stream of its own: no key to build
+  const own = labelSets.every((labels, k) => labels.sluice_id === entries[k].entry.id);
+  for (const [k, { entry, out }] of entries.entries()) {
+    const labels = labelSets[k];
+    const key = own ? entry.id : labelsKey(labels);
     let s = streams.get(key);
     if (!s) streams.set(key, (s = { stream: labels, values: [] }));
     if (!categorized) s.values.push([nsOf(entry.clientMs), out.line]);

@@ -5,6 +5,8 @@ import type { Slice } from "../query/slice.ts";
 import type { EntryStore } from "../storage/entries.ts";
 import type { MetricExpr, RangeAgg } from "./ast.ts";
 import { type Labels, labelsKey } from "./labels.ts";
+import { Cells } from "./cells.ts";
+import { ColumnCounter } from "./column-count.ts";
 import { floorDiv } from "./params.ts";
 import { compileStages, lookupLabel, type Processed, setSampleError } from "./pipeline.ts";
 import { COLUMN_LABELS, selectByColumns, selectEntries } from "./select.ts";
@@ -124,18 +126,11 @@ async function rangeAggregate(expr: RangeAgg, ev: Evaluation, carry: ReadonlySet
     s.values.push(value);
   };
   const window = { fromMs: Number(lowest) + 1, toMs: Number(highest) + 1 };
-  if (fromColumns(expr)) {
-    const by = expr.by!;
-    await selectByColumns(ev.store, ev.scope, expr.log.selector, window, ev.slice, (ms, labels) => {
-      const grouped: Labels = {};
-      for (const name of by) grouped[name] = labels[name as keyof typeof labels];
-      add(grouped, ms, "", 1); // counts and rates: the order among equal times does not matter
-    });
-  } else
-    await selectEntries(ev.store, ev.scope, expr.log, window, ev.slice, ({ entry, out }) => {
-      const value = sample(out);
-      if (value !== undefined) add(seriesLabels(expr, out, carry), entry.clientMs, entry.id, value);
-    });
+  if (fromColumns(expr)) return countByColumns(expr, ev, window);
+  await selectEntries(ev.store, ev.scope, expr.log, window, ev.slice, ({ entry, out }) => {
+    const value = sample(out);
+    if (value !== undefined) add(seriesLabels(expr, out, carry), entry.clientMs, entry.id, value);
+  });
   const sorted = [...series.values()].map((s) => {
     const order = s.ms.map((_, i) => i).sort((a, b) => s.ms[a] - s.ms[b] || (s.ids[a] < s.ids[b] ? -1 : 1));
     return { labels: s.labels, ms: order.map((i) => s.ms[i]), values: order.map((i) => s.values[i]) };
@@ -151,6 +146,23 @@ async function rangeAggregate(expr: RangeAgg, ev: Evaluation, carry: ReadonlySet
       const b = upTo(s.ms, hi);
       if (b === a) continue;
       out.push({ labels: s.labels, value: overRange(expr, s.values.slice(a, b), seconds) });
+    }
+    return out;
+  });
+}
+
+/** countByColumns is a count or rate that fromColumns allows, counted per cell of the steps' ranges (cells.ts). */
+async function countByColumns(expr: RangeAgg, ev: Evaluation, window: { fromMs: number; toMs: number }): Promise<Sample[][]> {
+  const cells = new Cells(ev.steps, expr.offsetNs, expr.rangeNs);
+  const counter = new ColumnCounter(cells, expr.log.selector, expr.by!, ev.scope.env);
+  await selectByColumns(ev.store, ev.scope, expr.log.selector, window, ev.slice, counter);
+  const series = counter.sums();
+  const seconds = Number(expr.rangeNs) / 1e9;
+  return ev.steps.map((_, k) => {
+    const out: Sample[] = [];
+    for (const s of series) {
+      const n = cells.countAt(s.counts, k);
+      if (n > 0) out.push({ labels: s.labels, value: expr.op === "rate" ? n / seconds : n });
     }
     return out;
   });

@@ -20,6 +20,15 @@ export interface Processed {
 export interface Compiled {
   selects(stream: Labels): boolean;
   run(e: LokiEntry): Processed | null;
+  /** the line filters that come before any other stage, on an entry's stored line: false drops it undecoded */
+  keepsLine(line: string): boolean;
+}
+
+/** lineTest compiles a line filter into a test of a line. */
+function lineTest(s: Extract<Stage, { kind: "line" }>): (line: string) => boolean {
+  const tests = s.values.map((v) => (s.op === "|=" || s.op === "!=" ? (line: string) => line.includes(v) : regex(v, false)));
+  const positive = s.op === "|=" || s.op === "|~";
+  return positive ? (line) => tests.some((t) => t(line)) : (line) => !tests.some((t) => t(line));
 }
 
 function regex(pattern: string, anchored: boolean): (s: string) => boolean {
@@ -126,9 +135,8 @@ function jsonLeaves(p: Processed, obj: Record<string, unknown>, prefix: string) 
 function stage(s: Stage): Step {
   switch (s.kind) {
     case "line": {
-      const tests = s.values.map((v) => (s.op === "|=" || s.op === "!=" ? (line: string) => line.includes(v) : regex(v, false)));
-      const positive = s.op === "|=" || s.op === "|~";
-      return positive ? (p) => tests.some((t) => t(p.line)) : (p) => !tests.some((t) => t(p.line));
+      const test = lineTest(s);
+      return (p) => test(p.line);
     }
     case "filter":
       return predicate(s.predicate);
@@ -236,7 +244,10 @@ export const lookupLabel = (p: Processed, name: string): string | undefined => l
 export function compileLog(expr: LogExpr): Compiled {
   const selector = expr.selector.map((m) => ({ name: m.name, test: matcherTest(m) }));
   const steps = expr.stages.map(stage);
+  const leading = expr.stages.findIndex((s) => s.kind !== "line");
+  const lineTests = (leading < 0 ? expr.stages : expr.stages.slice(0, leading)).map((s) => lineTest(s as Extract<Stage, { kind: "line" }>));
   return {
+    keepsLine: (line) => lineTests.every((t) => t(line)),
     selects: (stream) => selector.every((m) => m.test(stream[m.name] ?? "")),
     run(e) {
       if (!selector.every((m) => m.test(e.stream[m.name] ?? ""))) return null;

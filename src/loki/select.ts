@@ -6,7 +6,8 @@ import type { Query } from "../query/ast.ts";
 import type { ReadScope } from "../query/page.ts";
 import { parseQuery } from "../query/parser.ts";
 import type { Slice } from "../query/slice.ts";
-import { tally } from "../query/tally.ts";
+import { type Counter, tally } from "../query/tally.ts";
+import type { Block } from "../storage/block.ts";
 import type { EntryStore } from "../storage/entries.ts";
 import type { LogExpr, Matcher } from "./ast.ts";
 import { type Labels, type LokiEntry, lokiEntry, streamLabels } from "./labels.ts";
@@ -55,15 +56,17 @@ export async function selectEntries(
   compiled: Compiled = compileLog(log),
   /** a cheap test on (client ms, id) before an entry is decoded: false skips it (a log query's kept set is full) */
   admit?: (clientMs: number, id: string) => boolean,
-  /** the same test on a block's client time bounds, before it is read: false skips the block */
-  admitBlock?: (lo: number, hi: number) => boolean,
+  /** tests on a block's client time bounds before it is read (tally.ts Counter: wants, reach) */
+  blocks?: Pick<Counter, "wants" | "reach">,
 ): Promise<void> {
   const query = pushDown(log.selector, scope.env);
   if (query === null || window.fromMs >= window.toMs) return;
   await tally(store, scope, query, { axis: "client", ...window }, slice, {
-    wants: admitBlock,
+    ...blocks,
     entry(block, i) {
       if (admit && !admit(block.clientMs(i), block.id(i))) return;
+      const message = block.message(i); // the line, when there is one: line filters first, before the entry is decoded
+      if (message !== null && !compiled.keepsLine(message)) return;
       const entry = lokiEntry(block.detach(i), scope.env);
       const out = compiled.run(entry);
       if (out) visit({ entry, out });
@@ -74,27 +77,23 @@ export async function selectEntries(
 /** COLUMN_LABELS are the stream labels a block's columns give without decoding an entry's objects. */
 export const COLUMN_LABELS: ReadonlySet<string> = new Set(["environment", "level", "detected_level", "action"]);
 
+/** BlockCounter counts entries from a block's columns: one at a time, or a block's at once when it can. */
+export interface BlockCounter {
+  entry(block: Block, i: number): void;
+  /** the entries at `positions` (null: all) of a block whose client times all lie in [lo, hi], inside the window; false: one at a time */
+  block(block: Block, positions: readonly number[] | null, lo: number, hi: number): boolean;
+}
+
 /**
- * selectByColumns hands `visit` each entry of the window whose column labels the selector (naming COLUMN_LABELS
- * only) selects, with those labels, decoding nothing else: counting by level needs no more.
+ * selectByColumns hands `counter` the entries of the window that the push-down of a selector naming COLUMN_LABELS
+ * only finds, decoding nothing: the counter checks the selector on the columns (counting by level needs no more).
  */
-export async function selectByColumns(
-  store: EntryStore,
-  scope: ReadScope,
-  selector: Matcher[],
-  window: ClientWindow,
-  slice: Slice,
-  visit: (clientMs: number, labels: Record<string, string>) => void,
-): Promise<void> {
+export async function selectByColumns(store: EntryStore, scope: ReadScope, selector: Matcher[], window: ClientWindow, slice: Slice, counter: BlockCounter) {
   const query = pushDown(selector, scope.env);
   if (query === null || window.fromMs >= window.toMs) return;
-  const tests = selector.map((m) => ({ name: m.name, test: matcherTest(m) }));
   await tally(store, scope, query, { axis: "client", ...window }, slice, {
-    entry(block, i) {
-      const level = block.level(i);
-      const labels = { environment: scope.env, level, detected_level: level, action: block.action(i) };
-      if (tests.every((t) => t.test(labels[t.name as keyof typeof labels]))) visit(block.clientMs(i), labels);
-    },
+    entry: (block, i) => counter.entry(block, i),
+    within: (block, positions, lo, hi) => counter.block(block, positions, lo, hi),
   });
 }
 

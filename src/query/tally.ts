@@ -2,12 +2,15 @@
 // It reads the blocks the planner's chosen index proposes, each once however many references name it, and checks
 // the whole query on each candidate entry, so counts equal what paging through POST /logs/query returns. Where no
 // check is left to make on the server axis (no query, or one term its posting list answers exactly), whole blocks
-// are handed over at once, to be counted from their columns and positions without reading entry by entry.
+// are handed over at once, to be counted from their columns and positions without reading entry by entry. On the
+// client axis, the blocks' client time bounds skip blocks unread and end a read once no older block can hold what
+// the counter still wants (bounds.ts).
 import { LEVELS } from "../schema.ts";
 import type { Block } from "../storage/block.ts";
+import type { BlockKey, ClientBounds } from "../storage/bounds.ts";
 import { EntryView } from "../storage/block.ts";
-import type { EntryStore } from "../storage/entries.ts";
-import type { ScanRange } from "../storage/keys.ts";
+import { DECODED_KEPT, type EntryStore } from "../storage/entries.ts";
+import { newer, type ScanRange } from "../storage/keys.ts";
 import type { Query } from "./ast.ts";
 import { compileBlockTest, compileQuery } from "./compile.ts";
 import type { Window } from "./explore-request.ts";
@@ -25,6 +28,13 @@ export interface Counter {
   count?(n: number, serverMs: number): void;
   /** on the client axis: false for a block (by its client time bounds) none of whose entries the counter wants now */
   wants?(lo: number, hi: number): boolean;
+  /** on the client axis: the earliest client time an entry the counter still wants can have (it never decreases) */
+  reach?(): number;
+  /**
+   * on the client axis: takes at once the matching entries at `positions` (null: all) of a block whose client times
+   * [lo, hi] all lie inside the window; false: hand them over one at a time
+   */
+  within?(block: Block, positions: readonly number[] | null, lo: number, hi: number): boolean;
 }
 
 /** serverRange is the server-time range a window reads: itself on the server axis, everything within retention on the client axis. */
@@ -64,44 +74,77 @@ export async function tally(store: EntryStore, scope: ReadScope, query: Query, w
     }
     counter.entry(block, i, ms);
   };
+  const accepted = (block: Block, at: readonly number[] | null): number[] => {
+    const out: number[] = [];
+    probe.entry.b = block;
+    for (let i = 0, n = at ? at.length : block.size; i < n; i++) {
+      probe.entry.i = at ? at[i] : i;
+      if (accept!(probe)) out.push(probe.entry.i);
+    }
+    return out;
+  };
+  let read = 0;
   let groupMs = Number.NaN;
-  let group = new Map<string, readonly number[] | null>(); // one millisecond's blocks: a block named twice is read once
+  // one millisecond's blocks: a block named twice is read once
+  let group = new Map<string, { positions: readonly number[] | null; bounds: ClientBounds | undefined }>();
   const flush = () => {
-    for (const [firstId, positions] of group) {
+    for (const [firstId, { positions, bounds }] of group) {
       if (wholeBlocks && counter.count) {
         const n = positions ? positions.length : store.blockSize(scope, groupMs, firstId);
         if (n) counter.count(n, groupMs);
         continue;
       }
       // read at once and let go before the next read: the block's bytes sit in a buffer lmdb-js reuses
-      const block = store.readBlockTransient(scope, groupMs, firstId);
+      const block = store.readBlockTransient(scope, groupMs, firstId, read++ < DECODED_KEPT); // more would only be copied to evict the first
       if (!block) continue;
       const narrowed = mayHold?.(block); // undefined: any entry may match
       const at = narrowed === undefined ? positions : positions === null ? narrowed : inBoth(positions, narrowed);
       if (at !== null && at.length === 0) continue;
       probe.serverMs = groupMs;
       if (wholeBlocks) counter.block!(block, at, groupMs);
+      else if (inside(bounds) && counter.within!(block, accept ? accepted(block, at) : at, bounds![0], bounds![1])) continue;
       else if (at === null) for (let i = 0; i < block.size; i++) take(block, i, groupMs);
       else for (const i of at) take(block, i, groupMs);
     }
   };
-  // on the client axis every block within retention may hold the window: its stored bounds tell which cannot, unread
-  const outside = (ms: number, firstId: string) => {
-    const bounds = client ? store.clientBounds(scope, ms, firstId) : undefined;
-    return bounds !== undefined && (bounds[1] < window.fromMs || bounds[0] >= window.toMs || counter.wants?.(bounds[0], bounds[1]) === false);
+  const inside = (b: ClientBounds | undefined) => client && counter.within !== undefined && b !== undefined && b[0] >= window.fromMs && b[1] < window.toMs;
+  // on the client axis every block within retention may hold the window: its stored bounds tell which cannot, unread;
+  // and since references come newest first, a read stops past the oldest block that reaches the latest client time
+  // still wanted (the window's start, or later as the counter fills)
+  let atLeast = Number.NEGATIVE_INFINITY;
+  let oldest: BlockKey | null | undefined;
+  let visited = 0;
+  let nextLook = 1;
+  const past = (ref: BlockKey) => {
+    const wanted = Math.max(window.fromMs, counter.reach?.() ?? Number.NEGATIVE_INFINITY);
+    // looked up again at doubling counts of blocks visited, each look reading at most 4× as many keys: a read that
+    // cannot stop early pays a constant share for trying
+    if (++visited >= nextLook && (wanted > atLeast || oldest === undefined)) {
+      atLeast = wanted;
+      oldest = store.oldestReaching(scope, atLeast, 4 * visited);
+      nextLook = 2 * visited;
+    }
+    return oldest === null || (oldest !== undefined && newer(oldest, ref));
   };
+  const unwanted = ([lo, hi]: ClientBounds) => hi < window.fromMs || lo >= window.toMs || counter.wants?.(lo, hi) === false;
   for (const ref of plan.chosen.open()) {
     if (slice.due()) await slice.pause();
-    if (ref.ms < fromMs || ref.ms >= toMs || outside(ref.ms, ref.firstId)) continue;
+    if (ref.ms < fromMs || ref.ms >= toMs) continue;
+    let bounds: ClientBounds | undefined;
+    if (client) {
+      if (past(ref)) break; // this block and every one after it hold only earlier client times
+      bounds = store.clientBounds(scope, ref.ms, ref.firstId);
+      if (bounds && unwanted(bounds)) continue;
+    }
     if (ref.ms !== groupMs) {
       flush();
       groupMs = ref.ms;
       group = new Map();
     }
     const had = group.get(ref.firstId);
-    if (had === null) continue;
-    if (ref.positions === null) group.set(ref.firstId, null);
-    else group.set(ref.firstId, had ? [...new Set([...had, ...ref.positions])] : ref.positions);
+    if (had && had.positions === null) continue;
+    if (ref.positions === null || !had) group.set(ref.firstId, { positions: ref.positions, bounds });
+    else group.set(ref.firstId, { positions: [...new Set([...had.positions!, ...ref.positions])], bounds });
   }
   flush();
 }

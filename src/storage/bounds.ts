@@ -2,7 +2,9 @@
 // client time axis skips the blocks that hold none of its window without reading them.
 //
 // Key layout: [workspaceId, environment, serverMs, firstId] (a block's key, entries.ts) → two float64s, the block's
-// smallest and largest clientMs. Put in the block's own transaction, deleted with it.
+// smallest and largest clientMs; and [0, workspaceId, environment, hi, serverMs, firstId] → nothing, the blocks by their
+// largest clientMs (a number first: apart from every block key), so that a read newest first learns which is the
+// oldest block still reaching a client time. Put in the block's own transaction, deleted with it.
 import type { Database } from "lmdb";
 import type { Environment } from "../schema.ts";
 
@@ -22,30 +24,88 @@ export function clientBoundsOf(count: number, clientMs: (i: number) => number): 
 }
 
 const packed = ([lo, hi]: ClientBounds): Uint8Array => new Uint8Array(new Float64Array([lo, hi]).buffer);
+const NOTHING = new Uint8Array(0);
+const BY_HI = 0;
+
+// read through one scratch pair: a value's own ArrayBuffer (for a DataView) costs Bun more than the read
+const scratch = new Float64Array(2);
+const scratchBytes = new Uint8Array(scratch.buffer);
+const unpacked = (bytes: Uint8Array): ClientBounds | undefined => {
+  if (bytes.length < 16) return undefined;
+  scratchBytes.set(bytes.subarray(0, 16));
+  return [scratch[0], scratch[1]];
+};
+
+/** BlockKey names a block: its server millisecond and first id. */
+export interface BlockKey {
+  ms: number;
+  firstId: string;
+}
 
 export class BoundsStore {
   constructor(readonly db: Database) {}
 
   /** put queues a block's bounds: issue it with the block's put, in the same event turn, so they commit together. */
   put(ws: string, env: Environment, ms: number, firstId: string, bounds: ClientBounds): Promise<unknown> {
+    this.db.put([BY_HI, ws, env, bounds[1], ms, firstId], NOTHING);
     return this.db.put([ws, env, ms, firstId], packed(bounds));
   }
 
   /** putSync stores a block's bounds inside a synchronous transaction (a rebuild). */
   putSync(ws: string, env: Environment, ms: number, firstId: string, bounds: ClientBounds): void {
+    this.db.putSync([BY_HI, ws, env, bounds[1], ms, firstId], NOTHING);
     this.db.putSync([ws, env, ms, firstId], packed(bounds));
   }
 
   /** removeSync drops a deleted block's bounds, inside the deletion's transaction. */
   removeSync(ws: string, env: Environment, ms: number, firstId: string): void {
+    const bounds = this.get(ws, env, ms, firstId);
+    if (bounds) this.db.removeSync([BY_HI, ws, env, bounds[1], ms, firstId]);
     this.db.removeSync([ws, env, ms, firstId]);
   }
 
   /** get reads a block's bounds; undefined when none are stored (the block must be read). */
   get(ws: string, env: Environment, ms: number, firstId: string): ClientBounds | undefined {
     const bytes = this.db.getBinaryFast([ws, env, ms, firstId]);
-    if (bytes === undefined || bytes.length < 16) return undefined;
-    const view = new DataView(bytes.buffer, bytes.byteOffset, 16);
-    return [view.getFloat64(0, true), view.getFloat64(8, true)];
+    return bytes === undefined ? undefined : unpacked(bytes);
+  }
+
+  /**
+   * oldestReaching is the oldest block (by server ms, then first id) whose latest client time is at least `atLeast`;
+   * null when none is: every block older than it holds only earlier client times. It reads one key per such block,
+   * and stops at `cap` of them (then undefined: not known).
+   */
+  oldestReaching(ws: string, env: Environment, atLeast: number, cap = Number.POSITIVE_INFINITY): BlockKey | null | undefined {
+    let oldest: BlockKey | null = null;
+    let n = 0;
+    for (const key of this.db.getKeys({ start: [BY_HI, ws, env, Number.POSITIVE_INFINITY], end: [BY_HI, ws, env, atLeast], reverse: true, snapshot: false })) {
+      if (n++ >= cap) return undefined;
+      const k = key as unknown[];
+      const ms = k[4] as number;
+      const firstId = k[5] as string;
+      if (!oldest || ms < oldest.ms || (ms === oldest.ms && firstId < oldest.firstId)) oldest = { ms, firstId };
+    }
+    return oldest;
+  }
+
+  /** indexByHi adds every stored block's key by its latest client time (index layout 6 had none); it returns how many. */
+  indexByHi(): number {
+    let n = 0;
+    let batch: [string, Environment, number, string, number][] = [];
+    const store = () => {
+      this.db.transactionSync(() => {
+        for (const [ws, env, ms, firstId, hi] of batch) this.db.putSync([BY_HI, ws, env, hi, ms, firstId], NOTHING);
+      });
+      n += batch.length;
+      batch = [];
+    };
+    for (const { key, value } of this.db.getRange({ start: [""], snapshot: false })) {
+      const [ws, env, ms, firstId] = key as [string, Environment, number, string];
+      const bounds = unpacked(value as Uint8Array);
+      if (bounds) batch.push([ws, env, ms, firstId, bounds[1]]);
+      if (batch.length === 1024) store();
+    }
+    store();
+    return n;
   }
 }

@@ -287,7 +287,8 @@ export function encodeFloat64(values: readonly number[]): Uint8Array {
 
 /** float64Reader reads a column of encodeFloat64. */
 export function float64Reader(bytes: Uint8Array): Reader<number> {
-  const values = new Float64Array(copyOf(bytes));
+  // a decompressed column is its own aligned buffer: read in place (a block's bytes live no longer than the block)
+  const values = bytes.byteOffset % 8 === 0 ? new Float64Array(bytes.buffer, bytes.byteOffset, bytes.length / 8) : new Float64Array(copyOf(bytes));
   return (i) => values[i];
 }
 
@@ -313,6 +314,8 @@ function packCodes(codes: ArrayLike<number>, distinct: number): Uint8Array {
 }
 
 function unpackCodes(bytes: Uint8Array, count: number, distinct: number): Uint16Array | Uint32Array {
-  const copy = copyOf(bytes);
-  return distinct <= 0x10000 ? new Uint16Array(copy, 0, count) : new Uint32Array(copy, 0, count);
+  const width = distinct <= 0x10000 ? 2 : 4;
+  // read in place when aligned, as float64Reader does: a block's bytes live no longer than the block
+  const [buffer, at] = bytes.byteOffset % width === 0 ? [bytes.buffer, bytes.byteOffset] : [copyOf(bytes), 0];
+  return width === 2 ? new Uint16Array(buffer, at, count) : new Uint32Array(buffer, at, count);
 }

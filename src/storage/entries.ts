@@ -32,7 +32,7 @@ import { Postings, blockTerms, termsOf, type PostingKind } from "./postings.ts";
 import { countKeys } from "./count.ts";
 import { resumingKeys } from "./resume.ts";
 import { StatsStore } from "./stats.ts";
-import { BoundsStore, type ClientBounds } from "./bounds.ts";
+import { type BlockKey, BoundsStore, type ClientBounds } from "./bounds.ts";
 import type { UsageStore } from "./usage.ts";
 
 export type { Entry } from "./block.ts";
@@ -45,8 +45,8 @@ export interface Row {
 
 export { BLOCK_MAX } from "./block.ts";
 
-/** Decoded blocks of format 6 kept, with the columns they decompressed: a query reads a block to test it, then again to read it. */
-const DECODED_KEPT = 128;
+/** DECODED_KEPT is how many decoded blocks of format 6 the store keeps, with the columns they decompressed: a query reads a block to test it, then again to read it. */
+export const DECODED_KEPT = 128;
 
 /** Block sizes kept in memory at most (about 100 bytes each). */
 const SIZES_KEPT = 500_000;
@@ -305,6 +305,11 @@ export class EntryStore {
     return this.bounds.get(tenant.ws, tenant.env, ms, firstId);
   }
 
+  /** oldestReaching is the oldest block whose latest client time is at least `atLeast`; null when none is; undefined past `cap` such blocks (bounds.ts). */
+  oldestReaching(tenant: Tenant, atLeast: number, cap?: number): BlockKey | null | undefined {
+    return this.bounds.oldestReaching(tenant.ws, tenant.env, atLeast, cap);
+  }
+
   /** readBlock reads one block by its key; undefined once it is deleted (retention). */
   readBlock(tenant: Tenant, ms: number, firstId: string): Block | undefined {
     const { ws, env } = tenant;
@@ -334,8 +339,9 @@ export class EntryStore {
   /**
    * readBlockTransient is readBlock into lmdb-js's reused buffer instead of a new copy: the block is valid only until
    * the next read of this store, so a caller reads what it needs of it at once (counting reads thousands of blocks).
+   * `keep: false` is for a read of many blocks, none read again: a packed one is then not copied out either.
    */
-  readBlockTransient(tenant: Tenant, ms: number, firstId: string): Block | undefined {
+  readBlockTransient(tenant: Tenant, ms: number, firstId: string, keep = true): Block | undefined {
     const { ws, env } = tenant;
     const name = blockName(ws, env, ms, firstId);
     const kept = this.keptBlock(name);
@@ -344,6 +350,7 @@ export class EntryStore {
     if (value === undefined) return undefined;
     // a packed block is small beside what it decompresses: copied out and kept, the read that follows the test is free
     // the copy as lmdb-js's getBinary makes it: the reused buffer's length is set per read, and Buffer's slice is a view
+    if (!keep) return Block.decode(ms, value);
     return Block.isPacked(value) ? this.keep(name, Block.decode(ms, Uint8Array.prototype.slice.call(value, 0, value.length))) : Block.decode(ms, value);
   }
 

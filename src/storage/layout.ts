@@ -9,6 +9,7 @@
 //   5: the filters hold the full-text words of messages and actions; version 4's do not.
 //   6: db `stats` counts each workspace environment's entries, raw bytes and block bytes (stats.ts), and db `bounds`
 //      holds each block's client time bounds (bounds.ts); version 5 has neither.
+//   7: db `bounds` lists the blocks by their latest client time too (bounds.ts); version 6 has the bounds alone.
 // The blocks are the truth and every index derives from them, so an upgrade drops the indexes and
 // rebuilds them from the blocks. A crash during it leaves the old version, and the next open starts over.
 import type { Database } from "lmdb";
@@ -21,7 +22,7 @@ import { rebuildFilters } from "./needle-index.ts";
 import { StatsStore } from "./stats.ts";
 import { BoundsStore, clientBoundsOf, type ClientBounds } from "./bounds.ts";
 
-export const INDEX_LAYOUT = 6;
+export const INDEX_LAYOUT = 7;
 const BLOCKS_PER_TRANSACTION = 64;
 
 export interface LayoutDatabases {
@@ -49,6 +50,12 @@ export function upgradeIndexes(dbs: LayoutDatabases, log: (line: Record<string, 
     log({ level: "info", msg: `index layout ${version} has no filters of rare values, hex runs or words: building them from the blocks` });
     filtered = rebuildFilters(dbs);
     log({ level: "info", msg: `index layout 5: filters built for ${filtered} blocks` });
+  }
+  if (version === 6) {
+    const listed = new BoundsStore(dbs.bounds).indexByHi();
+    log({ level: "info", msg: `index layout ${INDEX_LAYOUT}: ${listed} blocks listed by their latest client time` });
+    dbs.layout.putSync("indexes", INDEX_LAYOUT);
+    return listed;
   }
   const counted = rebuildStats(dbs);
   log({

@@ -57,7 +57,11 @@ export function packFramed(n: number, encode: (start: number, end: number) => Ui
 }
 
 const body = (bytes: Uint8Array): Uint8Array => bytes.subarray(1);
-const unzstd = (bytes: Uint8Array): Uint8Array => new Uint8Array(Bun.zstdDecompressSync(bytes));
+// a plain view of the fresh Buffer, not a copy: Buffer's slice would be a view where callers expect a copy
+const unzstd = (bytes: Uint8Array): Uint8Array => {
+  const out = Bun.zstdDecompressSync(bytes);
+  return new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
+};
 
 /** unpackWhole gives a column's bytes as columns.ts encodes them, decompressing or joining its frames (text columns). */
 export function unpackWhole(bytes: Uint8Array, n: number): Uint8Array {

@@ -8,6 +8,7 @@ import { open as lmdbOpen } from "lmdb";
 import { compose } from "../../src/compose.ts";
 import { IdGenerator } from "../../src/ids.ts";
 import { RUNTIME_ENV } from "../../src/runtime.ts";
+import { INDEX_LAYOUT } from "../../src/storage/layout.ts";
 import { BUILT_IN_PLANS, PlanTable } from "../../src/limits/plans.ts";
 import { entryAt, listed, QUERIES, sha256 } from "../fixtures/make-format-5.ts";
 import { diesWithTest } from "../helpers/process.ts";
@@ -103,7 +104,7 @@ test("entries written after the upgrade sit beside the earlier ones: both read, 
   }
 });
 
-test("a kill -9 while the upgrade builds index layout 6 loses nothing: the next start builds it again, and every entry, count and client window answers", async () => {
+test("a kill -9 while the upgrade builds the index layout loses nothing: the next start builds it again, and every entry, count and client window answers", async () => {
   const dir = mkdtempSync(join(tmpdir(), "sluice-upgrade-kill-"));
   dirs.push(dir);
   let s = open(dir);
@@ -157,13 +158,12 @@ test("a kill -9 while the upgrade builds index layout 6 loses nothing: the next 
   const layout = watch.openDB({ name: "layout" });
   let killedMidway = false;
   for (const deadline = Date.now() + 20_000; Date.now() < deadline; await Bun.sleep(1)) {
-    const stored = bounds.getKeysCount({ snapshot: false } as never);
-    if (stored > 0 && stored < BLOCKS && layout.get("indexes") === 5) {
+    if (bounds.getKeysCount({ snapshot: false } as never) > 0 && layout.get("indexes") === 5) {
       proc.kill("SIGKILL");
       killedMidway = true;
       break;
     }
-    if (layout.get("indexes") === 6) break;
+    if (layout.get("indexes") === INDEX_LAYOUT) break;
   }
   proc.kill("SIGKILL"); // also when the build was missed: then it listens, and the test fails below
   await proc.exited;
@@ -172,10 +172,10 @@ test("a kill -9 while the upgrade builds index layout 6 loses nothing: the next 
 
   s = open(dir);
   try {
-    expect(s.dbs.layout.get("indexes")).toBe(6);
+    expect(s.dbs.layout.get("indexes")).toBe(INDEX_LAYOUT);
     expect(await report()).toEqual(before.report);
     expect(await answer()).toEqual(before.window);
-    expect(s.dbs.bounds.getKeysCount()).toBe(BLOCKS);
+    expect([...s.dbs.bounds.getKeys({})].filter((k) => typeof (k as unknown[])[0] === "string")).toHaveLength(BLOCKS); // a block's bounds; the others list blocks by their latest
   } finally {
     await s.close();
   }
