@@ -161,7 +161,8 @@ export class Postings {
       const puts: Promise<unknown>[] = [];
       for (const { ws, env, kind, term, refs } of held.values()) {
         const key = textKey(term);
-        const newestFirst = refs.map((r) => ({ ms: r.ms, firstId: r.firstId, positions: decodePositions(r.positions) })).sort(byNewest);
+        const sorted = refs.map((r) => ({ ms: r.ms, firstId: r.firstId, positions: decodePositions(r.positions) })).sort(byNewest);
+        const newestFirst = sorted.filter((b, i) => i === 0 || newer(sorted[i - 1], b)); // a block held twice (a restart holds its marks again) is stored once
         for (const group of groupsOf(newestFirst)) {
           const at = [ws, env, kind, key, group[0].ms, group[0].firstId];
           puts.push(this.db.put(at, encodeGroup(withStored(at, this.db.get(at) as Uint8Array | undefined, group))));
