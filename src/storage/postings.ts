@@ -209,9 +209,25 @@ export class Postings {
       const kept = grouped.filter((b) => !doomed.has(`${b.ms}\u0000${b.firstId}`));
       if (kept.length < grouped.length) changed.push([k, kept]);
     }
-    for (const [stored, kept] of changed) {
-      this.db.removeSync(stored);
-      if (kept.length > 0) this.db.putSync([ws, env, kind, key, kept[0].ms, kept[0].firstId], encodeGroup(kept));
+    // a group keyed anew by its next block may land on a key that holds a group already: it joins that one
+    const gone = new Set(changed.map(([k]) => JSON.stringify(k)));
+    const rekeyed = new Map<string, { at: Key; blocks: GroupedBlock[] }>();
+    for (const [, kept] of changed) {
+      if (kept.length === 0) continue;
+      const at: Key = [ws, env, kind, key, kept[0].ms, kept[0].firstId];
+      const name = JSON.stringify(at);
+      let into = rekeyed.get(name);
+      if (!into) {
+        const stored = gone.has(name) ? undefined : (this.db.get(at) as Uint8Array | undefined);
+        into = { at, blocks: stored ? blocksOf(at as unknown[], stored, true) : [] };
+        rekeyed.set(name, into);
+      }
+      into.blocks.push(...kept);
+    }
+    for (const [stored] of changed) this.db.removeSync(stored);
+    for (const { at, blocks: all } of rekeyed.values()) {
+      const sorted = all.sort(byNewest).filter((b, i, list) => i === 0 || newer(list[i - 1], b));
+      this.db.putSync(at, encodeGroup(sorted));
     }
   }
 

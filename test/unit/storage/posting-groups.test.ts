@@ -157,3 +157,26 @@ test("a block held again alone, keyed as the group it heads, does not take the g
   ]);
   await dbs.root.close();
 });
+
+test("a group that retention keys anew by its next block joins the group already under that key", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "sluice-posting-groups-"));
+  dirs.push(dir);
+  const dbs = openDatabases(dir, () => {});
+  const postings = new Postings(dbs.postings, dbs.unindexed);
+  const tag: BlockTerms = [["t", "x", new Uint8Array(0)]];
+  const a = { ms: 1_000, firstId: "00000000-0000-7000-8000-000000000000" };
+  const b = { ms: 1_001, firstId: "00000000-0000-7000-8000-000000000000" };
+  const c = { ms: 1_001, firstId: "00000000-0000-7000-8000-000000000001" };
+  postings.hold("ws", "production", a.ms, a.firstId, tag);
+  postings.hold("ws", "production", b.ms, b.firstId, tag);
+  expect(await postings.flush()).toBe(true); // a group keyed b: {b, a}
+  postings.hold("ws", "production", c.ms, c.firstId, tag);
+  postings.hold("ws", "production", b.ms, b.firstId, tag);
+  expect(await postings.flush()).toBe(true); // a group keyed c: {c, b}
+  await dbs.postings.transaction(() => postings.removeBlocks("ws", "production", "t", "x", [c])); // {b} keyed b again
+  expect([...postings.blocks("ws", "production", "t", "x", { fromMs: 0, toMs: 8.64e15 })]).toEqual([
+    { ...b, positions: null },
+    { ...a, positions: null },
+  ]);
+  await dbs.root.close();
+});
