@@ -1,7 +1,9 @@
 // storage bench: what a data set costs on disk, divided by its raw JSON (each entry as GET /logs/{id} returns it).
-// Each data set is written through the app in bulk requests of 1,000 distinct entries into a fresh data directory,
-// the server is stopped cleanly, and the directory's allocated size is read, with each LMDB database's share.
-// BENCH_STORAGE_ENTRIES sets the synthetic count (default 200,000); the Loghub-style set is bench/data.ts's lines.
+// Each data set is written through the app into a fresh data directory, in bulk requests of 1,000 distinct entries or
+// one entry a request; the server is stopped cleanly, and the directory's allocated size is read, with each LMDB
+// database's share. Sets written one a request are measured twice in the same run: as stored without the background
+// merge, the baseline, and with it merging small blocks into parts while they are written (storage/merge.ts).
+// BENCH_STORAGE_ENTRIES sets the bulk sets' count (default 200,000), BENCH_STORAGE_SINGLE the others' (default 20,000).
 import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,8 +13,22 @@ import { BUILT_IN_PLANS, PlanTable } from "../src/limits/plans.ts";
 import { loghubLike, syntheticEntry } from "./data.ts";
 
 const N = Number(process.env.BENCH_STORAGE_ENTRIES ?? 200_000);
-const BATCH = 1000;
-const DATABASES = ["entries", "postings", "unindexed", "dictionary", "fulltext", "filters", "filtersHeld", "meta", "usage", "layout", "stats", "bounds"];
+const SINGLE = Number(process.env.BENCH_STORAGE_SINGLE ?? 20_000);
+const DATABASES = [
+  "entries",
+  "parts",
+  "postings",
+  "unindexed",
+  "dictionary",
+  "fulltext",
+  "filters",
+  "filtersHeld",
+  "meta",
+  "usage",
+  "layout",
+  "stats",
+  "bounds",
+];
 
 /** allocated is a directory's files' allocated size in bytes (what the disk gives them, holes excluded). */
 export function allocated(dir: string): number {
@@ -30,19 +46,28 @@ interface Measured {
   zstdBytes: number;
 }
 
+/** How a set is written: entries a request, and whether the background merge runs while they are written. */
+interface Writing {
+  batch: number;
+  merge: boolean;
+}
+
 /** measure writes `entries` through a fresh app, reads them all back as JSON for their raw size, and stops cleanly. */
-async function measure(name: string, count: number, entryAt: (i: number) => Record<string, unknown>): Promise<Measured> {
+async function measure(name: string, count: number, entryAt: (i: number) => Record<string, unknown>, { batch, merge }: Writing): Promise<Measured> {
   const dataDir = mkdtempSync(join(tmpdir(), "sluice-bench-storage-"));
-  const s = compose({ dataDir, plans: new PlanTable(BUILT_IN_PLANS), adminToken: undefined });
+  const s = compose({ dataDir, plans: new PlanTable(BUILT_IN_PLANS), adminToken: undefined, ipRatePerMinute: 1e9 }); // one client, many requests
   const ws = await s.admin.createWorkspace({ name: "bench", plan: "unlimited" });
   const key = (await s.admin.createKey(ws.id, { environment: "production", type: "rw" })).key;
   const headers = { "X-API-Key": key, "Content-Type": "application/json" };
+  // merged as a server merges, but sooner: a block is due a second after it is written, a run short of a part 2 s after its last
+  if (merge) s.entries.startMerging({ ageMs: 1_000, idleMs: 2_000 });
   const started = performance.now();
-  for (let at = 0; at < count; at += BATCH) {
-    const body = JSON.stringify(Array.from({ length: Math.min(BATCH, count - at) }, (_, k) => entryAt(at + k)));
-    const res = await s.app.handle(new Request("http://sluice/api/v1/workspace/logs/bulk", { method: "POST", headers, body }));
-    if (res.status !== 201) throw new Error(`BUG: bulk answered ${res.status}: ${await res.text()}`);
+  for (let at = 0; at < count; at += batch) {
+    const body = batch === 1 ? JSON.stringify(entryAt(at)) : JSON.stringify(Array.from({ length: Math.min(batch, count - at) }, (_, k) => entryAt(at + k)));
+    const res = await s.app.handle(new Request(`http://sluice/api/v1/workspace/logs${batch === 1 ? "" : "/bulk"}`, { method: "POST", headers, body }));
+    if (res.status !== 201) throw new Error(`BUG: a write answered ${res.status}: ${await res.text()}`);
   }
+  if (merge) await s.entries.merger.mergeTenant({ ws: ws.id, env: "production" }, { ageMs: 0, idleMs: 0 }); // the last runs, not yet due
   const ingestPerSecond = count / ((performance.now() - started) / 1000);
   let rawBytes = 0;
   let zstdBytes = 0;
@@ -90,14 +115,21 @@ async function measure(name: string, count: number, entryAt: (i: number) => Reco
 const mb = (n: number) => (n / 2 ** 20).toFixed(1);
 
 export async function benchStorage() {
-  const sets: [string, number, (i: number) => Record<string, unknown>][] = [
-    ["standard mix (distinct)", N, syntheticEntry],
-    ["Loghub-style lines", N, loghubLike()],
+  const bulk = { batch: 1000, merge: false };
+  const single = { batch: 1, merge: false };
+  const merged = { batch: 1, merge: true };
+  const sets: [string, number, (i: number) => Record<string, unknown>, Writing][] = [
+    ["standard mix (distinct), bulk", N, syntheticEntry, bulk],
+    ["Loghub-style lines, bulk", N, loghubLike(), bulk],
+    ["standard mix, one a request", SINGLE, syntheticEntry, single],
+    ["standard mix, one a request, merged", SINGLE, syntheticEntry, merged],
+    ["Loghub-style lines, one a request", SINGLE, loghubLike(), single],
+    ["Loghub-style lines, one a request, merged", SINGLE, loghubLike(), merged],
   ];
   console.log("| data set | entries | raw MB | disk MB | disk ÷ raw | zstd -19 ÷ raw | ingest entries/s | largest databases (MB) | free pages (MB) |");
   console.log("|---|---:|---:|---:|---:|---:|---:|---|---:|");
-  for (const [name, count, at] of sets) {
-    const m = await measure(name, count, at);
+  for (const [name, count, at, writing] of sets.filter(([, count]) => count > 0)) {
+    const m = await measure(name, count, at, writing);
     const top = Object.entries(m.perDb)
       .sort((a, b) => b[1] - a[1])
       .slice(0, 4)

@@ -92,7 +92,12 @@ export async function buildExecutable(outfile: string): Promise<string[]> {
   const embedded: string[] = [];
   const result = await Bun.build({
     // the full-text worker is a thread of its own: the executable carries it as a second entrypoint
-    entrypoints: [join(ROOT, "src/cli/main.ts"), join(ROOT, "src/storage/fulltext-worker.ts"), join(ROOT, "src/ingest/prepare-worker.ts")],
+    entrypoints: [
+      join(ROOT, "src/cli/main.ts"),
+      join(ROOT, "src/storage/fulltext-worker.ts"),
+      join(ROOT, "src/storage/merge-worker.ts"),
+      join(ROOT, "src/ingest/prepare-worker.ts"),
+    ],
     minify: true,
     plugins: [embedNativeAddons(embedded), await embedUi(embedded)],
     // A bunfig.toml in the directory the binary runs from must not change it (it could preload code).

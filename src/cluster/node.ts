@@ -296,6 +296,7 @@ export class ClusterNode {
       const copy = new PartitionCopy(p, this.options.dataDir, copyOptions, this.link, this.log);
       this.copies.set(p, copy);
       copy.start();
+      copy.sluice.entries.startMerging();
       copy.sluice.evaluator.start(); // it evaluates while this node owns the partition's rules (placementOf)
       copy.sluice.deliverer.start();
       this.serving.set(p, [...this.reads.serve(copy), serveBackups(this.link.nc, copy, join(this.options.dataDir, "tmp"))]);

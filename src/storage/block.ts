@@ -90,12 +90,18 @@ export function encodeColumns(entries: readonly Omit<Entry, "id">[]): Columns {
 
 /** encodeSized is encodeColumns with the entries' raw JSON size (raw-size.ts), measured from the texts it encodes. */
 export function encodeSized(entries: readonly Omit<Entry, "id">[]): { columns: Columns; raw: number } {
-  let anyObject = false;
-  const objects = entries.map((e): string | null => {
-    if (e.actor === null && e.target === null && e.context === null && e.metadata === null) return null;
-    anyObject = true;
-    return JSON.stringify([e.actor, e.target, e.context, e.metadata]); // they came from JSON: it keeps them exactly
-  });
+  return encodeWithObjects(
+    entries,
+    entries.map((e): string | null => {
+      if (e.actor === null && e.target === null && e.context === null && e.metadata === null) return null;
+      return JSON.stringify([e.actor, e.target, e.context, e.metadata]); // they came from JSON: it keeps them exactly
+    }),
+  );
+}
+
+/** encodeWithObjects is encodeSized for entries whose objects are given as their stored JSON text (null: none). */
+export function encodeWithObjects(entries: readonly Omit<Entry, "id">[], objects: (string | null)[]): { columns: Columns; raw: number } {
+  const anyObject = objects.some((o) => o !== null);
   const messages = entries.map((e) => e.message);
   const n = entries.length;
   let raw = 0;
@@ -140,18 +146,45 @@ export function blockWords(entries: readonly Pick<Entry, "action" | "message">[]
 /** RECORD_HEAD is how every stored block value starts: a record structure 0x40 of keys v, n, c (see Block.sizeOf). */
 const RECORD_HEAD = [0xd4, 0x72, 0x40, 0x93, 0xa1, 0x76, 0xa1, 0x6e, 0xa1, 0x63];
 
-/** Block is a decoded block; a column is opened the first time any entry's field of it is read. */
-export class Block {
-  private readonly readers: Reader<unknown>[] = [];
+/** Opened is what a stored value's columns decoded to, shared by a merged part and every block read out of it (part.ts). */
+interface Opened {
+  readers: Reader<unknown>[];
   /** each column's bytes as columns.ts encodes them, decompressed (format 6) when first needed whole */
-  private readonly unpacked: (Uint8Array | null | undefined)[] = [];
-  private foldedMessages: FoldedText | undefined; // searched by every case-insensitive needle of a query
+  unpacked: (Uint8Array | null | undefined)[];
+  /** searched by every case-insensitive needle of a query */
+  foldedMessages?: FoldedText;
+}
+
+/**
+ * Block is a decoded block; a column is opened the first time any entry's field of it is read. A block merged into a
+ * part (merge.ts) is read as a slice of the part's value: entries [base, base + size) of it.
+ */
+export class Block {
   private readonly objects: (Objects | null | undefined)[] = []; // parsed as first asked for: a scan asks for each
   private constructor(
     readonly serverMs: number,
     readonly size: number,
     private readonly stored: Stored,
+    private readonly base = 0,
+    private readonly opened: Opened = { readers: [], unpacked: [] },
   ) {}
+
+  /** slice is entries [start, start + size) of this value as a block of its own, of server millisecond `serverMs`: a block merged into a part. */
+  slice(serverMs: number, start: number, size: number): Block {
+    if (!(start >= 0 && size >= 0 && this.base + start + size <= this.stored.n))
+      throw new Error(
+        `a part pointer (${start}, ${size}) runs past its part of ${this.stored.n} entries: the data directory is damaged; restore it from a backup`,
+      );
+    return new Block(serverMs, size, this.stored, this.base + start, this.opened);
+  }
+
+  /** local maps ascending positions in the whole stored value to this block's, dropping those outside it. */
+  private local(positions: number[]): number[] {
+    if (this.base === 0 && this.size === this.stored.n) return positions;
+    const out: number[] = [];
+    for (const p of positions) if (p >= this.base && p < this.base + this.size) out.push(p - this.base);
+    return out;
+  }
 
   /**
    * sizeOf is the entry count of a stored block value, read off its first bytes without decoding it: the msgpack record
@@ -189,15 +222,15 @@ export class Block {
   }
 
   private read<T>(c: Col, i: number): T {
-    return ((this.readers[c] ??= this.open(c)) as Reader<T>)(i);
+    return ((this.opened.readers[c] ??= this.open(c)) as Reader<T>)(this.base + i);
   }
 
   /** column gives column c's bytes as columns.ts encodes them (null: the block has no objects). */
   private column(c: Col): Uint8Array | null {
-    let bytes = this.unpacked[c];
+    let bytes = this.opened.unpacked[c];
     if (bytes === undefined) {
       const stored = this.stored.c[c];
-      this.unpacked[c] = bytes = stored === null || this.stored.v < 6 ? stored : unpackWhole(stored, this.size);
+      this.opened.unpacked[c] = bytes = stored === null || this.stored.v < 6 ? stored : unpackWhole(stored, this.stored.n);
     }
     return bytes;
   }
@@ -207,7 +240,7 @@ export class Block {
     if (cols[c] === null) return () => null;
     if (c === Col.Id && v >= 6) return idsReader(cols[c]!, n, asciiIdReader);
     // a scan that unpacked the whole column already serves the reads of single entries too
-    if (v >= 6 && (c === Col.Message || c === Col.Objects) && isFramed(cols[c]!) && this.unpacked[c] === undefined) return framedTextReader(cols[c]!, n);
+    if (v >= 6 && (c === Col.Message || c === Col.Objects) && isFramed(cols[c]!) && this.opened.unpacked[c] === undefined) return framedTextReader(cols[c]!, n);
     const bytes = this.column(c)!;
     if (c === Col.Id && v >= 4) return idReader(bytes, n);
     if (v < 5) {
@@ -252,19 +285,20 @@ export class Block {
    * without decoding a message; undefined (every entry may) for blocks of earlier formats.
    */
   messagesWith(utf8: Uint8Array): number[] | undefined {
-    return this.stored.v < 5 ? undefined : textEntriesWith(this.column(Col.Message)!, this.size, utf8);
+    return this.stored.v < 5 ? undefined : this.local(textEntriesWith(this.column(Col.Message)!, this.stored.n, utf8));
   }
   /** messagesFolding is messagesWith for a lowercase ASCII needle of a case-insensitive search (columns.ts textEntriesFolding). */
   messagesFolding(lowered: Uint8Array): number[] | undefined {
     if (this.stored.v < 5) return undefined;
-    if (this.foldedMessages === undefined || !isFolded(this.foldedMessages)) this.foldedMessages = foldText(this.column(Col.Message)!, this.size);
-    return textEntriesFolding(this.foldedMessages, lowered);
+    const opened = this.opened;
+    if (opened.foldedMessages === undefined || !isFolded(opened.foldedMessages)) opened.foldedMessages = foldText(this.column(Col.Message)!, this.stored.n);
+    return this.local(textEntriesFolding(opened.foldedMessages, lowered));
   }
   /** objectsWith is messagesWith for the entries' objects, as the JSON text they are stored in. */
   objectsWith(utf8: Uint8Array): number[] | undefined {
     const bytes = this.column(Col.Objects);
     if (bytes === null) return [];
-    return this.stored.v < 5 ? undefined : textEntriesWith(bytes, this.size, utf8);
+    return this.stored.v < 5 ? undefined : this.local(textEntriesWith(bytes, this.stored.n, utf8));
   }
   /** objectsText is entry i's objects as their stored JSON text (null: it has none), unparsed; undefined in earlier formats. */
   objectsText(i: number): string | null | undefined {
@@ -274,11 +308,16 @@ export class Block {
   }
   /** codes opens the level or action column for counting: undefined for blocks of earlier formats (read them entry by entry). */
   codes(column: "level" | "action"): DictColumn | undefined {
-    return this.stored.v < 5 ? undefined : dictColumn(this.column(column === "level" ? Col.Level : Col.Action)!, this.size);
+    if (this.stored.v < 5) return undefined;
+    const whole = dictColumn(this.column(column === "level" ? Col.Level : Col.Action)!, this.stored.n);
+    return this.base === 0 && this.size === this.stored.n ? whole : { values: whole.values, codes: whole.codes.subarray(this.base, this.base + this.size) };
   }
   /** tagCodes opens the tags column for counting: undefined for blocks of earlier formats. */
   tagCodes(): DictListColumn | undefined {
-    return this.stored.v < 5 ? undefined : dictListColumn(this.column(Col.Tags)!, this.size);
+    if (this.stored.v < 5) return undefined;
+    const whole = dictListColumn(this.column(Col.Tags)!, this.stored.n);
+    // starts index the codes of the whole value: a slice of them keeps every entry's range
+    return this.base === 0 && this.size === this.stored.n ? whole : { ...whole, starts: whole.starts.subarray(this.base, this.base + this.size + 1) };
   }
   /** rawSize is the block's entries' raw JSON in bytes, without their environment's name (raw-size.ts). */
   rawSize(): number {

@@ -5,6 +5,8 @@
 // smallest and largest clientMs; and [0, workspaceId, environment, hi, serverMs, firstId] → nothing, the blocks by their
 // largest clientMs (a number first: apart from every block key), so that a read newest first learns which is the
 // oldest block still reaching a client time. Put in the block's own transaction, deleted with it.
+// Blocks merged into a part (merge.ts) share the part's bounds, stored at the part's first block with the key of its
+// last block after them: a merged block's bounds are those of the part around it (a superset of its own).
 import type { Database } from "lmdb";
 import type { Environment } from "../schema.ts";
 
@@ -57,17 +59,37 @@ export class BoundsStore {
     this.db.putSync([ws, env, ms, firstId], packed(bounds));
   }
 
-  /** removeSync drops a deleted block's bounds, inside the deletion's transaction. */
+  /** putPartSync stores a part's bounds in place of its blocks' own (removed first), inside the merge's transaction. */
+  putPartSync(ws: string, env: Environment, first: BlockKey, last: BlockKey, bounds: ClientBounds): void {
+    const id = Buffer.from(last.firstId, "utf8");
+    const value = new Uint8Array(24 + id.length);
+    value.set(packed(bounds));
+    new DataView(value.buffer).setFloat64(16, last.ms);
+    value.set(id, 24);
+    this.db.putSync([BY_HI, ws, env, bounds[1], first.ms, first.firstId], NOTHING);
+    this.db.putSync([ws, env, first.ms, first.firstId], value);
+  }
+
+  /** removeSync drops the bounds stored at a block's key (a block's own, or a part's at its first block), inside the deletion's transaction. */
   removeSync(ws: string, env: Environment, ms: number, firstId: string): void {
-    const bounds = this.get(ws, env, ms, firstId);
+    const bytes = this.db.getBinaryFast([ws, env, ms, firstId]);
+    const bounds = bytes && unpacked(bytes);
     if (bounds) this.db.removeSync([BY_HI, ws, env, bounds[1], ms, firstId]);
     this.db.removeSync([ws, env, ms, firstId]);
   }
 
-  /** get reads a block's bounds; undefined when none are stored (the block must be read). */
+  /** get reads a block's bounds, or its part's; undefined when none are stored (the block must be read). */
   get(ws: string, env: Environment, ms: number, firstId: string): ClientBounds | undefined {
     const bytes = this.db.getBinaryFast([ws, env, ms, firstId]);
-    return bytes === undefined ? undefined : unpacked(bytes);
+    if (bytes !== undefined) return unpacked(bytes);
+    for (const { value } of this.db.getRange({ start: [ws, env, ms, firstId], end: [ws, env, 0], reverse: true, limit: 1, snapshot: false })) {
+      const v = value as Uint8Array;
+      if (v.length <= 16) return undefined; // a block's own bounds: the block asked for is no part's
+      const view = new DataView(v.buffer, v.byteOffset, v.length);
+      const last = { ms: view.getFloat64(16), firstId: Buffer.from(v.buffer, v.byteOffset + 24, v.length - 24).toString("utf8") };
+      return ms < last.ms || (ms === last.ms && firstId <= last.firstId) ? unpacked(v) : undefined;
+    }
+    return undefined;
   }
 
   /**

@@ -13,6 +13,8 @@ export interface Databases {
   disk: DiskSpace;
   /** entries: block key → block of entries (see entries.ts for the layout). */
   entries: Database;
+  /** parts: blocks merged into parts, each read through the pointer its block's key in entries holds (part.ts, merge.ts). */
+  parts: Database;
   /** postings, dictionary, fulltext: the indexes (postings.ts, dictionary.ts, fulltext.ts). */
   postings: Database;
   /** unindexed: blocks whose postings are held in memory, not yet stored (postings.ts). */
@@ -58,6 +60,7 @@ export function openDatabases(dataDir: string, log = logLine, mapBytes = DEFAULT
     dataFile,
     disk: new DiskSpace(dataDir),
     entries: root.openDB({ name: "entries", encoding: "binary" }),
+    parts: root.openDB({ name: "parts", encoding: "binary" }),
     postings: root.openDB({ name: "postings", encoding: "binary" }),
     unindexed: root.openDB({ name: "unindexed", encoding: "binary" }),
     dictionary: root.openDB({ name: "dictionary", encoding: "msgpack" }),

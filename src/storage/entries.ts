@@ -8,6 +8,8 @@
 // the id gives serverMs, and the block holding it is among those at [ws, env, serverMs, ≤ id].
 // Blocks written at the same millisecond by different writers may interleave in id, so readers
 // merge all blocks of one millisecond before ordering by id.
+// A block older than a few seconds with few entries is merged with its neighbours into a part (merge.ts): its key
+// stays, and its value becomes a pointer to its entries in the part (part.ts), which every read below follows.
 // Beside each block, in the same transaction: the mark that its postings are not yet stored
 // (postings.ts), new action values (dictionary.ts) and the month's usage count (usage.ts); right
 // after commit, its postings are held in memory until a batch stores them, and its words join the
@@ -33,6 +35,8 @@ import { countKeys } from "./count.ts";
 import { resumingKeys } from "./resume.ts";
 import { StatsStore } from "./stats.ts";
 import { type BlockKey, BoundsStore, type ClientBounds } from "./bounds.ts";
+import { DEFAULT_PACE, Merger, type MergePace } from "./merge.ts";
+import { partOf, pointerOf, type PartKey, type Pointer } from "./part.ts";
 import type { UsageStore } from "./usage.ts";
 
 export type { Entry } from "./block.ts";
@@ -48,11 +52,15 @@ export { BLOCK_MAX } from "./block.ts";
 /** DECODED_KEPT is how many decoded blocks of format 6 the store keeps, with the columns they decompressed: a query reads a block to test it, then again to read it. */
 export const DECODED_KEPT = 128;
 
+/** PARTS_KEPT is how many decoded parts the store keeps: a part holds thousands of entries, a read of one merged block reads it whole. */
+export const PARTS_KEPT = 16;
+
 /** Block sizes kept in memory at most (about 100 bytes each). */
 const SIZES_KEPT = 500_000;
 
 export interface EntryDatabases {
   entries: Database;
+  parts: Database;
   postings: Database;
   unindexed: Database;
   dictionary: Database;
@@ -74,19 +82,26 @@ export class EntryStore {
   readonly fulltext: FullText;
   private readonly needles: NeedleIndex;
   private readonly db: Database;
+  private readonly parts: Database;
+  /** merges small blocks into parts in the background, once started */
+  readonly merger: Merger;
   private readonly turns: TurnCommitter;
   /** block sizes by key, as blockSize read them (a deleted block's stays, harmless: it is never asked for again) */
   private readonly sizes = new Map<string, number>();
   /** packed blocks as last decoded, least recently used first (Map order); retention drops a deleted block's */
   private readonly decoded = new Map<string, Block>();
+  /** parts as last decoded, least recently used first */
+  private readonly decodedParts = new Map<string, Block>();
   /** writes whose ids are drawn but not yet committed: live tails send nothing above the lowest (query/tail-hub.ts) */
   readonly inFlight = new InFlight();
 
   /** segmentEntries: entries per full-text and filter segment (tests make them tiny) */
   constructor(dbs: EntryDatabases, usage: UsageStore, segmentEntries?: number) {
     this.db = dbs.entries;
+    this.parts = dbs.parts;
     this.stats = new StatsStore(dbs.stats);
     this.bounds = new BoundsStore(dbs.bounds);
+    this.merger = new Merger(this.db, this.parts, this.stats, this.bounds);
     this.postings = new Postings(dbs.postings, dbs.unindexed);
     this.postings.recover((ws, env, ms, firstId) => {
       const block = this.readBlock({ ws, env }, ms, firstId);
@@ -135,8 +150,14 @@ export class EntryStore {
 
   /** settled ends what a clean stop waits for: a sealed full-text segment is persisted, held postings are stored (a restart has none to recover). */
   async settled(): Promise<void> {
+    await this.merger.stop();
     await this.fulltext.settled();
     await this.postings.settled();
+  }
+
+  /** startMerging merges small blocks into parts in the background until settled (merge.ts). */
+  startMerging(pace: MergePace = DEFAULT_PACE): void {
+    this.merger.start(pace);
   }
 
   /** close ends the full-text worker thread; settle first. */
@@ -164,7 +185,7 @@ export class EntryStore {
     const ms = uuidTimeMs(id);
     if (!(ms >= 0 && ms < 8.64e15)) return undefined;
     for (const { key, value } of this.db.getRange({ start: [ws, env, ms, id], end: [ws, env, ms], reverse: true })) {
-      const i = Block.decode(ms, value as Uint8Array).indexOf(id);
+      const i = this.blockFrom(tenant, ms, (key as unknown[])[3] as string, value as Uint8Array)?.indexOf(id) ?? -1;
       if (i >= 0) return { ms, firstId: (key as unknown[])[3] as string, positions: [i] };
     }
     return undefined;
@@ -257,10 +278,13 @@ export class EntryStore {
       return 0;
     }
     const counted: [number, number, number] = [0, 0, 0]; // entries, raw, block bytes taken off the stats
-    const gone: string[] = [];
+    const gone: string[] = []; // blocks' and parts' names
     // a read until the deletion commits may keep a block again: let them go once it has
     const forget = () => {
-      for (const name of gone) this.decoded.delete(name);
+      for (const name of gone) {
+        this.decoded.delete(name);
+        this.decodedParts.delete(name);
+      }
     };
     const done = this.db.transaction(() => {
       const postings = new Map<string, { kind: PostingKind; term: string; blocks: { ms: number; firstId: string }[] }>();
@@ -268,7 +292,19 @@ export class EntryStore {
         const [, , ms, firstId] = key as [string, Environment, number, string];
         const value = this.db.get(key) as Uint8Array | undefined;
         if (!value) continue;
-        const block = Block.decode(ms, value);
+        const block = this.blockFrom(tenant, ms, firstId, value);
+        if (!block) throw new Error(`block ${ms} ${firstId} points into a part that is missing: the data directory is damaged; restore it from a backup`);
+        const pointer = pointerOf(value);
+        let bytes = value.length;
+        if (!pointer) this.bounds.removeSync(ws, env, ms, firstId);
+        else if (pointer.last) {
+          // the part's other blocks are older: deleted already, or in this batch
+          const part = partOf(this.parts, ws, env, ms, firstId)!;
+          bytes += (this.parts.get([ws, env, part.ms, part.firstId]) as Uint8Array | undefined)?.length ?? 0;
+          this.parts.removeSync([ws, env, part.ms, part.firstId]);
+          this.bounds.removeSync(ws, env, part.ms, part.firstId);
+          gone.push(partName(ws, env, part));
+        }
         for (const [kind, term] of termsOf(block.entries())) {
           const at = `${kind}\u0000${term}`;
           const t = postings.get(at) ?? postings.set(at, { kind, term, blocks: [] }).get(at)!;
@@ -276,13 +312,12 @@ export class EntryStore {
         }
         this.needles.removeHeld(ws, env, ms, firstId);
         this.db.removeSync(key);
-        this.bounds.removeSync(ws, env, ms, firstId);
         gone.push(blockName(ws, env, ms, firstId));
         const raw = block.rawSize();
-        this.stats.add(ws, env, -block.size, -raw, -value.length);
+        this.stats.add(ws, env, -block.size, -raw, -bytes);
         counted[0] += block.size;
         counted[1] += raw;
-        counted[2] += value.length;
+        counted[2] += bytes;
       }
       for (const { kind, term, blocks } of postings.values()) this.postings.removeBlocks(ws, env, kind, term, blocks);
       this.stats.putSync(ws, env);
@@ -317,7 +352,34 @@ export class EntryStore {
     const kept = this.keptBlock(name);
     if (kept) return kept;
     const value = this.db.get([ws, env, ms, firstId]) as Uint8Array | undefined;
-    return value === undefined ? undefined : this.keep(name, Block.decode(ms, value));
+    if (value === undefined) return undefined;
+    const pointer = pointerOf(value);
+    return pointer ? this.partSlice(tenant, ms, firstId, pointer) : this.keep(name, Block.decode(ms, value));
+  }
+
+  /** blockFrom decodes a value of the entries db: a block, or a merged block read out of its part; undefined once retention took the part. */
+  private blockFrom(tenant: Tenant, ms: number, firstId: string, value: Uint8Array): Block | undefined {
+    const pointer = pointerOf(value);
+    return pointer ? this.partSlice(tenant, ms, firstId, pointer) : Block.decode(ms, value);
+  }
+
+  /** partSlice reads a merged block out of its part, which is kept decoded for the part's other blocks; undefined once retention took the part. */
+  private partSlice(tenant: Tenant, ms: number, firstId: string, pointer: Pointer): Block | undefined {
+    const { ws, env } = tenant;
+    const key = partOf(this.parts, ws, env, ms, firstId);
+    if (!key) return undefined; // retention deleted the part and its blocks since the pointer was read
+    const name = partName(ws, env, key);
+    let part = this.decodedParts.get(name);
+    if (part)
+      this.decodedParts.delete(name); // to the end: the most recently used
+    else {
+      const value = this.parts.get([ws, env, key.ms, key.firstId]) as Uint8Array | undefined;
+      if (value === undefined) return undefined; // retention deleted the part and its blocks since the pointer was read
+      part = Block.decode(key.ms, value);
+      if (this.decodedParts.size >= PARTS_KEPT) this.decodedParts.delete(this.decodedParts.keys().next().value!);
+    }
+    this.decodedParts.set(name, part);
+    return part.slice(ms, pointer.start, pointer.size);
   }
 
   private keptBlock(name: string): Block | undefined {
@@ -348,6 +410,8 @@ export class EntryStore {
     if (kept) return kept;
     const value = this.db.getBinaryFast([ws, env, ms, firstId]);
     if (value === undefined) return undefined;
+    const pointer = pointerOf(value); // read before the part's read reuses the buffer
+    if (pointer) return this.partSlice(tenant, ms, firstId, pointer);
     // a packed block is small beside what it decompresses: copied out and kept, the read that follows the test is free
     // the copy as lmdb-js's getBinary makes it: the reused buffer's length is set per read, and Buffer's slice is a view
     if (!keep) return Block.decode(ms, value);
@@ -365,7 +429,7 @@ export class EntryStore {
     if (kept !== undefined) return kept;
     const value = this.db.getBinaryFast([ws, env, ms, firstId]);
     if (value === undefined) return undefined;
-    const n = Block.sizeOf(value);
+    const n = pointerOf(value)?.size ?? Block.sizeOf(value);
     if (this.sizes.size < SIZES_KEPT) this.sizes.set(name, n);
     return n;
   }
@@ -374,7 +438,8 @@ export class EntryStore {
     const start = after ? [ws, env, after[0], `${after[1]}\u0000`] : [ws, env, 0];
     for (const { key, value } of this.db.getRange({ start, end: [ws, env, 8.64e15], snapshot: false })) {
       const ms = (key as unknown[])[2] as number;
-      const block = Block.decode(ms, value as Uint8Array);
+      const block = this.blockFrom({ ws, env }, ms, (key as unknown[])[3] as string, value as Uint8Array);
+      if (!block) continue; // retention took it
       const entries = block.entries();
       yield { ms, firstId: entries[0].id, text: blockWords(entries), entries: entries.length };
     }
@@ -382,3 +447,4 @@ export class EntryStore {
 }
 
 const blockName = (ws: string, env: Environment, ms: number, firstId: string) => `${ws}\u0000${env}\u0000${ms}\u0000${firstId}`;
+const partName = (ws: string, env: Environment, p: PartKey) => `${blockName(ws, env, p.ms, p.firstId)}\u0000part`;

@@ -14,7 +14,8 @@
 // rebuilds them from the blocks. A crash during it leaves the old version, and the next open starts over.
 import type { Database } from "lmdb";
 import type { Environment } from "../schema.ts";
-import { Block } from "./block.ts";
+import type { Block } from "./block.ts";
+import { storedBlock, storedBytes } from "./part.ts";
 import { Dictionary } from "./dictionary.ts";
 import { blockTerms } from "./postings.ts";
 import { textKey } from "./keys.ts";
@@ -28,6 +29,8 @@ const BLOCKS_PER_TRANSACTION = 64;
 export interface LayoutDatabases {
   layout: Database;
   entries: Database;
+  /** merged parts of blocks (part.ts) */
+  parts: Database;
   postings: Database;
   unindexed: Database;
   dictionary: Database;
@@ -84,8 +87,8 @@ function rebuildStats(dbs: LayoutDatabases): number {
   for (const { key, value } of dbs.entries.getRange({ snapshot: false })) {
     const [ws, env, ms, firstId] = key as [string, Environment, number, string];
     const bytes = value as Uint8Array;
-    const block = Block.decode(ms, bytes);
-    stats.add(ws, env, block.size, block.rawSize(), bytes.length);
+    const block = storedBlock(dbs.parts, ws, env, ms, firstId, bytes)!;
+    stats.add(ws, env, block.size, block.rawSize(), storedBytes(dbs.parts, ws, env, ms, firstId, bytes));
     batch.push([ws, env, ms, firstId, clientBoundsOf(block.size, (i) => block.clientMs(i))]);
     if (batch.length === BLOCKS_PER_TRANSACTION * 16) store();
     tenants.set(`${ws}\u0000${env}`, [ws, env]);
@@ -122,7 +125,7 @@ function rebuildPostings(dbs: LayoutDatabases, version: number, log: (line: Reco
   };
   for (const { key, value } of dbs.entries.getRange({ snapshot: false })) {
     const k = key as [string, Environment, number, string];
-    batch.push({ key: k, block: Block.decode(k[2], value as Uint8Array) });
+    batch.push({ key: k, block: storedBlock(dbs.parts, k[0], k[1], k[2], k[3], value as Uint8Array)! });
     if (batch.length === BLOCKS_PER_TRANSACTION) store();
   }
   store();

@@ -16,7 +16,7 @@ import type { Database } from "lmdb";
 import type { Environment } from "../schema.ts";
 import { packr } from "./columns.ts";
 import { newer, type BlockRef, type ScanRange, type Tenant } from "./keys.ts";
-import { Block } from "./block.ts";
+import { storedBlock } from "./part.ts";
 import { REGION_WORDS, STRIPE, blockFilters, filterMayHold, mayHold, type Needle } from "./needles.ts";
 import {
   bytesOf,
@@ -292,7 +292,7 @@ const tenantKey = (ws: string, env: Environment) => `${ws}\u0000${env}`;
 const partitionName = (tenant: Tenant, s: Segment, p: number) => `${tenant.ws}\u0000${tenant.env}\u0000${s.topMs}\u0000${s.topId}\u0000${p}`;
 
 /** rebuildFilters drops every filter and builds them anew from the blocks, sealed a segment at a time (a layout upgrade). */
-export function rebuildFilters(dbs: { entries: Database; filters: Database; filtersHeld: Database }): number {
+export function rebuildFilters(dbs: { entries: Database; parts: Database; filters: Database; filtersHeld: Database }): number {
   dbs.filters.clearSync();
   dbs.filtersHeld.clearSync();
   let batch: FilteredBlock[] = [];
@@ -315,7 +315,7 @@ export function rebuildFilters(dbs: { entries: Database; filters: Database; filt
     const [ws, env, ms, firstId] = key as [string, Environment, number, string];
     if (tenant && (tenant[0] !== ws || tenant[1] !== env)) seal();
     tenant = [ws, env];
-    const block = Block.decode(ms, value as Uint8Array);
+    const block = storedBlock(dbs.parts, ws, env, ms, firstId, value as Uint8Array)!;
     batch.push({ ms, firstId, size: block.size, stripes: blockFilters(block.entries()) });
     entries += block.size;
     if (entries >= SEAL_ENTRIES || batch.length >= SEAL_BLOCKS) seal();

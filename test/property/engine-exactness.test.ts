@@ -259,6 +259,8 @@ const caseArb = fc.array(writeArb, { minLength: 1, maxLength: 8 }).chain((writes
     fromMs: fc.option(fc.integer({ min: T0 - 1, max: T0 + 7 }), { nil: undefined }),
     toMs: fc.option(fc.integer({ min: T0, max: T0 + 8 }), { nil: undefined }),
     pageSize: fc.integer({ min: 1, max: 7 }),
+    // blocks merged into parts (storage/merge.ts): none, those of the writes so far at one write, or all at the end
+    mergeAt: fc.oneof(fc.constant(-1), fc.integer({ min: 0, max: writes.length - 1 }), fc.constant(writes.length - 1)),
   });
 });
 
@@ -274,20 +276,24 @@ function page(ws: string, env: Environment, query: Query, range: ScanRange, page
 
 const key = (r: Row) => `${r.serverMs}/${r.entry.id}`;
 
-test("every plan returns exactly the entries of a full scan by the reference evaluator, in order, across cursor pages (1,000 random cases)", async () => {
+test("every plan returns exactly the entries of a full scan by the reference evaluator, in order, across cursor pages, over blocks merged into parts and not (1,000 random cases)", async () => {
   const seen = new Map<string, number>();
+  let parts = 0; // cases that read merged parts
   await fc.assert(
     fc.asyncProperty(caseArb, async (c) => {
       const ws = crypto.randomUUID();
+      let merged = 0;
       const writers = [new IdGenerator(), new IdGenerator()];
       const all: { env: Environment; row: Row }[] = [];
-      for (const w of [...c.writes].sort((a, b) => a.dms - b.dms)) {
+      const writes = [...c.writes].sort((a, b) => a.dms - b.dms);
+      for (const [k, w] of writes.entries()) {
         const { ms, ids } = writers[w.writer].next(w.entries.length, T0 + w.dms);
         const entries: Entry[] = w.entries.map((e, i) => ({ ...e, level: e.level as Level, id: ids[i] }) as Entry);
         await store.append({ ws: ws, env: w.env }, ms, entries, -1);
         if (w.postings === "stored") await store.postings.flush();
         else if (w.postings === "in flight") void store.postings.flush();
         for (const entry of entries) all.push({ env: w.env, row: { serverMs: ms, entry } });
+        if (k === c.mergeAt) for (const env of ENVIRONMENTS) merged += await store.merger.mergeTenant({ ws, env }, { ageMs: 0, idleMs: 0 });
       }
       const idList = all.map((x) => x.row.entry.id);
       const terms = c.terms.map((t): Term => (t.kind === "id" ? { ...t, values: t.values.map((v) => str(idList[Number(v.text.slice(1))])) } : t));
@@ -314,6 +320,7 @@ test("every plan returns exactly the entries of a full scan by the reference eva
         }
         expect({ plan: k, ids: got }).toEqual({ plan: k, ids: expected });
       }
+      if (merged > 0) parts++;
     }),
     { numRuns: 1000 },
   );
@@ -323,4 +330,5 @@ test("every plan returns exactly the entries of a full scan by the reference eva
   );
   console.log("candidate plans exercised:", JSON.stringify(Object.fromEntries(seen)));
   for (const [index, n] of Object.entries(counts)) expect({ index, exercised: n >= 20 }).toEqual({ index, exercised: true });
+  expect(parts).toBeGreaterThan(200);
 }, 120_000);
