@@ -15,7 +15,7 @@ import type { Database, Key } from "lmdb";
 import type { Environment } from "../schema.ts";
 import type { Entry } from "./block.ts";
 import { newer, rangeKeys, textKey, type BlockRef, type ScanRange } from "./keys.ts";
-import { decodeGroup, encodeGroup, GROUP_SPAN_MS, groupsOf, isGroup, type GroupedBlock } from "./posting-groups.ts";
+import { decodeGroup, encodeGroup, GROUP_BLOCKS, GROUP_SPAN_MS, groupsOf, isGroup, type GroupedBlock } from "./posting-groups.ts";
 
 export type PostingKind = "l" | "t" | "a";
 
@@ -163,8 +163,23 @@ export class Postings {
         const key = textKey(term);
         const sorted = refs.map((r) => ({ ms: r.ms, firstId: r.firstId, positions: decodePositions(r.positions) })).sort(byNewest);
         const newestFirst = sorted.filter((b, i) => i === 0 || newer(sorted[i - 1], b)); // a block held twice (a restart holds its marks again) is stored once
-        for (const group of groupsOf(newestFirst)) {
+        const groups = groupsOf(newestFirst);
+        // the term's newest stored group takes the oldest of these when they fit in one: a term that comes once a flush
+        // then costs a key a group, not a key a flush (its old key goes in the same transaction as the group's new one)
+        const top = this.newestGroup(ws, env, kind, key);
+        const oldest = groups[groups.length - 1];
+        let replaced: unknown[] | undefined;
+        // not when a group of these is keyed where the stored one is: that one stores the two together already
+        if (top && !groups.some((g) => g[0].ms === top.at[4] && g[0].firstId === top.at[5])) {
+          const both = [...oldest, ...top.blocks].sort(byNewest).filter((b, i, all) => i === 0 || newer(all[i - 1], b));
+          if (both.length <= GROUP_BLOCKS && both[0].ms - both[both.length - 1].ms <= GROUP_SPAN_MS) {
+            groups[groups.length - 1] = both;
+            if (both[0].ms !== top.at[4] || both[0].firstId !== top.at[5]) replaced = top.at;
+          }
+        }
+        for (const group of groups) {
           const at = [ws, env, kind, key, group[0].ms, group[0].firstId];
+          if (group === groups[groups.length - 1] && replaced) puts.push(this.db.remove(replaced as Key));
           puts.push(this.db.put(at, encodeGroup(withStored(at, this.db.get(at) as Uint8Array | undefined, group))));
           if (puts.length >= FLUSH_TURN) await Promise.all(puts.splice(0)); // committed: the next puts are the next turn's
         }
@@ -187,6 +202,21 @@ export class Postings {
     );
     this.flushing = { held, done };
     return done;
+  }
+
+  /** newestGroup is a term's newest stored group, with its key; undefined when it has none (or only the layout before groups). */
+  private newestGroup(ws: string, env: Environment, kind: PostingKind, key: string): { at: unknown[]; blocks: GroupedBlock[] } | undefined {
+    for (const { key: at, value } of this.db.getRange({
+      start: [ws, env, kind, key, MAX_MS],
+      end: [ws, env, kind, key, -1],
+      reverse: true,
+      limit: 1,
+      snapshot: false,
+    })) {
+      const k = at as unknown[];
+      return isGroup(value as Uint8Array) ? { at: k, blocks: blocksOf(k, value as Uint8Array, true) } : undefined;
+    }
+    return undefined;
   }
 
   /** settled stores everything held (a clean stop), so that a restart has nothing to recover; after a failed flush the marks do that. */
@@ -311,6 +341,8 @@ export class Postings {
 }
 
 const EMPTY = new Uint8Array(0);
+/** above every block's millisecond */
+const MAX_MS = 8.64e15 + 1;
 const byNewest = (a: { ms: number; firstId: string }, b: { ms: number; firstId: string }) => (newer(a, b) ? -1 : newer(b, a) ? 1 : 0);
 
 /**

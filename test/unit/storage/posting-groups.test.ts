@@ -180,3 +180,25 @@ test("a group that retention keys anew by its next block joins the group already
   ]);
   await dbs.root.close();
 });
+
+test("a term that comes once a flush joins its newest stored group while the group has room: a key a group, not a key a flush", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "sluice-posting-groups-"));
+  dirs.push(dir);
+  const dbs = openDatabases(dir, () => {});
+  const postings = new Postings(dbs.postings, dbs.unindexed);
+  const tag: BlockTerms = [["t", "x", new Uint8Array(Uint16Array.from([0]).buffer)]];
+  const blocks = Array.from({ length: 10 }, (_, i) => ({ ms: 5_000 + i * 100, firstId: `00000000-0000-7000-8000-00000000000${i}` }));
+  for (const b of blocks) {
+    postings.hold("ws", "production", b.ms, b.firstId, tag);
+    expect(await postings.flush()).toBe(true);
+  }
+  // and one past the group's span starts a group of its own
+  const far = { ms: 5_000 + GROUP_SPAN_MS + 1_000, firstId: "00000000-0000-7000-8000-00000000000a" };
+  postings.hold("ws", "production", far.ms, far.firstId, tag);
+  expect(await postings.flush()).toBe(true);
+  expect(dbs.postings.getKeysCount({ start: ["ws", "production", "t", "x"], end: ["ws", "production", "t", "x", 8.64e15 + 2] })).toBe(2);
+  expect([...postings.blocks("ws", "production", "t", "x", { fromMs: 0, toMs: 8.64e15 })]).toEqual(
+    [...blocks, far].reverse().map((b) => ({ ...b, positions: [0] })),
+  );
+  await dbs.root.close();
+});
