@@ -109,7 +109,10 @@ export class Merger {
   async mergeNext(tenant: Tenant, pace: MergePace): Promise<boolean> {
     let found = this.nextRun(tenant, pace);
     for (; found === "later"; found = this.nextRun(tenant, pace)) await Bun.sleep(0);
-    if (!found) return false;
+    if (!found) {
+      this.keepFrontier(tenant);
+      return false;
+    }
     const part = await this.encode(found.run);
     if (!(await this.commit(tenant, found.run, part, found.next))) this.frontiers.delete(`${tenant.ws}\u0000${tenant.env}`); // retention took some of the run: look again from what is stored
     return true;
@@ -124,10 +127,12 @@ export class Merger {
     let entries = 0;
     let passed = 0;
     const range = { start: from ? [ws, env, ...from] : [ws, env, 0], end: [ws, env, now - pace.ageMs], snapshot: false };
-    for (const { key, value } of this.entries.getRange(range)) {
+    for (const key of this.entries.getKeys(range)) {
       const [, , ms, firstId] = key as [string, Environment, number, string];
-      const bytes = value as Uint8Array;
-      const size = pointerOf(bytes) ? -1 : Block.sizeOf(bytes);
+      // read into lmdb-js's reused buffer: only a block taken into the run is copied out
+      const peek = this.entries.getBinaryFast(key as [string, Environment, number, string]);
+      if (peek === undefined) continue; // retention took it meanwhile
+      const size = pointerOf(peek) ? -1 : Block.sizeOf(peek);
       if (size < 0 || size >= MERGE_SMALL) {
         if (run.length >= 2) return { run, next: [ms, firstId] };
         run = [];
@@ -136,7 +141,7 @@ export class Merger {
         if (++passed === PASSED_MAX) return "later";
         continue;
       }
-      run.push({ ms, firstId, value: bytes, size });
+      run.push({ ms, firstId, value: Uint8Array.prototype.slice.call(peek, 0, peek.length), size });
       entries += size;
       if (entries >= PART_ENTRIES) return { run, next: after([ms, firstId]) };
     }
@@ -144,6 +149,14 @@ export class Merger {
     if (run.length >= 2 && last.ms < now - pace.idleMs) return { run, next: after([last.ms, last.firstId]) };
     if (run.length > 0) this.frontiers.set(name, [run[0].ms, run[0].firstId]);
     return undefined;
+  }
+
+  /** keepFrontier stores how far a look passed over blocks no merge takes, so that the next start does not read them again. */
+  private keepFrontier({ ws, env }: Tenant): void {
+    const f = this.frontiers.get(`${ws}\u0000${env}`);
+    const stored = this.parts.get([ws, env, FRONTIER_MS]) as Uint8Array | undefined;
+    const was = stored && decodeFrontier(stored);
+    if (f && (!was || f[0] !== was[0] || f[1] !== was[1])) void this.parts.put([ws, env, FRONTIER_MS], encodeFrontier(f)).catch(() => {}); // looked for again next time
   }
 
   private frontierOf(ws: string, env: Environment): Key | null {
