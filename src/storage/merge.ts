@@ -110,7 +110,7 @@ export class Merger {
     let found = this.nextRun(tenant, pace);
     for (; found === "later"; found = this.nextRun(tenant, pace)) await Bun.sleep(0);
     if (!found) {
-      this.keepFrontier(tenant);
+      await this.keepFrontier(tenant);
       return false;
     }
     const part = await this.encode(found.run);
@@ -152,11 +152,11 @@ export class Merger {
   }
 
   /** keepFrontier stores how far a look passed over blocks no merge takes, so that the next start does not read them again. */
-  private keepFrontier({ ws, env }: Tenant): void {
+  private async keepFrontier({ ws, env }: Tenant): Promise<void> {
     const f = this.frontiers.get(`${ws}\u0000${env}`);
     const stored = this.parts.get([ws, env, FRONTIER_MS]) as Uint8Array | undefined;
     const was = stored && decodeFrontier(stored);
-    if (f && (!was || f[0] !== was[0] || f[1] !== was[1])) void this.parts.put([ws, env, FRONTIER_MS], encodeFrontier(f)).catch(() => {}); // looked for again next time
+    if (f && (!was || f[0] !== was[0] || f[1] !== was[1])) await this.parts.put([ws, env, FRONTIER_MS], encodeFrontier(f)).catch(() => {}); // unstored, it is only looked for again
   }
 
   private frontierOf(ws: string, env: Environment): Key | null {

@@ -153,3 +153,23 @@ test("retention deletes a merged block's entries with it, and its part with the 
     await s.close();
   }
 }, 60_000);
+
+test("large blocks are left as they are, and the merge stores how far it passed over them, so a restart does not read them again", async () => {
+  const { s, tenant } = await seeded(0);
+  try {
+    const ids = new IdGenerator();
+    for (let b = 0; b < 3; b++) {
+      const { ms, ids: fresh } = ids.next(300, T + b * 1000);
+      const entries = fresh.map((id, i) => ({ ...(entryAt(i) as object), id, clientMs: T }) as unknown as Entry);
+      await s.entries.append(tenant, ms, entries, -1);
+    }
+    const last = [...s.dbs.entries.getKeys({ start: [tenant.ws, "production", 0], end: [tenant.ws, "production", 8.64e15] })].pop() as unknown[];
+    expect(await s.entries.merger.mergeTenant(tenant, ALL)).toBe(0);
+    expect(partKeys(s, tenant.ws)).toHaveLength(0);
+    const frontier = s.dbs.parts.get([tenant.ws, "production", FRONTIER_MS]) as Uint8Array;
+    const view = new DataView(frontier.buffer, frontier.byteOffset, frontier.length);
+    expect([view.getFloat64(0), Buffer.from(frontier.subarray(8)).toString("utf8")]).toEqual([last[2] as number, `${last[3]}\u0000`]);
+  } finally {
+    await s.close();
+  }
+}, 60_000);
