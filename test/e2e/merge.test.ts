@@ -119,6 +119,25 @@ test("a kill -9 during a merge loses nothing and duplicates nothing: every entry
   }
 }, 120_000);
 
+test("reads during a merge answer exactly what they answered before it: every entry, query and count, while parts commit", async () => {
+  const { s, key, tenant } = await seeded(9_000);
+  try {
+    const before = await answers(s, key);
+    let merging = true;
+    const merge = s.entries.merger.mergeTenant(tenant, ALL).finally(() => (merging = false));
+    let reads = 0;
+    while (merging) {
+      expect(await answers(s, key)).toEqual(before);
+      reads++;
+    }
+    expect(await merge).toBeGreaterThan(1);
+    expect(reads).toBeGreaterThan(0);
+    expect(await answers(s, key)).toEqual(before);
+  } finally {
+    await s.close();
+  }
+}, 120_000);
+
 test("merged blocks are stored smaller than the blocks they replace, and answer the same", async () => {
   const { s, key, tenant } = await seeded(3_000);
   try {
