@@ -2,13 +2,16 @@
 // write count up (ids.ts): after the shared 12 hex digits of the millisecond, an id is 48 bits that hold its version,
 // counter and variant, then 32 random bits. So a block stores the millisecond once, the 48 bits of the first id and
 // each next one's increase as a varint (most often 1: one byte), and 4 random bytes an id; nothing to decompress.
-// Ids of any other shape, or out of order, are kept as their joined ASCII text (packed.ts).
+// A merged part's ids (merge.ts) span many milliseconds and two writers' ids of one millisecond may interleave: they
+// are stored spanned, the first id's millisecond and 48 bits, then each next id's change of both (zigzag varints) and
+// its 4 random bytes. Ids of any other shape are kept as their joined ASCII text (packed.ts).
 import type { Reader } from "./columns.ts";
 import { packWhole, unpackWhole } from "./packed.ts";
 import { varint } from "./varint.ts";
 
-/** COUNTED is the tag of ids stored as counts; packed.ts's tags (0–2) mark the joined text. */
+/** COUNTED is the tag of ids stored as counts, SPANNED of ids over many milliseconds; packed.ts's tags (0–2) mark the joined text. */
 const COUNTED = 3;
+const SPANNED = 4;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const MS_BYTES = 6;
 const RANDOM_BYTES = 4;
@@ -16,6 +19,9 @@ const RANDOM_BYTES = 4;
 // an id's 48 bits after the millisecond (hex digits 13–28 without dashes, 12 of them), and its 32 random bits
 const highOf = (id: string): number => parseInt(id.slice(14, 18) + id.slice(19, 23) + id.slice(24, 28), 16);
 const randomOf = (id: string): string => id.slice(28);
+const msOf = (id: string): number => parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
+const zigzag = (d: number): number => (d >= 0 ? 2 * d : -2 * d - 1);
+const unzigzag = (z: number): number => (z % 2 === 0 ? z / 2 : -(z + 1) / 2);
 
 /** packIds stores a block's ids (ascending). */
 export function packIds(ids: readonly string[]): Uint8Array {
@@ -24,7 +30,7 @@ export function packIds(ids: readonly string[]): Uint8Array {
   const highs = ids.map((id) => (UUID.test(id) && id.startsWith(ms) ? highOf(id) : Number.NaN));
   let counted = n > 0;
   for (let i = 0; counted && i < n; i++) counted = !Number.isNaN(highs[i]) && (i === 0 || highs[i] >= highs[i - 1]);
-  if (!counted) return packWhole(Buffer.from(ids.join(""), "latin1"));
+  if (!counted) return n > 0 && ids.every((id) => UUID.test(id)) ? packSpanned(ids) : packWhole(Buffer.from(ids.join(""), "latin1"));
   const steps: number[] = [];
   for (let i = 1; i < n; i++) varint(steps, highs[i] - highs[i - 1]);
   const out = new Uint8Array(1 + MS_BYTES + 6 + RANDOM_BYTES * n + steps.length);
@@ -37,8 +43,67 @@ export function packIds(ids: readonly string[]): Uint8Array {
   return out;
 }
 
+/** packSpanned stores UUIDs of any milliseconds in any order: the first's millisecond and 48 bits, each next one's changes, every id's random bytes. */
+function packSpanned(ids: readonly string[]): Uint8Array {
+  const n = ids.length;
+  const steps: number[] = [];
+  for (let i = 1; i < n; i++) {
+    varint(steps, zigzag(msOf(ids[i]) - msOf(ids[i - 1])));
+    varint(steps, zigzag(highOf(ids[i]) - highOf(ids[i - 1])));
+  }
+  const out = new Uint8Array(1 + MS_BYTES + 6 + RANDOM_BYTES * n + steps.length);
+  out[0] = SPANNED;
+  out.set(Buffer.from(ids[0].slice(0, 8) + ids[0].slice(9, 13), "hex"), 1);
+  out.set(Buffer.from(ids[0].slice(14, 18) + ids[0].slice(19, 23) + ids[0].slice(24, 28), "hex"), 1 + MS_BYTES);
+  const random = 1 + MS_BYTES + 6;
+  for (let i = 0; i < n; i++) out.set(Buffer.from(randomOf(ids[i]), "hex"), random + RANDOM_BYTES * i);
+  out.set(steps, random + RANDOM_BYTES * n);
+  return out;
+}
+
+/** spannedReader reads a column of packSpanned; each id's millisecond and 48 bits are summed from the changes when an id is first asked for. */
+function spannedReader(bytes: Uint8Array, n: number): Reader<string> {
+  const raw = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
+  const random = 1 + MS_BYTES + 6;
+  let times: { ms: number[]; highs: number[] } | undefined;
+  const ids = new Array<string | undefined>(n);
+  return (i) => {
+    let id = ids[i];
+    if (id === undefined) {
+      times ??= sumChanges(raw, raw.readUIntBE(1, MS_BYTES), raw.readUIntBE(1 + MS_BYTES, 6), random + RANDOM_BYTES * n, n);
+      const ms = times.ms[i].toString(16).padStart(12, "0");
+      const high = times.highs[i].toString(16).padStart(12, "0");
+      const tail = raw.toString("hex", random + RANDOM_BYTES * i, random + RANDOM_BYTES * (i + 1));
+      ids[i] = id = `${ms.slice(0, 8)}-${ms.slice(8)}-${high.slice(0, 4)}-${high.slice(4, 8)}-${high.slice(8)}${tail}`;
+    }
+    return id;
+  };
+}
+
+function sumChanges(raw: Buffer, firstMs: number, firstHigh: number, at: number, n: number): { ms: number[]; highs: number[] } {
+  const ms = new Array<number>(n);
+  const highs = new Array<number>(n);
+  ms[0] = firstMs;
+  highs[0] = firstHigh;
+  const next = (): number => {
+    let v = 0;
+    for (let scale = 1; at < raw.length; scale *= 0x80) {
+      const b = raw[at++];
+      v += (b & 0x7f) * scale;
+      if (b < 0x80) return v;
+    }
+    throw new Error("a block's id column ends early: the data directory is damaged; restore it from a backup");
+  };
+  for (let i = 1; i < n; i++) {
+    ms[i] = ms[i - 1] + unzigzag(next());
+    highs[i] = highs[i - 1] + unzigzag(next());
+  }
+  return { ms, highs };
+}
+
 /** idsReader reads a column of packIds; `text` reads the joined text form. */
 export function idsReader(bytes: Uint8Array, n: number, text: (joined: Uint8Array, n: number) => Reader<string>): Reader<string> {
+  if (bytes[0] === SPANNED) return spannedReader(bytes, n);
   if (bytes[0] !== COUNTED) return text(unpackWhole(bytes, n), n);
   const raw = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
   const msHex = raw.toString("hex", 1, 1 + MS_BYTES);

@@ -44,3 +44,33 @@ test("ids as the server draws them, re-keyed above another's, take about 5 bytes
     expect(readAll(odd.map((s) => s.padEnd(36, "x")))).toEqual(odd.map((s) => s.padEnd(36, "x")));
   }
 });
+
+test("ids of many milliseconds in any order, as a merged part holds them, read back: about 8 bytes each of one writer, 12 of two (property)", () => {
+  fc.assert(
+    fc.property(
+      fc.array(fc.tuple(fc.integer({ min: 0, max: 2 ** 48 - 1 }), fc.integer({ min: 0, max: 2 ** 48 - 1 }), fc.integer({ min: 0, max: 2 ** 32 - 1 })), {
+        minLength: 1,
+        maxLength: 300,
+      }),
+      (parts) => {
+        const ids = parts.map(([ms, high, random]) => {
+          const m = hex(ms, 12);
+          const h = hex(high, 12);
+          return `${m.slice(0, 8)}-${m.slice(8)}-${h.slice(0, 4)}-${h.slice(4, 8)}-${h.slice(8)}${hex(random, 8)}`;
+        });
+        expect(readAll(ids)).toEqual(ids);
+      },
+    ),
+    { numRuns: 300 },
+  );
+  // a server draws ids from one generator; a cluster's fronts each from their own, interleaved in a partition
+  for (const [count, most] of [
+    [1, 9],
+    [2, 12],
+  ]) {
+    const writers = Array.from({ length: count }, () => new IdGenerator());
+    const ids = Array.from({ length: 1000 }, (_, i) => writers[i % count].next(1, Date.UTC(2026, 10, 28) + Math.floor(i / 3) * 250).ids[0]);
+    expect(readAll(ids)).toEqual(ids);
+    expect(packIds(ids).length).toBeLessThan(1000 * most);
+  }
+});
