@@ -74,3 +74,19 @@ test("ids of many milliseconds in any order, as a merged part holds them, read b
     expect(packIds(ids).length).toBeLessThan(1000 * most);
   }
 });
+
+test("a damaged column of spanned ids reads as an error or as ids, never hangs or crashes (fuzz)", () => {
+  fc.assert(
+    fc.property(fc.uint8Array({ maxLength: 80 }), fc.integer({ min: 1, max: 20 }), (tail, n) => {
+      const read = idsReader(new Uint8Array([4, ...tail]), n, asText);
+      for (let i = 0; i < n; i++) {
+        try {
+          expect(read(i)).toMatch(/^[0-9a-f-]+$/);
+        } catch (e) {
+          expect(e).toBeInstanceOf(Error);
+        }
+      }
+    }),
+    { numRuns: 1_000 },
+  );
+});
