@@ -70,7 +70,10 @@ export async function startClusterServer(config: Config, print: (text: string) =
       idleTimeout: config.idleTimeoutSeconds,
     });
   const server = app.server!;
-  await waiting?.stop();
+  if (waiting) {
+    await Bun.sleep(10); // the waiting server accepts what reached it meanwhile: a connection left in its queue at stop is reset
+    await waiting.stop();
+  }
   const wildcard = config.host === "0.0.0.0" || config.host === "::";
   const baseUrl = baseUrlOf(config.host, server.port);
   listening = baseUrl;
