@@ -36,6 +36,16 @@ export const unavailable = (what: string) =>
     },
   );
 
+/**
+ * unreachable is /readyz's answer while this node cannot reach NATS (contract §13): why, and what to check. The URLs
+ * are shown without the user and password they may carry: /readyz needs no key.
+ */
+export const unreachable = (urls: string[], why = "the connection is down; the node reconnects by itself") => ({
+  status: "unavailable",
+  reason: "nats_unreachable",
+  message: `this node cannot reach NATS (${why}); check that the servers of SLUICE_CLUSTER (${natsServers(urls).servers.join(",")}) are up and reachable from this host`,
+});
+
 /** Link is one NATS connection with the JetStream handles and buckets a node uses. */
 export class Link {
   private connected = true;

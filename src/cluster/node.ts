@@ -18,7 +18,7 @@ import type { Placement } from "../alerts/placement.ts";
 import { AlertOwners } from "./alert-owners.ts";
 import { SharedPlans, share } from "./plans.ts";
 import { ClusterSink } from "./front.ts";
-import { Link } from "./link.ts";
+import { Link, unreachable } from "./link.ts";
 import { MetaMirror } from "./meta-mirror.ts";
 import { NODE_BEAT_MS, partitionOf, streamOf, type ClusterSettings } from "./names.ts";
 import { ClusterReads } from "./reads.ts";
@@ -100,52 +100,67 @@ export class ClusterNode {
     });
   }
 
-  /** start connects to NATS, mirrors the meta bucket, and begins serving, consuming and announcing itself. */
+  /**
+   * start connects to NATS, mirrors the meta bucket, and begins serving, consuming and announcing itself. A start that
+   * fails closes what it opened: serve.ts tries again while NATS cannot be reached (waiting.ts).
+   */
   static async start(given: NodeOptions): Promise<ClusterNode> {
     const plans = new SharedPlans(given.plans);
     const options = { ...given, plans };
     const log = options.log ?? ((line) => console.error(JSON.stringify(line)));
     const link = await Link.open(options.urls, options.nodeId);
-    const settings = await link.settings();
-    const metaEnv = openDatabases(join(options.dataDir, "meta"), options.storageLog, options.mapBytes);
-    const live = async () => (await link.beats()).size;
-    const mirror = new MetaMirror(metaEnv.meta, link.meta, log, { nc: link.nc, count: live });
-    await mirror.start();
-    // no wait for every node's mirror: an alert call catches up where it arrives (before), and an evaluation's commit
-    // must not wait out a killed node's beat
-    const alertsMirror = new MetaMirror(metaEnv.alerts, link.alerts, log, undefined, { generation: false, journal: true, echoed: true });
-    await alertsMirror.start();
-    const sink = new ClusterSink(link, settings.partitions, options.verdictTimeoutMs); // not the read budget: a write is no read
-    let node: ClusterNode | undefined;
-    const ipRate = options.ipRatePerMinute ?? DEFAULT_IP_RATE;
-    const front = compose({
-      ...options,
-      // this node's share of the per-IP figure, as of each plan's (contract §13: rate limits per front node)
-      ipRatePerMinute: typeof ipRate === "number" ? () => share(ipRate, plans.liveFronts) : ipRate,
-      dataDir: join(options.dataDir, "front"),
-      meta: mirror.proxy(),
-      alerts: alertsMirror.proxy(),
-      alertPlacement: NOWHERE,
-      previewsHere: false,
-      writeTo: sink,
-      // a rejection list is diagnostic: one that cannot reach the log is dropped, the request's answer stands
-      forwardRejections: (batch) => sink.reject(batch).catch(() => {}),
-      handoff: { elsewhere: (request, caller) => node?.reads.elsewhere(request, caller) },
-    });
-    node = new ClusterNode(options, link, settings, mirror, alertsMirror, metaEnv, front, sink, log, await link.peerSecret());
-    if (options.roles.includes("storage")) {
-      await node.followAssignment();
-      const trimmer = new StreamTrimmer(link, settings, options.nodeId, () => node.held());
-      node.timers.push(
-        setInterval(
-          () => void trimmer.trim().catch((e) => log({ level: "warn", msg: "trimming the partition streams failed", error: String(e) })),
-          options.trimEveryMs ?? TRIM_EVERY_MS,
-        ),
-      );
+    const opened: (() => Promise<unknown>)[] = [() => link.close()]; // closed last opened first if the start fails
+    try {
+      const settings = await link.settings();
+      const metaEnv = openDatabases(join(options.dataDir, "meta"), options.storageLog, options.mapBytes);
+      opened.unshift(() => metaEnv.root.close());
+      const live = async () => (await link.beats()).size;
+      const mirror = new MetaMirror(metaEnv.meta, link.meta, log, { nc: link.nc, count: live });
+      opened.unshift(() => mirror.stop());
+      await mirror.start();
+      // no wait for every node's mirror: an alert call catches up where it arrives (before), and an evaluation's commit
+      // must not wait out a killed node's beat
+      const alertsMirror = new MetaMirror(metaEnv.alerts, link.alerts, log, undefined, { generation: false, journal: true, echoed: true });
+      opened.unshift(() => alertsMirror.stop());
+      await alertsMirror.start();
+      const sink = new ClusterSink(link, settings.partitions, options.verdictTimeoutMs); // not the read budget: a write is no read
+      let node: ClusterNode | undefined;
+      const ipRate = options.ipRatePerMinute ?? DEFAULT_IP_RATE;
+      const front = compose({
+        ...options,
+        // this node's share of the per-IP figure, as of each plan's (contract §13: rate limits per front node)
+        ipRatePerMinute: typeof ipRate === "number" ? () => share(ipRate, plans.liveFronts) : ipRate,
+        dataDir: join(options.dataDir, "front"),
+        meta: mirror.proxy(),
+        alerts: alertsMirror.proxy(),
+        alertPlacement: NOWHERE,
+        previewsHere: false,
+        writeTo: sink,
+        // a rejection list is diagnostic: one that cannot reach the log is dropped, the request's answer stands
+        forwardRejections: (batch) => sink.reject(batch).catch(() => {}),
+        handoff: { elsewhere: (request, caller) => node?.reads.elsewhere(request, caller) },
+      });
+      opened.unshift(() => front.close());
+      node = new ClusterNode(options, link, settings, mirror, alertsMirror, metaEnv, front, sink, log, await link.peerSecret());
+      opened.splice(0, opened.length, () => node.stop()); // the node closes all it holds
+
+      if (options.roles.includes("storage")) {
+        await node.followAssignment();
+        const trimmer = new StreamTrimmer(link, settings, options.nodeId, () => node.held());
+        node.timers.push(
+          setInterval(
+            () => void trimmer.trim().catch((e) => log({ level: "warn", msg: "trimming the partition streams failed", error: String(e) })),
+            options.trimEveryMs ?? TRIM_EVERY_MS,
+          ),
+        );
+      }
+      await node.beat();
+      node.timers.push(setInterval(() => void node.beat().catch(() => {}), NODE_BEAT_MS));
+      return node;
+    } catch (e) {
+      for (const close of opened) await close().catch(() => {});
+      throw e;
     }
-    await node.beat();
-    node.timers.push(setInterval(() => void node.beat().catch(() => {}), NODE_BEAT_MS));
-    return node;
   }
 
   /** ready is what /readyz says: NATS reachable (a node cut off from it must not take writes). */
@@ -179,7 +194,7 @@ export class ClusterNode {
   /** before is what the node does ahead of its front (serve.ts runs it as the front's first hook): an answer, or undefined. */
   async before(request: Request): Promise<Response | undefined> {
     const url = new URL(request.url, "http://localhost");
-    if (url.pathname === "/readyz" && !this.ready) return Response.json({ status: "unavailable" }, { status: 503 });
+    if (url.pathname === "/readyz" && !this.ready) return Response.json(unreachable(this.options.urls), { status: 503 });
     if (url.pathname.startsWith(PEER_READ_PATH) && request.method === "POST" && this.reads.fromPeer(request))
       return this.reads.answerPeer(request, Number(url.pathname.slice(PEER_READ_PATH.length)));
     // what another node's alert call or evaluation stored is seen here
