@@ -5,7 +5,7 @@ import { createHash } from "node:crypto";
 import type { ObjectFacet } from "../query/ast.ts";
 import type { Window } from "../query/explore-request.ts";
 import { groupReader, parseGroupField, type GroupField } from "../query/group-field.ts";
-import { countHits, MAX_GROUPS } from "../query/hits.ts";
+import { byTotalThenText, countHits, MAX_GROUPS } from "../query/hits.ts";
 import { walk } from "../query/match.ts";
 import type { ReadScope } from "../query/page.ts";
 import { parseQuery } from "../query/parser.ts";
@@ -15,10 +15,13 @@ import { ApiError } from "../errors.ts";
 import { type Block, EntryView } from "../storage/block.ts";
 import type { EntryStore } from "../storage/entries.ts";
 import { durationMs, type Rule } from "./rules.ts";
+import type { WindowCounts } from "./window-counts.ts";
 
 /** MAX_ALERT_GROUPS is the most groups one evaluation may have; one more puts the rule in state error. */
 export const MAX_ALERT_GROUPS = 1000;
 const SETTLE_WAIT_MS = 5000;
+/** a window of more cells than this is counted whole at each evaluation: its coarse cells would be too many to keep */
+const MAX_WINDOW_CELLS = 64 * 4096;
 
 export type Group = Record<string, string | null> | null;
 
@@ -67,12 +70,18 @@ const tooManyReason = `more than ${MAX_ALERT_GROUPS} groups in one evaluation: g
  * evaluateRule computes a rule's value per group at `atMs`, waiting on the server axis for writes still under way in the
  * window. A count by at most one field is POST /logs/hits' own count (countHits); other rules visit the entries through
  * tally, the pass countHits is built on. Samples are read apart (samples.ts), only for the groups a notice announces.
+ * With `counts`, such a count on the server axis adds up the cells earlier evaluations counted (window-counts.ts).
  */
-export async function evaluateRule(store: EntryStore, scope: ReadScope, rule: Rule, atMs: number, slice: Slice): Promise<Evaluation> {
+export async function evaluateRule(store: EntryStore, scope: ReadScope, rule: Rule, atMs: number, slice: Slice, counts?: WindowCounts): Promise<Evaluation> {
   const window = windowAt(rule, atMs);
   if (window.axis === "server") await writesSettled(store, scope, window.toMs);
   const fields = rule.group_by.map((f) => parseGroupField(f, "group_by"));
-  if (rule.aggregate.fn === "count" && fields.length <= 1) return countByHits(store, scope, rule, window, fields[0], slice);
+  if (rule.aggregate.fn === "count" && fields.length <= 1) {
+    const gridMs = gcd(gcd(durationMs(rule.every)!, durationMs(rule.window)!), durationMs(rule.delay)!);
+    if (counts && window.axis === "server" && (window.toMs - window.fromMs) / gridMs <= MAX_WINDOW_CELLS)
+      return countByCells(counts, scope, rule, window, gridMs, atMs, fields[0], slice);
+    return countByHits(store, scope, rule, window, fields[0], slice);
+  }
   const readers = fields.map((f) => groupReader(f, scope.env));
   const measure = measureOf(rule, scope);
   const groups = new Map<string, Acc>();
@@ -119,6 +128,42 @@ async function countByHits(store: EntryStore, scope: ReadScope, rule: Rule, wind
   if (hits.series.length > MAX_ALERT_GROUPS) return { ok: false, window, reason: tooManyReason };
   return { ok: true, window, groups: hits.series.map((x) => ({ group: x.group, fingerprint: fingerprint(rule.id, x.group), value: x.total, samples: [] })) };
 }
+
+/** countByCells is countByHits' answer added up from the cells of the rule's query and group field (window-counts.ts). */
+async function countByCells(
+  counts: WindowCounts,
+  scope: ReadScope,
+  rule: Rule,
+  window: Window,
+  gridMs: number,
+  atMs: number,
+  field: GroupField | undefined,
+  slice: Slice,
+): Promise<Evaluation> {
+  const periodMs = durationMs(rule.every)!;
+  let got: Awaited<ReturnType<WindowCounts["count"]>>;
+  try {
+    got = await counts.count({ scope, query: parseQuery(rule.query), queryText: rule.query, field, window, gridMs, atMs, periodMs }, slice);
+  } catch (e) {
+    if (e instanceof ApiError && e.details?.field === "groupBy") return { ok: false, window, reason: tooManyReason }; // past hits' own bound
+    throw e;
+  }
+  if (!field) return { ok: true, window, groups: [{ group: null, fingerprint: fingerprint(rule.id, null), value: got.total, samples: [] }] };
+  if (got.groups.size > MAX_GROUPS) return { ok: false, window, reason: tooManyReason }; // where hits would have stopped
+  const series = [...got.groups].filter(([, n]) => n > 0).map(([text, total]) => ({ text, total }));
+  if (series.length > MAX_ALERT_GROUPS) return { ok: false, window, reason: tooManyReason };
+  series.sort(byTotalThenText);
+  return {
+    ok: true,
+    window,
+    groups: series.map(({ text, total }) => {
+      const group = { [field.name]: text };
+      return { group, fingerprint: fingerprint(rule.id, group), value: total, samples: [] };
+    }),
+  };
+}
+
+const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
 
 /** combinations is every choice of one value per field; a field without a value is the null group. */
 export function combinations(values: string[][]): (string | null)[][] {

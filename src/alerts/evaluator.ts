@@ -15,6 +15,7 @@ import { isSilenced, type Silence } from "./silences.ts";
 import { type Announcement, decide, retireAll } from "./states.ts";
 import { collectSamples } from "./samples.ts";
 import { EVERYWHERE, type Placement } from "./placement.ts";
+import { WindowCounts } from "./window-counts.ts";
 
 const EVALUATION_BUDGET_MS = 30_000;
 /** an evaluation is background work: it gives the event loop back after 1 ms, not a read's 5, so writes wait less behind it */
@@ -40,8 +41,12 @@ export interface EvaluatorDeps {
 export class AlertEvaluator {
   private timer: ReturnType<typeof setInterval> | undefined;
   private running: Promise<void> | undefined;
+  /** count rules' counts per cell of server time, kept from one evaluation to the next */
+  private readonly counts: WindowCounts;
 
-  constructor(private readonly d: EvaluatorDeps) {}
+  constructor(private readonly d: EvaluatorDeps) {
+    this.counts = new WindowCounts(d.entries);
+  }
 
   start(periodMs = 250): void {
     this.timer ??= setInterval(() => {
@@ -84,7 +89,7 @@ export class AlertEvaluator {
     if (floorMs === undefined) return;
     const scope: ReadScope = { ...t, floorMs };
     // a failed evaluation (its time budget, storage) puts the rule in state error and counts as done: no retry at every tick
-    const ev = await evaluateRule(this.d.entries, scope, rule, atMs, new TimeSlicer(EVALUATION_BUDGET_MS, EVALUATION_SLICE_MS)).catch(
+    const ev = await evaluateRule(this.d.entries, scope, rule, atMs, new TimeSlicer(EVALUATION_BUDGET_MS, EVALUATION_SLICE_MS), this.counts).catch(
       (e): Evaluation => ({ ok: false, window: windowAt(rule, atMs), reason: `the evaluation failed: ${(e as Error).message}` }),
     );
     const silences = this.d.store.list<Silence>("silence", t);

@@ -94,6 +94,7 @@ export class EntryStore {
   private readonly decodedParts = new Map<string, Block>();
   /** writes whose ids are drawn but not yet committed: live tails send nothing above the lowest (query/tail-hub.ts) */
   readonly inFlight = new InFlight();
+  private readonly deletedListeners: ((tenant: Tenant, beforeMs: number) => void)[] = [];
 
   /** segmentEntries: entries per full-text and filter segment (tests make them tiny) */
   constructor(dbs: EntryDatabases, usage: UsageStore, segmentEntries?: number) {
@@ -146,6 +147,11 @@ export class EntryStore {
   /** onCommitted calls `listener` once with each block after it is committed, before its write is answered. */
   onCommitted(listener: (block: CommittedBlock) => void): void {
     this.turns.onCommitted(listener);
+  }
+
+  /** onDeleted calls `listener` after each deletion of blocks older than `beforeMs` commits (retention). */
+  onDeleted(listener: (tenant: Tenant, beforeMs: number) => void): void {
+    this.deletedListeners.push(listener);
   }
 
   /** settled ends what a clean stop waits for: a sealed full-text segment is persisted, held postings are stored (a restart has none to recover). */
@@ -326,6 +332,7 @@ export class EntryStore {
     return done.then(
       (n) => {
         forget();
+        for (const listener of this.deletedListeners) listener(tenant, beforeMs);
         return n;
       },
       (e) => {

@@ -1,0 +1,255 @@
+// window-counts: a count rule's counts per group on the server axis, kept between evaluations in cells of server time,
+// so that an evaluation counts only the cells no earlier evaluation (of this rule or another with the same query and
+// group field) has counted. A cell is counted by POST /logs/hits' engine and dropped as soon as a block is committed
+// or deleted inside it, so a window's sum of cells equals what /logs/hits counts over it (contract §16).
+import type { Query } from "../query/ast.ts";
+import type { Window } from "../query/explore-request.ts";
+import type { GroupField } from "../query/group-field.ts";
+import { countHits, MAX_GROUPS } from "../query/hits.ts";
+import type { ReadScope } from "../query/page.ts";
+import type { Slice } from "../query/slice.ts";
+import type { EntryStore } from "../storage/entries.ts";
+import type { Tenant } from "../storage/keys.ts";
+
+/** Counts is a count per group (the null group for entries without a value) and the count of all entries. */
+export interface Counts {
+  total: number;
+  groups: Map<string | null, number>;
+}
+
+/** a coarse cell spans this many fine ones: a long window sums few cells, and only its edges need fine ones */
+const COARSE = 64;
+/** group counts kept in all cells together at most; past it, cells are counted but not kept */
+const MAX_KEPT = 2_000_000;
+/** a series no evaluation used for this long (of evaluation time, beyond its rules' own period) is dropped */
+const IDLE_MS = 10 * 60_000;
+
+interface Cell {
+  counts: Counts;
+  usedAt: number;
+}
+
+/** Series is the cells of one query and group field on one grid: fine cells of `gridMs`, coarse of COARSE × gridMs. */
+interface Series {
+  gridMs: number;
+  fine: Map<number, Cell>;
+  coarse: Map<number, Cell>;
+  usedAt: number;
+  sweptAt: number;
+  keepMs: number;
+}
+
+/** Run is a range being counted: a block committed or deleted inside it meanwhile spoils it, and it is not kept. */
+interface Run {
+  fromMs: number;
+  toMs: number;
+  spoiled: boolean;
+}
+
+interface TenantCells {
+  series: Map<string, Series>;
+  runs: Set<Run>;
+  /** no cell or run reaches this server time: a block committed at or after it changes none */
+  horizon: number;
+}
+
+const empty = (): Counts => ({ total: 0, groups: new Map() });
+
+/** WindowCounts keeps the cells of every count rule evaluated here; it learns of commits and deletions from the store. */
+export class WindowCounts {
+  private readonly tenants = new Map<string, TenantCells>();
+  private kept = 0;
+
+  constructor(private readonly store: EntryStore) {
+    store.onCommitted((b) => this.changed(b, b.ms, b.ms + 1));
+    store.onDeleted((t, beforeMs) => this.changed(t, Number.NEGATIVE_INFINITY, beforeMs));
+  }
+
+  /**
+   * count gives the matches of `query` per value of `field` over a server-axis window, from kept cells where it can:
+   * `gridMs` divides the window's ends (the rule's every, window and delay), `atMs` is the evaluation's instant and
+   * `periodMs` its rule's every. A grouped count over more than MAX_GROUPS groups throws hits' own error.
+   */
+  async count(req: CountRequest, slice: Slice): Promise<Counts> {
+    const { scope, window, gridMs } = req;
+    const fromMs = Math.max(window.fromMs, scope.floorMs);
+    const toMs = window.toMs;
+    const out = empty();
+    if (fromMs >= toMs) return out;
+    const tenant = this.tenantOf(scope);
+    const series = this.seriesOf(tenant, req);
+    const whole = async (from: number, to: number) => add(out, sum((await this.fresh(req, tenant, from, to, to - from, slice)).cells.values()));
+    const a = Math.ceil(fromMs / gridMs) * gridMs;
+    const b = Math.floor(toMs / gridMs) * gridMs;
+    if (a >= b) {
+      await whole(fromMs, toMs);
+      return out;
+    }
+    if (fromMs < a) await whole(fromMs, a); // the retention floor cut a cell: its rest, not kept
+    if (b < toMs) await whole(b, toMs);
+    const coarseMs = COARSE * gridMs;
+    const A = Math.ceil(a / coarseMs) * coarseMs;
+    const B = Math.floor(b / coarseMs) * coarseMs;
+    const cells = (level: Map<number, Cell>, from: number, to: number, cellMs: number) => this.cells(req, tenant, level, from, to, cellMs, out, slice);
+    if (A < B) {
+      await cells(series.coarse, A, B, coarseMs);
+      await cells(series.fine, a, A, gridMs);
+      await cells(series.fine, B, b, gridMs);
+    } else await cells(series.fine, a, b, gridMs);
+    return out;
+  }
+
+  /** cells adds to `out` the cells of `level` over [fromMs, toMs), counting each run of missing ones in one pass. */
+  private async cells(
+    req: CountRequest,
+    tenant: TenantCells,
+    level: Map<number, Cell>,
+    fromMs: number,
+    toMs: number,
+    cellMs: number,
+    out: Counts,
+    slice: Slice,
+  ) {
+    let missingFrom: number | undefined;
+    for (let at = fromMs; at <= toMs; at += cellMs) {
+      const cell = at < toMs ? level.get(at) : undefined;
+      if (cell) {
+        cell.usedAt = req.atMs;
+        add(out, cell.counts);
+      }
+      if (cell || at === toMs) {
+        if (missingFrom !== undefined) {
+          const { cells, spoiled } = await this.fresh(req, tenant, missingFrom, at, cellMs, slice);
+          for (const [start, counts] of cells) {
+            add(out, counts);
+            if (!spoiled) this.keep(level, start, counts, req.atMs);
+          }
+        }
+        missingFrom = undefined;
+      } else missingFrom ??= at;
+    }
+  }
+
+  /** fresh counts [fromMs, toMs) by POST /logs/hits' engine per cell of `cellMs`; spoiled: a block was committed or deleted inside it meanwhile. */
+  private async fresh(req: CountRequest, tenant: TenantCells, fromMs: number, toMs: number, cellMs: number, slice: Slice) {
+    const { scope, query, field } = req;
+    const run: Run = { fromMs, toMs, spoiled: false };
+    tenant.runs.add(run);
+    tenant.horizon = Math.max(tenant.horizon, toMs);
+    let hits: Awaited<ReturnType<typeof countHits>>;
+    try {
+      hits = await countHits(this.store, scope, { query, window: { axis: "server", fromMs, toMs }, stepMs: cellMs, groupBy: field, limit: MAX_GROUPS }, slice);
+    } finally {
+      tenant.runs.delete(run);
+    }
+    const first = Math.floor(fromMs / cellMs) * cellMs;
+    const cells = new Map<number, Counts>();
+    for (let k = 0; k < hits.buckets.length; k++) cells.set(first + k * cellMs, empty());
+    for (const s of hits.series) {
+      const text = field ? (s.group?.[field.name] ?? null) : undefined;
+      s.counts.forEach((n, k) => {
+        if (n === 0) return;
+        const c = cells.get(first + k * cellMs)!;
+        c.total += n;
+        if (text !== undefined) c.groups.set(text, (c.groups.get(text) ?? 0) + n);
+      });
+    }
+    return { cells, spoiled: run.spoiled };
+  }
+
+  /** keep stores a counted cell, unless the cells kept already hold as many counts as they may. */
+  private keep(level: Map<number, Cell>, start: number, counts: Counts, atMs: number): void {
+    const size = counts.groups.size + 1;
+    if (this.kept + size > MAX_KEPT) return;
+    const had = level.get(start);
+    if (had) this.kept -= had.counts.groups.size + 1;
+    level.set(start, { counts, usedAt: atMs });
+    this.kept += size;
+  }
+
+  /** changed drops the cells that a block committed or deleted at a server time in [fromMs, toMs) makes wrong, and spoils such runs. */
+  private changed(t: Tenant, fromMs: number, toMs: number): void {
+    const tenant = this.tenants.get(tenantKey(t));
+    if (!tenant || fromMs >= tenant.horizon) return;
+    for (const run of tenant.runs) if (run.fromMs < toMs && fromMs < run.toMs) run.spoiled = true;
+    for (const series of tenant.series.values()) {
+      this.drop(series.fine, series.gridMs, fromMs, toMs);
+      this.drop(series.coarse, COARSE * series.gridMs, fromMs, toMs);
+    }
+  }
+
+  private drop(level: Map<number, Cell>, cellMs: number, fromMs: number, toMs: number): void {
+    if (toMs - fromMs <= cellMs) {
+      // one block's millisecond: the one or two cells it may fall in, looked up
+      for (const start of new Set([Math.floor(fromMs / cellMs) * cellMs, Math.floor((toMs - 1) / cellMs) * cellMs])) this.forget(level, start);
+      return;
+    }
+    for (const start of [...level.keys()]) if (start < toMs && fromMs < start + cellMs) this.forget(level, start);
+  }
+
+  private forget(level: Map<number, Cell>, start: number): void {
+    const cell = level.get(start);
+    if (!cell) return;
+    level.delete(start);
+    this.kept -= cell.counts.groups.size + 1;
+  }
+
+  private tenantOf(t: Tenant): TenantCells {
+    const key = tenantKey(t);
+    let tenant = this.tenants.get(key);
+    if (!tenant) this.tenants.set(key, (tenant = { series: new Map(), runs: new Set(), horizon: Number.NEGATIVE_INFINITY }));
+    return tenant;
+  }
+
+  /** seriesOf finds the cells of the request's query, field and grid, letting go of cells and series left unused. */
+  private seriesOf(tenant: TenantCells, req: CountRequest): Series {
+    const key = JSON.stringify([req.queryText, req.field?.name ?? null, req.gridMs]);
+    let series = tenant.series.get(key);
+    if (!series) tenant.series.set(key, (series = { gridMs: req.gridMs, fine: new Map(), coarse: new Map(), usedAt: req.atMs, sweptAt: req.atMs, keepMs: 0 }));
+    series.keepMs = Math.max(series.keepMs, IDLE_MS + 2 * req.periodMs);
+    series.usedAt = req.atMs;
+    if (Math.abs(req.atMs - series.sweptAt) >= series.keepMs / 4) {
+      for (const [key, other] of tenant.series) {
+        if (other !== series && Math.abs(req.atMs - other.usedAt) > other.keepMs) this.dropSeries(tenant, key, other);
+      }
+      for (const level of [series.fine, series.coarse]) {
+        for (const [start, cell] of level) if (Math.abs(req.atMs - cell.usedAt) > series.keepMs) this.forget(level, start);
+      }
+      series.sweptAt = req.atMs;
+    }
+    return series;
+  }
+
+  private dropSeries(tenant: TenantCells, key: string, series: Series): void {
+    for (const level of [series.fine, series.coarse]) for (const start of [...level.keys()]) this.forget(level, start);
+    tenant.series.delete(key);
+  }
+}
+
+/** CountRequest is what one count rule's evaluation asks of its cells. */
+export interface CountRequest {
+  scope: ReadScope;
+  query: Query;
+  queryText: string;
+  field: GroupField | undefined;
+  window: Window;
+  /** the cell size: divides the window's ends at every evaluation of the rule */
+  gridMs: number;
+  /** the evaluation's instant: when its cells were last used */
+  atMs: number;
+  /** the rule's every: its cells are let go once unused for longer than a few of these */
+  periodMs: number;
+}
+
+const tenantKey = (t: Tenant) => `${t.ws}\u0000${t.env}`;
+
+function add(to: Counts, from: Counts): void {
+  to.total += from.total;
+  for (const [text, n] of from.groups) to.groups.set(text, (to.groups.get(text) ?? 0) + n);
+}
+
+function sum(all: Iterable<Counts>): Counts {
+  const out = empty();
+  for (const c of all) add(out, c);
+  return out;
+}

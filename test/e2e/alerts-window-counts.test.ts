@@ -1,0 +1,140 @@
+// A count rule's kept cells (window-counts.ts): an evaluation adds up cells earlier evaluations counted, so each test
+// changes the entries inside a window after its cells were counted and checks the next evaluation against POST
+// /logs/hits over the same window. One test per way the entries of a counted cell change.
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { evaluateRule } from "../../src/alerts/evaluate.ts";
+import type { Rule } from "../../src/alerts/rules.ts";
+import { WindowCounts } from "../../src/alerts/window-counts.ts";
+import { IdGenerator } from "../../src/ids.ts";
+import { checkEntry } from "../../src/ingest/rules.ts";
+import { BUILT_IN_PLANS } from "../../src/limits/plans.ts";
+import { TimeSlicer } from "../../src/query/slice.ts";
+import type { Entry } from "../../src/storage/entries.ts";
+import { removeDir, startTestSluice, type TestSluice, WS } from "../helpers/sluice.ts";
+
+const BASE = Date.parse("2026-11-27T10:00:00.000Z");
+const LEVELS = ["info", "warn", "error"];
+let now = BASE;
+let s: TestSluice;
+let key: string;
+let tenant: { ws: string; env: "development" };
+
+beforeAll(async () => {
+  s = startTestSluice(undefined, { clock: () => now, alertMinEveryMs: 1000 });
+});
+afterAll(async () => {
+  await s.close();
+  removeDir(s.dir);
+});
+
+/** fresh gives each test its own workspace environment. */
+async function fresh() {
+  const w = await s.workspace();
+  key = await w.key("development", "rw", { scopes: ["*"] });
+  tenant = { ws: w.id, env: "development" };
+}
+
+/** store commits `n` entries at server time `ms` straight into storage, as a cluster copy catching up does: at any time. */
+async function store(ms: number, n: number, level = (i: number) => LEVELS[i % LEVELS.length]) {
+  const raws = Array.from({ length: n }, (_, i) => ({ action: "a", level: level(i), clientTimestamp: new Date(ms).toISOString() }));
+  const drawn = new IdGenerator().next(n, ms); // a generator of its own: one shared would not go back in time
+  const entries = raws.map((r, i) => ({ ...checkEntry(r, i, BUILT_IN_PLANS[3]).entry!, id: drawn.ids[i] }) as unknown as Entry);
+  await s.svc.entries.append(tenant, drawn.ms, entries, -1);
+}
+
+async function makeRule(over: Record<string, unknown>): Promise<Rule> {
+  const body = { name: "r", query: "", condition: { op: ">=", threshold: 0 }, window: "1m", every: "10s", ...over };
+  const r = await s.call("POST", `${WS}/alerts/rules`, { key, body });
+  expect(r.status).toBe(201);
+  return (await r.json()) as Rule;
+}
+
+/** evaluated is what the evaluator stores for the rule at `at`, per group, sorted. */
+async function evaluated(rule: Rule, at: number) {
+  now = at;
+  await s.svc.evaluator.evaluate(tenant, rule, at);
+  const all = (await (await s.call("GET", `${WS}/alerts`, { key })).json()) as { rule_id: string; group: unknown; value: number }[];
+  return all
+    .filter((a) => a.rule_id === rule.id)
+    .map((a) => [JSON.stringify(a.group), a.value])
+    .sort();
+}
+
+/** counted is what POST /logs/hits counts over the rule's window at `at`, in the same shape. */
+async function counted(rule: Rule, at: number, windowMs: number) {
+  const body: Record<string, unknown> = {
+    query: rule.query,
+    from: new Date(at - windowMs).toISOString(),
+    to: new Date(at).toISOString(),
+    step: `${windowMs}ms`,
+  };
+  if (rule.group_by.length) body.groupBy = rule.group_by[0];
+  const hits = (await (await s.call("POST", `${WS}/logs/hits`, { key, body })).json()) as { total: number; series: { group: unknown; total: number }[] };
+  if (!rule.group_by.length) return [["null", hits.total]];
+  return hits.series
+    .filter((x) => x.total > 0)
+    .map((x) => [JSON.stringify(x.group), x.total])
+    .sort();
+}
+
+test("a count rule's cells: entries stored later at a server time inside a counted window are counted by the next evaluation", async () => {
+  await fresh();
+  const t = BASE + 10 * 60_000;
+  for (let k = 1; k <= 30; k++) await store(t - k * 1700, 3);
+  const rules = [await makeRule({ query: "level=error" }), await makeRule({ group_by: ["level"], window: "5m" }), await makeRule({ query: "level!=warn" })];
+  for (const r of rules) expect(await evaluated(r, t)).toEqual(await counted(r, t, r.window === "5m" ? 300_000 : 60_000));
+  await store(t - 25_000, 4); // inside cells counted at t, before t + 10 s's window ends
+  await store(t - 59_000, 2);
+  for (const r of rules) {
+    const want = await counted(r, t + 10_000, r.window === "5m" ? 300_000 : 60_000);
+    expect(await evaluated(r, t + 10_000)).toEqual(want);
+  }
+});
+
+test("a count rule's cells: entries committed while an evaluation counts are not kept as counted", async () => {
+  await fresh();
+  const t = BASE + 20 * 60_000;
+  for (let k = 1; k <= 20; k++) await store(t - k * 2900, 2);
+  const rule = await makeRule({ query: "" });
+  const counts = new WindowCounts(s.svc.entries);
+  const scope = { ...tenant, floorMs: 0 };
+  let pauses = 0;
+  // the count pauses before each block; once it has passed the newest ones, entries land among them
+  const slice = {
+    due: () => true,
+    async pause() {
+      if (++pauses === 4) for (const ms of [t - 1, t - 2000, t - 4000]) await store(ms, 5);
+    },
+  };
+  const first = await evaluateRule(s.svc.entries, scope, rule, t, slice, counts);
+  expect(pauses).toBeGreaterThan(4);
+  const again = await evaluateRule(s.svc.entries, scope, rule, t, new TimeSlicer(10_000), counts);
+  const want = await counted(rule, t, 60_000);
+  expect(first.ok && first.groups[0].value).not.toEqual(want[0][1]); // the count under way missed them
+  expect(again.ok && again.groups.map((g) => [JSON.stringify(g.group), g.value])).toEqual(want);
+});
+
+test("a count rule's cells: retention deleting inside a counted window takes the deleted entries out of the next evaluation", async () => {
+  await fresh();
+  const t = BASE + 30 * 60_000;
+  for (let k = 1; k <= 40; k++) await store(t - k * 1400, 2);
+  const rule = await makeRule({ query: "level=info,error" });
+  const before = await evaluated(rule, t);
+  expect(before).toEqual(await counted(rule, t, 60_000));
+  while ((await s.svc.entries.deleteBefore(tenant, t - 20_000, 7)) > 0); // a retention sweep whose floor lies inside the window
+  const want = await counted(rule, t, 60_000);
+  expect(want).not.toEqual(before);
+  expect(await evaluated(rule, t)).toEqual(want);
+});
+
+test("a count rule's cells: after a restart, entries stored inside a window counted before it are counted", async () => {
+  await fresh();
+  const t = BASE + 40 * 60_000;
+  for (let k = 1; k <= 12; k++) await store(t - k * 4500, 3);
+  const rule = await makeRule({ group_by: ["level"], window: "1m" });
+  expect(await evaluated(rule, t)).toEqual(await counted(rule, t, 60_000));
+  await s.close();
+  s = startTestSluice(s.dir, { clock: () => now, alertMinEveryMs: 1000 });
+  await store(t - 3000, 6);
+  expect(await evaluated(rule, t + 10_000)).toEqual(await counted(rule, t + 10_000, 60_000));
+});
