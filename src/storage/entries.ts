@@ -9,7 +9,7 @@
 // Blocks written at the same millisecond by different writers may interleave in id, so readers
 // merge all blocks of one millisecond before ordering by id.
 // A block older than a few seconds with few entries is merged with its neighbours into a part (merge.ts): its key
-// stays, and its value becomes a pointer to its entries in the part (part.ts), which every read below follows.
+// stays, and its value becomes a pointer to its entries in the part (part.ts), which every read follows (stored-blocks.ts).
 // Beside each block, in the same transaction: the mark that its postings are not yet stored
 // (postings.ts), new action values (dictionary.ts) and the month's usage count (usage.ts); right
 // after commit, its postings are held in memory until a batch stores them, and its words join the
@@ -20,7 +20,7 @@
 import type { Database } from "lmdb";
 import { uuidTimeMs } from "../ids.ts";
 import type { Environment } from "../schema.ts";
-import { Block, blockWords, type Entry } from "./block.ts";
+import { type Block, blockWords, type Entry } from "./block.ts";
 import { TurnCommitter, type CommittedBlock, type Verdict, type Write } from "./commit.ts";
 import { Dictionary } from "./dictionary.ts";
 import type { DiskSpace } from "./disk.ts";
@@ -36,7 +36,8 @@ import { resumingKeys } from "./resume.ts";
 import { StatsStore } from "./stats.ts";
 import { type BlockKey, BoundsStore, type ClientBounds } from "./bounds.ts";
 import { DEFAULT_PACE, Merger, type MergePace } from "./merge.ts";
-import { partOf, pointerOf, type PartKey, type Pointer } from "./part.ts";
+import { partOf, pointerOf } from "./part.ts";
+import { blockName, partName, StoredBlocks } from "./stored-blocks.ts";
 import type { UsageStore } from "./usage.ts";
 
 export type { Entry } from "./block.ts";
@@ -49,14 +50,7 @@ export interface Row {
 
 export { BLOCK_MAX } from "./block.ts";
 
-/** DECODED_KEPT is how many decoded blocks of format 6 the store keeps, with the columns they decompressed: a query reads a block to test it, then again to read it. */
-export const DECODED_KEPT = 128;
-
-/** PARTS_KEPT is how many decoded parts the store keeps: a part holds thousands of entries, a read of one merged block reads it whole. */
-export const PARTS_KEPT = 16;
-
-/** Block sizes kept in memory at most (about 100 bytes each). */
-const SIZES_KEPT = 500_000;
+export { DECODED_KEPT } from "./stored-blocks.ts";
 
 export interface EntryDatabases {
   entries: Database;
@@ -86,12 +80,8 @@ export class EntryStore {
   /** merges small blocks into parts in the background, once started */
   readonly merger: Merger;
   private readonly turns: TurnCommitter;
-  /** block sizes by key, as blockSize read them (a deleted block's stays, harmless: it is never asked for again) */
-  private readonly sizes = new Map<string, number>();
-  /** packed blocks as last decoded, least recently used first (Map order); retention drops a deleted block's */
-  private readonly decoded = new Map<string, Block>();
-  /** parts as last decoded, least recently used first */
-  private readonly decodedParts = new Map<string, Block>();
+  /** blocks read by key, plain or merged into parts, and kept decoded */
+  private readonly stored: StoredBlocks;
   /** writes whose ids are drawn but not yet committed: live tails send nothing above the lowest (query/tail-hub.ts) */
   readonly inFlight = new InFlight();
   private readonly deletedListeners: ((tenant: Tenant, beforeMs: number) => void)[] = [];
@@ -100,6 +90,7 @@ export class EntryStore {
   constructor(dbs: EntryDatabases, usage: UsageStore, segmentEntries?: number) {
     this.db = dbs.entries;
     this.parts = dbs.parts;
+    this.stored = new StoredBlocks(this.db, this.parts);
     this.stats = new StatsStore(dbs.stats);
     this.bounds = new BoundsStore(dbs.bounds);
     this.merger = new Merger(this.db, this.parts, this.stats, this.bounds);
@@ -191,7 +182,7 @@ export class EntryStore {
     const ms = uuidTimeMs(id);
     if (!(ms >= 0 && ms < 8.64e15)) return undefined;
     for (const { key, value } of this.db.getRange({ start: [ws, env, ms, id], end: [ws, env, ms], reverse: true })) {
-      const i = this.blockFrom(tenant, ms, (key as unknown[])[3] as string, value as Uint8Array)?.indexOf(id) ?? -1;
+      const i = this.stored.decode(tenant, ms, (key as unknown[])[3] as string, value as Uint8Array)?.indexOf(id) ?? -1;
       if (i >= 0) return { ms, firstId: (key as unknown[])[3] as string, positions: [i] };
     }
     return undefined;
@@ -286,19 +277,14 @@ export class EntryStore {
     const counted: [number, number, number] = [0, 0, 0]; // entries, raw, block bytes taken off the stats
     const gone: string[] = []; // blocks' and parts' names
     // a read until the deletion commits may keep a block again: let them go once it has
-    const forget = () => {
-      for (const name of gone) {
-        this.decoded.delete(name);
-        this.decodedParts.delete(name);
-      }
-    };
+    const forget = () => this.stored.forget(gone);
     const done = this.db.transaction(() => {
       const postings = new Map<string, { kind: PostingKind; term: string; blocks: { ms: number; firstId: string }[] }>();
       for (const key of doomed) {
         const [, , ms, firstId] = key as [string, Environment, number, string];
         const value = this.db.get(key) as Uint8Array | undefined;
         if (!value) continue;
-        const block = this.blockFrom(tenant, ms, firstId, value);
+        const block = this.stored.decode(tenant, ms, firstId, value);
         if (!block) throw new Error(`block ${ms} ${firstId} points into a part that is missing: the data directory is damaged; restore it from a backup`);
         const pointer = pointerOf(value);
         let bytes = value.length;
@@ -309,7 +295,7 @@ export class EntryStore {
           bytes += (this.parts.get([ws, env, part.ms, part.firstId]) as Uint8Array | undefined)?.length ?? 0;
           this.parts.removeSync([ws, env, part.ms, part.firstId]);
           this.bounds.removeSync(ws, env, part.ms, part.firstId);
-          gone.push(partName(ws, env, part));
+          gone.push(partName(ws, env, part.ms, part.firstId));
         }
         for (const [kind, term] of termsOf(block.entries())) {
           const at = `${kind}\u0000${term}`;
@@ -354,55 +340,7 @@ export class EntryStore {
 
   /** readBlock reads one block by its key; undefined once it is deleted (retention). */
   readBlock(tenant: Tenant, ms: number, firstId: string): Block | undefined {
-    const { ws, env } = tenant;
-    const name = blockName(ws, env, ms, firstId);
-    const kept = this.keptBlock(name);
-    if (kept) return kept;
-    const value = this.db.get([ws, env, ms, firstId]) as Uint8Array | undefined;
-    if (value === undefined) return undefined;
-    const pointer = pointerOf(value);
-    return pointer ? this.partSlice(tenant, ms, firstId, pointer) : this.keep(name, Block.decode(ms, value));
-  }
-
-  /** blockFrom decodes a value of the entries db: a block, or a merged block read out of its part; undefined once retention took the part. */
-  private blockFrom(tenant: Tenant, ms: number, firstId: string, value: Uint8Array): Block | undefined {
-    const pointer = pointerOf(value);
-    return pointer ? this.partSlice(tenant, ms, firstId, pointer) : Block.decode(ms, value);
-  }
-
-  /** partSlice reads a merged block out of its part, which is kept decoded for the part's other blocks; undefined once retention took the part. */
-  private partSlice(tenant: Tenant, ms: number, firstId: string, pointer: Pointer): Block | undefined {
-    const { ws, env } = tenant;
-    const key = partOf(this.parts, ws, env, ms, firstId);
-    if (!key) return undefined; // retention deleted the part and its blocks since the pointer was read
-    const name = partName(ws, env, key);
-    let part = this.decodedParts.get(name);
-    if (part)
-      this.decodedParts.delete(name); // to the end: the most recently used
-    else {
-      const value = this.parts.get([ws, env, key.ms, key.firstId]) as Uint8Array | undefined;
-      if (value === undefined) return undefined; // retention deleted the part and its blocks since the pointer was read
-      part = Block.decode(key.ms, value);
-      if (this.decodedParts.size >= PARTS_KEPT) this.decodedParts.delete(this.decodedParts.keys().next().value!);
-    }
-    this.decodedParts.set(name, part);
-    return part.slice(ms, pointer.start, pointer.size);
-  }
-
-  private keptBlock(name: string): Block | undefined {
-    const block = this.decoded.get(name);
-    if (block) {
-      this.decoded.delete(name); // to the end: the most recently used
-      this.decoded.set(name, block);
-    }
-    return block;
-  }
-
-  private keep(name: string, block: Block): Block {
-    if (!block.packed) return block; // an unpacked block decodes for nothing
-    this.decoded.set(name, block);
-    if (this.decoded.size > DECODED_KEPT) this.decoded.delete(this.decoded.keys().next().value!);
-    return block;
+    return this.stored.read(tenant, ms, firstId);
   }
 
   /**
@@ -411,47 +349,22 @@ export class EntryStore {
    * `keep: false` is for a read of many blocks, none read again: a packed one is then not copied out either.
    */
   readBlockTransient(tenant: Tenant, ms: number, firstId: string, keep = true): Block | undefined {
-    const { ws, env } = tenant;
-    const name = blockName(ws, env, ms, firstId);
-    const kept = this.keptBlock(name);
-    if (kept) return kept;
-    const value = this.db.getBinaryFast([ws, env, ms, firstId]);
-    if (value === undefined) return undefined;
-    const pointer = pointerOf(value); // read before the part's read reuses the buffer
-    if (pointer) return this.partSlice(tenant, ms, firstId, pointer);
-    // a packed block is small beside what it decompresses: copied out and kept, the read that follows the test is free
-    // the copy as lmdb-js's getBinary makes it: the reused buffer's length is set per read, and Buffer's slice is a view
-    if (!keep) return Block.decode(ms, value);
-    return Block.isPacked(value) ? this.keep(name, Block.decode(ms, Uint8Array.prototype.slice.call(value, 0, value.length))) : Block.decode(ms, value);
+    return this.stored.readTransient(tenant, ms, firstId, keep);
   }
 
-  /**
-   * blockSize is the number of entries of a block, read without decoding it; undefined once it is deleted. Blocks
-   * never change, so sizes are kept (up to SIZES_KEPT blocks): lmdb-js copies a whole value even to read its first bytes.
-   */
+  /** blockSize is the number of entries of a block, read without decoding it; undefined once it is deleted. */
   blockSize(tenant: Tenant, ms: number, firstId: string): number | undefined {
-    const { ws, env } = tenant;
-    const name = blockName(ws, env, ms, firstId);
-    const kept = this.sizes.get(name);
-    if (kept !== undefined) return kept;
-    const value = this.db.getBinaryFast([ws, env, ms, firstId]);
-    if (value === undefined) return undefined;
-    const n = pointerOf(value)?.size ?? Block.sizeOf(value);
-    if (this.sizes.size < SIZES_KEPT) this.sizes.set(name, n);
-    return n;
+    return this.stored.size(tenant, ms, firstId);
   }
 
   private *blockTextsAfter(ws: string, env: Environment, after: [number, string] | undefined): Generator<BlockText> {
     const start = after ? [ws, env, after[0], `${after[1]}\u0000`] : [ws, env, 0];
     for (const { key, value } of this.db.getRange({ start, end: [ws, env, 8.64e15], snapshot: false })) {
       const ms = (key as unknown[])[2] as number;
-      const block = this.blockFrom({ ws, env }, ms, (key as unknown[])[3] as string, value as Uint8Array);
+      const block = this.stored.decode({ ws, env }, ms, (key as unknown[])[3] as string, value as Uint8Array);
       if (!block) continue; // retention took it
       const entries = block.entries();
       yield { ms, firstId: entries[0].id, text: blockWords(entries), entries: entries.length };
     }
   }
 }
-
-const blockName = (ws: string, env: Environment, ms: number, firstId: string) => `${ws}\u0000${env}\u0000${ms}\u0000${firstId}`;
-const partName = (ws: string, env: Environment, p: PartKey) => `${blockName(ws, env, p.ms, p.firstId)}\u0000part`;
