@@ -116,6 +116,7 @@ export class EntryStore {
     // the indexes kept beside the blocks learn of each block once it is committed
     this.onCommitted((b) => this.postings.hold(b.ws, b.env, b.ms, b.firstId, b.terms));
     this.onCommitted((b) => this.needles.hold(b.ws, b.env, { ms: b.ms, firstId: b.firstId, size: b.size, stripes: b.filters }));
+    this.onCommitted((b) => this.merger.committed(b.ws, b.env, b.ms, b.firstId, b.size));
     this.onCommitted((b) => this.fulltext.add(b.ws, b.env, { ms: b.ms, firstId: b.firstId, text: b.words, entries: b.size }));
   }
 

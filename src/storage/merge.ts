@@ -28,6 +28,8 @@ export const DEFAULT_PACE: MergePace = { ageMs: 10_000, idleMs: 60_000 };
 const PASS_MS = 2_000;
 /** Blocks passed over (large or merged already) in one look before it lets the event loop run. */
 const PASSED_MAX = 256;
+/** Large blocks known by their commit at most: beyond, a look reads a block to learn its size. */
+const KNOWN_LARGE_MAX = 100_000;
 
 // run from source, the worker is the file beside this one; in the compiled executable (scripts/build.ts)
 // it is bundled as another entrypoint, at storage/merge-worker.js beside the program
@@ -50,6 +52,8 @@ const after = (k: Key): Key => [k[0], `${k[1]}\u0000`];
 /** Merger merges the blocks of an entry store's tenants into parts. */
 export class Merger {
   private readonly frontiers = new Map<string, Key | null>();
+  /** large blocks committed since the merge started, by name, until a look passes them: lmdb-js copies a whole value to read its size */
+  private readonly knownLarge = new Set<string>();
   private worker: Worker | undefined;
   private readonly waiting = new Map<number, { resolve: (part: Encoded) => void; reject: (e: unknown) => void }>();
   private calls = 0;
@@ -74,6 +78,11 @@ export class Merger {
         .finally(() => (this.pass = undefined));
     }, PASS_MS);
     this.timer.unref();
+  }
+
+  /** committed learns a new block's size from its commit, so that a look passes over a large one without reading it. */
+  committed(ws: string, env: Environment, ms: number, firstId: string, size: number): void {
+    if (this.timer && size >= MERGE_SMALL && this.knownLarge.size < KNOWN_LARGE_MAX) this.knownLarge.add(`${ws}\u0000${env}\u0000${ms}\u0000${firstId}`);
   }
 
   /** stop ends the background merge once a merge under way has committed, and ends the worker thread. */
@@ -129,10 +138,14 @@ export class Merger {
     const range = { start: from ? [ws, env, ...from] : [ws, env, 0], end: [ws, env, now - pace.ageMs], snapshot: false };
     for (const key of this.entries.getKeys(range)) {
       const [, , ms, firstId] = key as [string, Environment, number, string];
-      // read into lmdb-js's reused buffer: only a block taken into the run is copied out
-      const peek = this.entries.getBinaryFast(key as [string, Environment, number, string]);
-      if (peek === undefined) continue; // retention took it meanwhile
-      const size = pointerOf(peek) ? -1 : Block.sizeOf(peek);
+      let peek: Uint8Array | undefined;
+      let size = MERGE_SMALL; // large, as its commit said: not read
+      if (!this.knownLarge.delete(`${name}\u0000${ms}\u0000${firstId}`)) {
+        // read into lmdb-js's reused buffer: only a block taken into the run is copied out
+        peek = this.entries.getBinaryFast(key as [string, Environment, number, string]);
+        if (peek === undefined) continue; // retention took it meanwhile
+        size = pointerOf(peek) ? -1 : Block.sizeOf(peek);
+      }
       if (size < 0 || size >= MERGE_SMALL) {
         if (run.length >= 2) return { run, next: [ms, firstId] };
         run = [];
@@ -141,7 +154,7 @@ export class Merger {
         if (++passed === PASSED_MAX) return "later";
         continue;
       }
-      run.push({ ms, firstId, value: Uint8Array.prototype.slice.call(peek, 0, peek.length), size });
+      run.push({ ms, firstId, value: Uint8Array.prototype.slice.call(peek!, 0, peek!.length), size });
       entries += size;
       if (entries >= PART_ENTRIES) return { run, next: after([ms, firstId]) };
     }

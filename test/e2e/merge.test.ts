@@ -192,3 +192,24 @@ test("large blocks are left as they are, and the merge stores how far it passed 
     await s.close();
   }
 }, 60_000);
+
+test("small blocks between large ones committed while the merge runs are merged run by run, and every read answers as before", async () => {
+  const { s, key, tenant } = await seeded(0);
+  try {
+    s.entries.startMerging({ ageMs: 8.64e15, idleMs: 0 }); // running, so commits tell it their sizes, but nothing is due yet
+    const ids = new IdGenerator();
+    let at = 0;
+    for (let b = 0; b < 40; b++) {
+      const count = b % 4 === 3 ? 300 : 1; // three small blocks, then a large one
+      const { ms, ids: fresh } = ids.next(count, T + b * 1000);
+      const entries = fresh.map((id) => ({ ...(entryAt(at++) as object), id, clientMs: T }) as unknown as Entry);
+      await s.entries.append(tenant, ms, entries, -1);
+    }
+    const before = await answers(s, key);
+    expect(await s.entries.merger.mergeTenant(tenant, ALL)).toBe(10); // each run of three between two large blocks
+    expect(await answers(s, key)).toEqual(before);
+    expect(s.entries.stats.all().find((t) => t.env === "production")!.blockBytes).toBe(storedBytes(s, tenant.ws));
+  } finally {
+    await s.close();
+  }
+}, 60_000);
