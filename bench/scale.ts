@@ -5,7 +5,8 @@
 // latencies over HTTP (page 100 beside page 1), and a restart timed until /readyz answers 200 and a full-text
 // search answers. The client's making of bodies takes CPU beside the server's: the rate is lower than with bodies
 // made beforehand.
-// BENCH_SCALE_ENTRIES sets the count (default 10,000,000).
+// BENCH_SCALE_ENTRIES sets the count (default 10,000,000); the ingest rate is also printed per tenth of it, so a
+// rate that falls as the store grows shows. BENCH_SCALE_CEILING_ENTRIES bounds the ceiling's run (default 10M).
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -16,6 +17,8 @@ import { quiet, startBare, startSluice } from "./servers.ts";
 import { spawnServer, type ServerProcess } from "../test/helpers/process.ts";
 
 const TOTAL = Number(process.env.BENCH_SCALE_ENTRIES ?? 10_000_000);
+const CEILING_TOTAL = Math.min(TOTAL, Number(process.env.BENCH_SCALE_CEILING_ENTRIES ?? 10_000_000));
+const TENTHS = 10;
 const mib = (n: number) => n / 2 ** 20;
 const statusKb = (pid: number, field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) * 1024;
 const rssOf = (pid: number) => statusKb(pid, "VmRSS");
@@ -33,7 +36,7 @@ export async function benchScale() {
   let server: ServerProcess | undefined;
   try {
     const baseline = await startBare("baseline-server.ts");
-    const ceiling = await drive(baseline.url, {}, payloads, TOTAL);
+    const ceiling = await drive(baseline.url, {}, payloads, CEILING_TOTAL);
     baseline.proc.kill();
 
     const first = await startSluice(dir, SERVER_ENV);
@@ -46,7 +49,16 @@ export async function benchScale() {
       peakRss = Math.max(peakRss, rssOf(pid));
       peakAnon = Math.max(peakAnon, anonOf(pid));
     }, 250);
-    const rate = await drive(`${server.base}/api/v1/workspace/logs/bulk`, { "x-api-key": key }, payloads, TOTAL);
+    // the same bodies as one run would send, driven a tenth at a time
+    const tenth = Math.ceil(requests / TENTHS);
+    const rates: number[] = [];
+    const i0 = performance.now();
+    for (let t = 0; t * tenth < requests; t++) {
+      const count = Math.min(tenth, requests - t * tenth);
+      rates.push(await drive(`${server.base}/api/v1/workspace/logs/bulk`, { "x-api-key": key }, (i) => payloads(t * tenth + i), count * BATCH));
+      console.error(`scale: tenth ${t + 1} at ${Math.round(rates[t])} entries/s, peak RSS ${Math.round(mib(peakRss))} MiB`);
+    }
+    const rate = (requests * BATCH) / ((performance.now() - i0) / 1000);
     clearInterval(sampler);
     // the queries measure the stored 10M, not the kernel writing back the last seconds of ingest beside them
     const dirty = () => Number(/Dirty:\s+(\d+) kB/.exec(readFileSync("/proc/meminfo", "utf8"))![1]) * 1024;
@@ -81,6 +93,8 @@ export async function benchScale() {
     await query("a Loghub system tag (tag=openssh, 0.6%)", { query: "tag=openssh" });
     await query('full text message@"slow checkout"', { query: 'message@"slow checkout"' });
     await query('rare phrase "authentication failure"', { query: '"authentication failure"' });
+    await query('a rare value (context.ip="10.0.7.42", 1 in 65,025 of the mix)', { query: 'context.ip="10.0.7.42"' });
+    await query("one entry's value (context.request_id)", { query: `context.request_id="req-${Math.floor(TOTAL / 15) * 5 + 1}"` });
 
     // page 100 through the cursor: the cursor of page 99 is fetched once, then page 100 is timed like page 1
     const pageBody = { query: "level=warn", pageSize: 100 };
@@ -122,6 +136,7 @@ export async function benchScale() {
       entries: requests * BATCH,
       ceiling,
       rate,
+      rates,
       peakRss,
       peakAnon,
       rssAfterQueries,
@@ -145,6 +160,7 @@ if (import.meta.main) {
   const f = (n: number) => Math.round(n).toLocaleString("en-US");
   console.log(`scale: ${f(r.entries)} entries over HTTP, ${BATCH}/request, 4 clients`);
   console.log(`  bare Bun.serve JSON parse: ${f(r.ceiling)} entries/s; sluice: ${f(r.rate)} entries/s; ratio ${((r.rate / r.ceiling) * 100).toFixed(1)}%`);
+  console.log(`  by tenths, entries/s: ${r.rates.map(f).join(", ")}; last ÷ first ${(r.rates.at(-1)! / r.rates[0]).toFixed(2)}`);
   console.log(
     `  dirty page cache right after ingest: ${mib(r.dirtyAfterIngest).toFixed(0)} MiB (synced before the queries); the server was quiet ${(r.settleMs / 1000).toFixed(1)} s after ingest`,
   );
