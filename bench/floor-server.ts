@@ -10,8 +10,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { open } from "lmdb";
-import { blockWords } from "../src/storage/block.ts";
-import { FullText } from "../src/storage/fulltext.ts";
+import { blockWords } from "../src/storage/format/block.ts";
+import { FullText } from "../src/storage/indexes/fulltext.ts";
 
 const FLOOR = process.env.FLOOR ?? "single";
 const dir = mkdtempSync(join(tmpdir(), "sluice-floor-"));

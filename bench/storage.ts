@@ -2,7 +2,7 @@
 // Each data set is written through the app into a fresh data directory, in bulk requests of 1,000 distinct entries or
 // one entry a request; the server is stopped cleanly, and the directory's allocated size is read, with each LMDB
 // database's share. Sets written one a request are measured twice in the same run: as stored without the background
-// merge, the baseline, and with it merging small blocks into parts while they are written (storage/merge.ts).
+// merge, the baseline, and with it merging small blocks into parts while they are written (storage/merge/merge.ts).
 // BENCH_STORAGE_ENTRIES sets the bulk sets' count (default 200,000), BENCH_STORAGE_SINGLE the others' (default 20,000).
 import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";

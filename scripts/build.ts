@@ -94,8 +94,8 @@ export async function buildExecutable(outfile: string): Promise<string[]> {
     // the full-text worker is a thread of its own: the executable carries it as a second entrypoint
     entrypoints: [
       join(ROOT, "src/cli/main.ts"),
-      join(ROOT, "src/storage/fulltext-worker.ts"),
-      join(ROOT, "src/storage/merge-worker.ts"),
+      join(ROOT, "src/storage/indexes/fulltext-worker.ts"),
+      join(ROOT, "src/storage/merge/merge-worker.ts"),
       join(ROOT, "src/ingest/prepare-worker.ts"),
     ],
     minify: true,

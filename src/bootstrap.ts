@@ -1,7 +1,7 @@
 // bootstrap: the first start on an empty data directory creates a workspace, a key and the admin token (contract §1).
 import type { AdminService } from "./admin/service.ts";
 import { hashSecret, randomText } from "./auth/keys.ts";
-import type { MetaStore } from "./storage/meta.ts";
+import type { MetaStore } from "./storage/records/meta.ts";
 
 export interface FirstStart {
   workspaceId?: string;

@@ -7,7 +7,7 @@ import type { Database } from "lmdb";
 import { buildApp, services, type AppDeps } from "./app.ts";
 import type { PlanTable } from "./limits/plans.ts";
 import { openDatabases } from "./storage/db.ts";
-import { MetaStore } from "./storage/meta.ts";
+import { MetaStore } from "./storage/records/meta.ts";
 import { allocatedBytes, storageReport, type StorageReport } from "./storage/report.ts";
 import { StatsStore } from "./storage/stats.ts";
 

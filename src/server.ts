@@ -58,7 +58,7 @@ export async function startServer(config: Config, print: (text: string) => void 
     sweeper.sweep().catch((e) => console.error(JSON.stringify({ level: "error", msg: "retention sweep failed", error: String(e) })));
   }, config.retentionSweepSeconds * 1000);
 
-  s.entries.startMerging(); // small blocks into parts (storage/merge.ts)
+  s.entries.startMerging(); // small blocks into parts (storage/merge/merge.ts)
   s.evaluator.start(); // alert rules (contract §16): evaluations, then their notices
   s.deliverer.start();
 

@@ -2,7 +2,7 @@
 import { DEFAULT_SCOPES, generateSecret, hashSecret, hintOf } from "../auth/keys.ts";
 import { ApiError, badRequest } from "../errors.ts";
 import type { PlanTable } from "../limits/plans.ts";
-import type { KeyRecord, MetaStore, WorkspaceRecord } from "../storage/meta.ts";
+import type { KeyRecord, MetaStore, WorkspaceRecord } from "../storage/records/meta.ts";
 import { isUuid } from "../ids.ts";
 import { formatMs, parseRfc3339 } from "../time.ts";
 import { CreateKey, CreateWorkspace, UpdateWorkspace, checkBody } from "./schema.ts";

@@ -1,7 +1,7 @@
 // deliver: sends the notices of the outbox (contract §16). A notice is stored in the transaction that decided it and
 // leaves the outbox only once delivered or given up, so a restart (kill -9 included) resumes what was not settled.
 // A network error or a 5xx is retried with backoff: attempts at 0, 1, 3, 7, 15 and 31 s, six within a minute.
-import type { AlertStore, NoticePayload, StoredNotice } from "../storage/alerts.ts";
+import type { AlertStore, NoticePayload, StoredNotice } from "../storage/records/alerts.ts";
 import type { Channel } from "./channels.ts";
 import { EVERYWHERE, type Placement } from "./placement.ts";
 import { alertmanagerBody, signature, slackBody, summaryLines, webhookBody } from "./notices.ts";

@@ -12,7 +12,7 @@ import { parseQuery } from "../query/parser.ts";
 import type { Slice } from "../query/slice.ts";
 import { tally } from "../query/tally.ts";
 import { ApiError } from "../errors.ts";
-import { type Block, EntryView } from "../storage/block.ts";
+import { type Block, EntryView } from "../storage/format/block.ts";
 import type { EntryStore } from "../storage/entries.ts";
 import { durationMs, type Rule } from "./rules.ts";
 import type { WindowCounts } from "./window-counts.ts";

@@ -3,7 +3,7 @@
 // evaluated once, at the latest one.
 import type { ReadScope } from "../query/page.ts";
 import { TimeSlicer } from "../query/slice.ts";
-import type { AlertStore, NoticePayload, StoredNotice, StoredTransition } from "../storage/alerts.ts";
+import type { AlertStore, NoticePayload, StoredNotice, StoredTransition } from "../storage/records/alerts.ts";
 import type { Channel } from "./channels.ts";
 import type { Tenant } from "../storage/keys.ts";
 import type { EntryStore } from "../storage/entries.ts";

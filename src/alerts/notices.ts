@@ -1,7 +1,7 @@
 // notices: the bodies channels receive (contract §16). A notice's alerts are built when an evaluation decides it, in
 // Alertmanager's alert shape with `value` and `samples`; each channel type then wraps them its own way.
 import { createHmac } from "node:crypto";
-import type { NoticePayload } from "../storage/alerts.ts";
+import type { NoticePayload } from "../storage/records/alerts.ts";
 import { formatMs } from "../time.ts";
 import type { Window } from "../query/explore-request.ts";
 import type { Group } from "./evaluate.ts";

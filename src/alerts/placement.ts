@@ -1,6 +1,6 @@
 // placement: which rules this Sluice evaluates and which notices it sends (contract §16). One process evaluates every
 // rule; in a cluster each partition copy evaluates the rules of its partition's workspaces while its node owns them.
-import type { StoredNotice } from "../storage/alerts.ts";
+import type { StoredNotice } from "../storage/records/alerts.ts";
 
 /** Placement tells an evaluator and a deliverer what is theirs; without one, everything is. */
 export interface Placement {

@@ -3,7 +3,7 @@
 import { badRequest } from "../errors.ts";
 import type { ReadScope } from "../query/page.ts";
 import { TimeSlicer } from "../query/slice.ts";
-import type { StoredState } from "../storage/alerts.ts";
+import type { StoredState } from "../storage/records/alerts.ts";
 import type { EntryStore } from "../storage/entries.ts";
 import { formatMs } from "../time.ts";
 import { evaluateRule } from "./evaluate.ts";

@@ -2,7 +2,7 @@
 // alerts and their history, a channel test and a rule's preview.
 import { ApiError, badRequest, type FieldError, notFound, validationFailed } from "../errors.ts";
 import type { ReadScope } from "../query/page.ts";
-import type { AlertStore, StoredTransition } from "../storage/alerts.ts";
+import type { AlertStore, StoredTransition } from "../storage/records/alerts.ts";
 import type { EntryStore } from "../storage/entries.ts";
 import type { Tenant } from "../storage/keys.ts";
 import { formatMs } from "../time.ts";

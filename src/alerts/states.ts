@@ -1,6 +1,6 @@
 // states: how one evaluation moves each (rule, group) along inactive → pending → firing → inactive (contract §16),
 // and which of those moves are announced. Pure: live evaluation and the preview share it.
-import type { StoredState, StoredTransition } from "../storage/alerts.ts";
+import type { StoredState, StoredTransition } from "../storage/records/alerts.ts";
 import type { Evaluation, Group, GroupValue } from "./evaluate.ts";
 import { durationMs, holds, type Rule } from "./rules.ts";
 

@@ -2,7 +2,7 @@
 import { forbidden, unauthorized } from "../errors.ts";
 import type { Plan, PlanTable } from "../limits/plans.ts";
 import type { Environment } from "../schema.ts";
-import type { KeyRecord, MetaStore, WorkspaceRecord } from "../storage/meta.ts";
+import type { KeyRecord, MetaStore, WorkspaceRecord } from "../storage/records/meta.ts";
 import { formatMs } from "../time.ts";
 import { grants, hashSecret, looksLikeKey, type Permission } from "./keys.ts";
 

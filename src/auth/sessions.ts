@@ -1,9 +1,9 @@
 // sessions: the web explorer's sign-in (contract §12). A session maps a random token, held by the browser in an
 // HttpOnly cookie, to the hash of the key it was opened with; the key itself is never kept, by the browser or here.
-// Sessions are stored (storage/sessions.ts): a restart keeps them, and in a cluster every node knows them.
+// Sessions are stored (storage/records/sessions.ts): a restart keeps them, and in a cluster every node knows them.
 import { createHash, randomBytes } from "node:crypto";
 import { unauthorized } from "../errors.ts";
-import type { SessionStore } from "../storage/sessions.ts";
+import type { SessionStore } from "../storage/records/sessions.ts";
 
 /** the cookie that carries a session token */
 export const SESSION_COOKIE = "sluice_session";

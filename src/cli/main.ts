@@ -85,11 +85,12 @@ function help(): string {
     ...Object.entries(ADMIN_COMMANDS).map(([name, c]) => [name, c.summary]),
     ...Object.entries(TRANSFER).map(([name, c]) => [name, c.summary]),
   ];
+  const width = Math.max(...rows.map(([n]) => n.length)) + 2; // the longest name still leaves a gap before its summary
   return [
     "usage: sluice <command> [options] [--data-dir DIR]",
     "",
     "commands:",
-    ...rows.map(([n, s]) => `  ${n.padEnd(22)}${s}`),
+    ...rows.map(([n, s]) => `  ${n.padEnd(width)}${s}`),
     "",
     "--data-dir DIR   the data directory (SLUICE_DATA_DIR, default ./data); works while the server runs",
     "--url U --admin-token T   in a cluster (SLUICE_CLUSTER), the workspaces and keys commands go to a node's admin API",

@@ -5,8 +5,8 @@
 import { Packr } from "msgpackr";
 import type { Protocol, Rejection } from "../ingest/shipped.ts";
 import type { Environment } from "../schema.ts";
-import type { Entry } from "../storage/block.ts";
-import type { EncodedBlock } from "../storage/encode.ts";
+import type { Entry } from "../storage/format/block.ts";
+import type { EncodedBlock } from "../storage/format/encode.ts";
 
 /**
  * WriteMessage is one accepted write: its tenant, server millisecond and monthly limit, and its entries or encoded

@@ -5,7 +5,7 @@
 import type { Database, Key } from "lmdb";
 import type { KV, KvWatchOptions } from "@nats-io/kv";
 import type { NatsConnection, Subscription } from "@nats-io/transport-node";
-import { SESSION_KEYS } from "../storage/sessions.ts";
+import { SESSION_KEYS } from "../storage/records/sessions.ts";
 import { unavailable } from "./link.ts";
 import { pack, unpack } from "./message.ts";
 import { Watermark } from "./watermark.ts";

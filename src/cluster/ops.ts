@@ -10,7 +10,7 @@ import { AdminService } from "../admin/service.ts";
 import { bootstrap, type FirstStart } from "../bootstrap.ts";
 import type { PlanTable } from "../limits/plans.ts";
 import { openDatabases } from "../storage/db.ts";
-import { MetaStore } from "../storage/meta.ts";
+import { MetaStore } from "../storage/records/meta.ts";
 import { Link } from "./link.ts";
 import { MetaMirror } from "./meta-mirror.ts";
 import { liveNodes } from "./status.ts";

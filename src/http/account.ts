@@ -2,7 +2,7 @@
 import { Elysia } from "elysia";
 import type { Caller } from "../auth/authenticate.ts";
 import { InfoResponse, UsageResponse } from "../schema.ts";
-import type { MetaStore } from "../storage/meta.ts";
+import type { MetaStore } from "../storage/records/meta.ts";
 import { monthOf, type UsageStore } from "../storage/usage.ts";
 import { formatMs } from "../time.ts";
 import { monthBounds } from "../limits/quota.ts";

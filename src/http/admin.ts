@@ -4,7 +4,7 @@ import { Elysia } from "elysia";
 import type { AdminService } from "../admin/service.ts";
 import { hashSecret } from "../auth/keys.ts";
 import { unauthorized } from "../errors.ts";
-import type { MetaStore } from "../storage/meta.ts";
+import type { MetaStore } from "../storage/records/meta.ts";
 import type { StorageReport } from "../storage/report.ts";
 import { readJson } from "./body.ts";
 import { json } from "./respond.ts";

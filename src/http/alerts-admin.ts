@@ -6,7 +6,7 @@ import type { Caller } from "../auth/authenticate.ts";
 import { ApiError, notFound } from "../errors.ts";
 import type { PlanTable } from "../limits/plans.ts";
 import { ENVIRONMENTS, type Environment } from "../schema.ts";
-import type { KeyRecord, MetaStore } from "../storage/meta.ts";
+import type { KeyRecord, MetaStore } from "../storage/records/meta.ts";
 import { adminCheck } from "./admin.ts";
 import { type AlertGate, alertRoutes } from "./alerts.ts";
 import type { Call } from "./guard.ts";

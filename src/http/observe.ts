@@ -4,7 +4,7 @@ import { statSync } from "node:fs";
 import { Elysia } from "elysia";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import { ApiError, CLIENT_CLOSED, ClientClosed } from "../errors.ts";
-import type { FullText } from "../storage/fulltext.ts";
+import type { FullText } from "../storage/indexes/fulltext.ts";
 import type { StorageReport } from "../storage/report.ts";
 import { requestUrl } from "./respond.ts";
 

@@ -1,8 +1,8 @@
 // wire: stored entries in the wire shape of interface §2.1, and a page's next cursor as headers (contract §5).
 import type { Environment, LogEntry } from "../schema.ts";
-import { storedObjectsText } from "../storage/block.ts";
+import { storedObjectsText } from "../storage/format/block.ts";
 import type { Entry, Row } from "../storage/entries.ts";
-import { splitObjects } from "../storage/object-path.ts";
+import { splitObjects } from "../storage/format/object-path.ts";
 import { formatMs, formatMsRepeated } from "../time.ts";
 
 /** toLogEntry renders a stored entry in the wire shape of interface §2.1. */

@@ -8,7 +8,7 @@ import { quotaExceeded } from "../limits/quota.ts";
 import type { EntryBounds, JsonBody } from "./scan.ts";
 import { isEnvironment } from "../schema.ts";
 import type { Verdict } from "../storage/commit.ts";
-import type { EncodedBlock } from "../storage/encode.ts";
+import type { EncodedBlock } from "../storage/format/encode.ts";
 import type { Entry, Row } from "../storage/entries.ts";
 import type { Tenant } from "../storage/keys.ts";
 import { StorageFull } from "../storage/disk.ts";

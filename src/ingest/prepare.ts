@@ -7,8 +7,8 @@ import { parseJson } from "./json.ts";
 import type { EntryBounds, JsonBody } from "./scan.ts";
 import { limit, type Plan } from "../limits/plans.ts";
 import { isEnvironment, type Environment } from "../schema.ts";
-import { BLOCK_MAX } from "../storage/block.ts";
-import { encodeEntries, type EncodedBlock } from "../storage/encode.ts";
+import { BLOCK_MAX } from "../storage/format/block.ts";
+import { encodeEntries, type EncodedBlock } from "../storage/format/encode.ts";
 import { checkEntry, UNBOUNDED, type NewEntry } from "./rules.ts";
 
 export interface PreparedBatch {

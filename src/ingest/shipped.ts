@@ -1,8 +1,8 @@
 // shipped: a standard shipper's request (contract §11) → the entries that pass the one rule set, encoded for storage,
 // and the rejected ones with their reasons. No I/O and no shared state: it runs on the ingest worker for large bodies.
 import type { Plan } from "../limits/plans.ts";
-import { BLOCK_MAX } from "../storage/block.ts";
-import { encodeEntries, type EncodedBlock } from "../storage/encode.ts";
+import { BLOCK_MAX } from "../storage/format/block.ts";
+import { encodeEntries, type EncodedBlock } from "../storage/format/encode.ts";
 import { decodeEs } from "./protocols/es.ts";
 import type { Item } from "./protocols/item.ts";
 import { decodeLoki } from "./protocols/loki.ts";

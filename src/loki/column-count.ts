@@ -1,7 +1,7 @@
 // column-count: a count or rate grouped by column labels (environment, level, action) counted from the blocks' level
 // and action columns into cells (cells.ts): no entry object is built, and a block whose client times fall in one cell
 // is counted without reading them.
-import type { Block } from "../storage/block.ts";
+import type { Block } from "../storage/format/block.ts";
 import type { Matcher } from "./ast.ts";
 import { type Cells, cumulative } from "./cells.ts";
 import { type Labels, labelsKey } from "./labels.ts";

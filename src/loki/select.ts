@@ -7,7 +7,7 @@ import type { ReadScope } from "../query/page.ts";
 import { parseQuery } from "../query/parser.ts";
 import type { Slice } from "../query/slice.ts";
 import { type Counter, tally } from "../query/tally.ts";
-import type { Block } from "../storage/block.ts";
+import type { Block } from "../storage/format/block.ts";
 import type { EntryStore } from "../storage/entries.ts";
 import type { LogExpr, Matcher } from "./ast.ts";
 import { type Labels, type LokiEntry, lokiEntry, streamLabels } from "./labels.ts";

@@ -1,7 +1,7 @@
 // ascending: entries oldest first, strictly after one entry and up to another: what a live tail catches up with and
 // what context shows after an entry. Blocks of one millisecond may interleave in id, so each millisecond's entries
 // are merged and ordered by id before any is given out.
-import type { Block } from "../storage/block.ts";
+import type { Block } from "../storage/format/block.ts";
 import type { EntryStore, Row } from "../storage/entries.ts";
 import { compareKeys, type Key } from "../storage/inflight.ts";
 import type { Tenant } from "../storage/keys.ts";

@@ -1,5 +1,5 @@
 // client-window: the client times a query's entries must lie within, so that a read passes over, unread, each block
-// whose stored client time bounds (storage/bounds.ts) hold none of them.
+// whose stored client time bounds (storage/indexes/bounds.ts) hold none of them.
 import type { EntryStore } from "../storage/entries.ts";
 import type { BlockRef, Tenant } from "../storage/keys.ts";
 import type { Query } from "./ast.ts";

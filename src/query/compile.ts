@@ -2,7 +2,7 @@
 // (lowercased, split into words, glob parts) instead of once per entry. It must accept exactly
 // what the reference matcher (match.ts) accepts; the exactness property test holds it to that.
 import type { Environment } from "../schema.ts";
-import { storedObjectsText, type Block } from "../storage/block.ts";
+import { storedObjectsText, type Block } from "../storage/format/block.ts";
 import type { Row } from "../storage/entries.ts";
 import type { Query, Term } from "./ast.ts";
 import { glob, hasAllWords, matchTerm } from "./match.ts";

@@ -1,7 +1,7 @@
 // execute: turns block references, newest first, into the entries of a read in the read order (server time descending,
 // then id descending), checking each with the query's predicate. Blocks of one millisecond may interleave in id, so
 // their entries are merged before they are ordered.
-import { EntryView, type Block } from "../storage/block.ts";
+import { EntryView, type Block } from "../storage/format/block.ts";
 import type { EntryStore, Row } from "../storage/entries.ts";
 import type { BlockRef, ScanRange, Tenant } from "../storage/keys.ts";
 

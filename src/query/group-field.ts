@@ -1,9 +1,9 @@
 // group-field: the fields that hits group by and facets count (contract §10): level, action, tag, environment or an
 // object path, and the groups one entry falls in (a value's text form as `=` sees it; none is the null group).
 import type { Environment } from "../schema.ts";
-import type { Block } from "../storage/block.ts";
-import { EntryView } from "../storage/block.ts";
-import { objectPath, pathText } from "../storage/object-path.ts";
+import type { Block } from "../storage/format/block.ts";
+import { EntryView } from "../storage/format/block.ts";
+import { objectPath, pathText } from "../storage/format/object-path.ts";
 import { OBJECT_FACETS, type ObjectFacet } from "./ast.ts";
 import { fieldError } from "./explore-request.ts";
 import { textForm, walk } from "./match.ts";

@@ -1,6 +1,6 @@
 // joint: one filter needle for several terms together. An entry that matches every term holds each term's needle in
 // the filter of its own stripe, so a stripe must hold all of them at once: some alternative of each term's needle.
-import { heldAsWords, type FilterTerm, type Needle } from "../storage/needles.ts";
+import { heldAsWords, type FilterTerm, type Needle } from "../storage/indexes/needles.ts";
 import type { Term } from "./ast.ts";
 import { words } from "../words.ts";
 

@@ -3,8 +3,8 @@
 // so the result never depends on the plan chosen.
 import type { EntryStore } from "../storage/entries.ts";
 import type { BlockRef, ScanRange, Tenant } from "../storage/keys.ts";
-import { pathTerm, substringTerms, wordTerms, type FilterTerm, type Needle } from "../storage/needles.ts";
-import type { PostingKind } from "../storage/postings.ts";
+import { pathTerm, substringTerms, wordTerms, type FilterTerm, type Needle } from "../storage/indexes/needles.ts";
+import type { PostingKind } from "../storage/indexes/postings.ts";
 import { lowerBoundMs, upperBoundMs } from "../time.ts";
 import type { Query, Term, TextTerm } from "./ast.ts";
 import { formatTerm } from "./format.ts";

@@ -6,9 +6,9 @@
 // client axis, the blocks' client time bounds skip blocks unread and end a read once no older block can hold what
 // the counter still wants (bounds.ts).
 import { LEVELS } from "../schema.ts";
-import type { Block } from "../storage/block.ts";
-import type { BlockKey, ClientBounds } from "../storage/bounds.ts";
-import { EntryView } from "../storage/block.ts";
+import type { Block } from "../storage/format/block.ts";
+import type { BlockKey, ClientBounds } from "../storage/indexes/bounds.ts";
+import { EntryView } from "../storage/format/block.ts";
 import { DECODED_KEPT, type EntryStore } from "../storage/entries.ts";
 import { newer, type ScanRange } from "../storage/keys.ts";
 import type { Query } from "./ast.ts";

@@ -7,14 +7,14 @@
 import { TurnQueue } from "../turn.ts";
 import type { Database } from "lmdb";
 import type { Environment } from "../schema.ts";
-import { BLOCK_MAX, Block, assembleBlock, type Entry } from "./block.ts";
-import type { Dictionary } from "./dictionary.ts";
+import { BLOCK_MAX, Block, assembleBlock, type Entry } from "./format/block.ts";
+import type { Dictionary } from "./indexes/dictionary.ts";
 import type { DiskSpace } from "./disk.ts";
-import { encodeEntries, type EncodedBlock } from "./encode.ts";
-import type { DocumentText } from "./fulltext-encoder.ts";
-import type { NeedleIndex } from "./needle-index.ts";
-import type { BlockTerms, Postings } from "./postings.ts";
-import { clientBoundsOf, type BoundsStore, type ClientBounds } from "./bounds.ts";
+import { encodeEntries, type EncodedBlock } from "./format/encode.ts";
+import type { DocumentText } from "./indexes/fulltext-encoder.ts";
+import type { NeedleIndex } from "./indexes/needle-index.ts";
+import type { BlockTerms, Postings } from "./indexes/postings.ts";
+import { clientBoundsOf, type BoundsStore, type ClientBounds } from "./indexes/bounds.ts";
 import type { StatsStore } from "./stats.ts";
 import { monthOf, type UsageStore } from "./usage.ts";
 

@@ -20,27 +20,27 @@
 import type { Database } from "lmdb";
 import { uuidTimeMs } from "../ids.ts";
 import type { Environment } from "../schema.ts";
-import { type Block, blockWords, type Entry } from "./block.ts";
+import { type Block, blockWords, type Entry } from "./format/block.ts";
 import { TurnCommitter, type CommittedBlock, type Verdict, type Write } from "./commit.ts";
-import { Dictionary } from "./dictionary.ts";
+import { Dictionary } from "./indexes/dictionary.ts";
 import type { DiskSpace } from "./disk.ts";
-import type { EncodedBlock } from "./encode.ts";
-import { FullText, type BlockText } from "./fulltext.ts";
-import { NeedleIndex } from "./needle-index.ts";
-import type { Needle } from "./needles.ts";
+import type { EncodedBlock } from "./format/encode.ts";
+import { FullText, type BlockText } from "./indexes/fulltext.ts";
+import { NeedleIndex } from "./indexes/needle-index.ts";
+import type { Needle } from "./indexes/needles.ts";
 import { InFlight } from "./inflight.ts";
 import { rangeKeys, type BlockRef, type ScanRange, type Tenant } from "./keys.ts";
-import { Postings, blockTerms, termsOf, type PostingKind } from "./postings.ts";
+import { Postings, blockTerms, termsOf, type PostingKind } from "./indexes/postings.ts";
 import { countKeys } from "./count.ts";
 import { resumingKeys } from "./resume.ts";
 import { StatsStore } from "./stats.ts";
-import { type BlockKey, BoundsStore, type ClientBounds } from "./bounds.ts";
-import { DEFAULT_PACE, Merger, type MergePace } from "./merge.ts";
-import { partOf, pointerOf } from "./part.ts";
-import { blockName, partName, StoredBlocks } from "./stored-blocks.ts";
+import { type BlockKey, BoundsStore, type ClientBounds } from "./indexes/bounds.ts";
+import { DEFAULT_PACE, Merger, type MergePace } from "./merge/merge.ts";
+import { partOf, pointerOf } from "./format/part.ts";
+import { blockName, partName, StoredBlocks } from "./format/stored-blocks.ts";
 import type { UsageStore } from "./usage.ts";
 
-export type { Entry } from "./block.ts";
+export type { Entry } from "./format/block.ts";
 
 /** Row is an entry read back with the server timestamp its key carries. */
 export interface Row {
@@ -48,9 +48,9 @@ export interface Row {
   entry: Entry;
 }
 
-export { BLOCK_MAX } from "./block.ts";
+export { BLOCK_MAX } from "./format/block.ts";
 
-export { DECODED_KEPT } from "./stored-blocks.ts";
+export { DECODED_KEPT } from "./format/stored-blocks.ts";
 
 export interface EntryDatabases {
   entries: Database;

@@ -14,14 +14,14 @@
 // rebuilds them from the blocks. A crash during it leaves the old version, and the next open starts over.
 import type { Database } from "lmdb";
 import type { Environment } from "../schema.ts";
-import type { Block } from "./block.ts";
-import { storedBlock, storedBytes } from "./part.ts";
-import { Dictionary } from "./dictionary.ts";
-import { blockTerms } from "./postings.ts";
+import type { Block } from "./format/block.ts";
+import { storedBlock, storedBytes } from "./format/part.ts";
+import { Dictionary } from "./indexes/dictionary.ts";
+import { blockTerms } from "./indexes/postings.ts";
 import { textKey } from "./keys.ts";
-import { rebuildFilters } from "./needle-index.ts";
+import { rebuildFilters } from "./indexes/needle-index.ts";
 import { StatsStore } from "./stats.ts";
-import { BoundsStore, clientBoundsOf, type ClientBounds } from "./bounds.ts";
+import { BoundsStore, clientBoundsOf, type ClientBounds } from "./indexes/bounds.ts";
 
 export const INDEX_LAYOUT = 7;
 const BLOCKS_PER_TRANSACTION = 64;

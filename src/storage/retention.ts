@@ -2,7 +2,7 @@
 // Reads never return such entries anyway (query/page.ts); the sweep gives their space back for reuse.
 import { ENVIRONMENTS } from "../schema.ts";
 import type { EntryStore } from "./entries.ts";
-import type { MetaStore, WorkspaceRecord } from "./meta.ts";
+import type { MetaStore, WorkspaceRecord } from "./records/meta.ts";
 
 /** RetentionFloor is the oldest server time a workspace may keep entries of at an instant; -Infinity keeps them all. */
 export type RetentionFloor = (workspace: WorkspaceRecord, nowMs: number) => number;

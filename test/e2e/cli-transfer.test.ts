@@ -96,6 +96,14 @@ describe("export", () => {
     expect(stdout.trim().split("\n")).toHaveLength(248);
   });
 
+  test("--help lists every command with a gap between its name and its summary", async () => {
+    const r = await runCli(["--help"]);
+    expect(r.code).toBe(0);
+    const rows = r.stdout.split("\n").filter((line) => /^ {2}\S/.test(line));
+    expect(rows.map((row) => row.trim().split(" ")[0])).toEqual(expect.arrayContaining(["serve", "cluster", "alerts", "import", "export", "tail"]));
+    for (const row of rows) expect(row).toMatch(/^ {2}\S+( \S+)* {2,}\S/);
+  });
+
   test("import and export have --help", async () => {
     for (const cmd of ["import", "export"]) {
       const r = await runCli([cmd, "--help"]);

@@ -1,4 +1,4 @@
-// Merged parts (storage/merge.ts): small blocks merged in the background answer every read as before, through a kill -9
+// Merged parts (storage/merge/merge.ts): small blocks merged in the background answer every read as before, through a kill -9
 // in the middle of the merge and through retention, and the storage report counts what is stored.
 import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -10,7 +10,7 @@ import { IdGenerator } from "../../src/ids.ts";
 import { RUNTIME_ENV } from "../../src/runtime.ts";
 import type { Environment, Level } from "../../src/schema.ts";
 import type { Entry } from "../../src/storage/entries.ts";
-import { FRONTIER_MS } from "../../src/storage/part.ts";
+import { FRONTIER_MS } from "../../src/storage/format/part.ts";
 import { BUILT_IN_PLANS, PlanTable } from "../../src/limits/plans.ts";
 import { entryAt, listed, QUERIES, sha256 } from "../fixtures/make-format-5.ts";
 import { diesWithTest } from "../helpers/process.ts";

@@ -1,4 +1,4 @@
-// Held postings (storage/postings.ts): a block's level, tag and action postings wait in memory and are stored a
+// Held postings (storage/indexes/postings.ts): a block's level, tag and action postings wait in memory and are stored a
 // batch of blocks at a time. An acknowledged entry is found through them at once, after they are stored, and
 // after a crash that kept them from being stored; a clean stop stores them all.
 import { afterAll, expect, test } from "bun:test";
@@ -6,7 +6,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openDatabases } from "../../src/storage/db.ts";
-import { decodeGroup, isGroup } from "../../src/storage/posting-groups.ts";
+import { decodeGroup, isGroup } from "../../src/storage/indexes/posting-groups.ts";
 import { spawnServer } from "../helpers/process.ts";
 import { entry, removeDir, startTestSluice, WS, type TestSluice } from "../helpers/sluice.ts";
 

@@ -9,7 +9,7 @@ import { runCandidate } from "../../src/query/page.ts";
 import { parseQuery } from "../../src/query/parser.ts";
 import { planQuery } from "../../src/query/plan.ts";
 import { words } from "../../src/words.ts";
-import { decodeGroup, isGroup } from "../../src/storage/posting-groups.ts";
+import { decodeGroup, isGroup } from "../../src/storage/indexes/posting-groups.ts";
 import { RetentionSweeper } from "../../src/storage/retention.ts";
 import { entry, removeDir, startTestSluice, WS, type TestSluice } from "../helpers/sluice.ts";
 

@@ -259,7 +259,7 @@ const caseArb = fc.array(writeArb, { minLength: 1, maxLength: 8 }).chain((writes
     fromMs: fc.option(fc.integer({ min: T0 - 1, max: T0 + 7 }), { nil: undefined }),
     toMs: fc.option(fc.integer({ min: T0, max: T0 + 8 }), { nil: undefined }),
     pageSize: fc.integer({ min: 1, max: 7 }),
-    // blocks merged into parts (storage/merge.ts): none, those of the writes so far at one write, or all at the end
+    // blocks merged into parts (storage/merge/merge.ts): none, those of the writes so far at one write, or all at the end
     mergeAt: fc.oneof(fc.constant(-1), fc.integer({ min: 0, max: writes.length - 1 }), fc.constant(writes.length - 1)),
   });
 });

@@ -68,7 +68,7 @@ const caseArb = fc.record({
   fields: fc.uniqueArray(pick(FIELDS), { minLength: 1, maxLength: 4 }),
   limit: fc.integer({ min: 1, max: 4 }),
   axis: pick(["server", "client"] as const),
-  // the blocks merged into parts (storage/merge.ts) before the counts, or not
+  // the blocks merged into parts (storage/merge/merge.ts) before the counts, or not
   merged: fc.boolean(),
 });
 

@@ -3,7 +3,7 @@ import { expect, test } from "bun:test";
 import type { Evaluation } from "../../../src/alerts/evaluate.ts";
 import type { Rule } from "../../../src/alerts/rules.ts";
 import { decide, retireAll } from "../../../src/alerts/states.ts";
-import type { StoredState } from "../../../src/storage/alerts.ts";
+import type { StoredState } from "../../../src/storage/records/alerts.ts";
 
 const rule = (over: Partial<Rule> = {}): Rule => ({
   id: "r",

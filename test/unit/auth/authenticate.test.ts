@@ -8,7 +8,7 @@ import { AdminService } from "../../../src/admin/service.ts";
 import { Authenticator } from "../../../src/auth/authenticate.ts";
 import { PlanTable } from "../../../src/limits/plans.ts";
 import { openDatabases } from "../../../src/storage/db.ts";
-import { MetaStore } from "../../../src/storage/meta.ts";
+import { MetaStore } from "../../../src/storage/records/meta.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "sluice-auth-"));
 const dbs = openDatabases(dir);

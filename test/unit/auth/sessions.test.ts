@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SESSION_IDLE_MS, SESSION_MAX_MS, SESSION_RECORD_MS, SESSIONS_PER_KEY, Sessions } from "../../../src/auth/sessions.ts";
 import { openDatabases } from "../../../src/storage/db.ts";
-import { SessionStore } from "../../../src/storage/sessions.ts";
+import { SessionStore } from "../../../src/storage/records/sessions.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "sluice-sessions-"));
 const dbs = openDatabases(dir);

@@ -2,8 +2,8 @@
 import { expect, test } from "bun:test";
 import { Packr } from "msgpackr";
 import { decodeWrite, encodeWrite } from "../../../src/cluster/message.ts";
-import { encodeEntries } from "../../../src/storage/encode.ts";
-import type { Entry } from "../../../src/storage/block.ts";
+import { encodeEntries } from "../../../src/storage/format/encode.ts";
+import type { Entry } from "../../../src/storage/format/block.ts";
 
 const entry = (over: Partial<Entry> = {}): Entry => ({
   id: "01a20fa0-7756-7239-949a-c9837f9fa699",

@@ -9,7 +9,7 @@ import { parseQuery } from "../../../src/query/parser.ts";
 import { needleOf, planQuery } from "../../../src/query/plan.ts";
 import { openDatabases } from "../../../src/storage/db.ts";
 import { EntryStore, type Entry } from "../../../src/storage/entries.ts";
-import { blockFilter, filterMayHold } from "../../../src/storage/needles.ts";
+import { blockFilter, filterMayHold } from "../../../src/storage/indexes/needles.ts";
 import { UsageStore } from "../../../src/storage/usage.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "sluice-plan-"));

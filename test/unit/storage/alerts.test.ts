@@ -4,7 +4,7 @@ import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AlertStore, MAX_HISTORY_PER_RULE, type StoredTransition } from "../../../src/storage/alerts.ts";
+import { AlertStore, MAX_HISTORY_PER_RULE, type StoredTransition } from "../../../src/storage/records/alerts.ts";
 import { openDatabases } from "../../../src/storage/db.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "sluice-alert-store-"));

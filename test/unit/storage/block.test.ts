@@ -7,10 +7,10 @@ const generator = new IdGenerator();
 const nextIds = (count: number, now = Date.now()) => generator.next(count, now);
 import fc from "fast-check";
 import { logEntryText, toLogEntry } from "../../../src/http/wire.ts";
-import { assembleBlock, Block, encodeBlock, encodeSized, type Columns, type Entry } from "../../../src/storage/block.ts";
-import { framedTextReader } from "../../../src/storage/block-readers.ts";
-import { encodeDict, encodeDictList, encodeFloat64, encodeText, packr as columnPackr, textReader } from "../../../src/storage/columns.ts";
-import { FRAME, isFramed, unpackWhole } from "../../../src/storage/packed.ts";
+import { assembleBlock, Block, encodeBlock, encodeSized, type Columns, type Entry } from "../../../src/storage/format/block.ts";
+import { framedTextReader } from "../../../src/storage/format/block-readers.ts";
+import { encodeDict, encodeDictList, encodeFloat64, encodeText, packr as columnPackr, textReader } from "../../../src/storage/format/columns.ts";
+import { FRAME, isFramed, unpackWhole } from "../../../src/storage/format/packed.ts";
 
 const entries = (n: number): Entry[] =>
   nextIds(n).ids.map((id, i) => ({

@@ -11,7 +11,7 @@ import {
   float64Reader,
   foldAscii,
   textReader,
-} from "../../../src/storage/columns.ts";
+} from "../../../src/storage/format/columns.ts";
 
 // msgpack hands a column back as a Buffer at any offset inside the block: read it from an odd one
 const misaligned = (bytes: Uint8Array) => {

@@ -4,8 +4,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openDatabases } from "../../../src/storage/db.ts";
-import { FullTextWorker, MAX_BACKLOG } from "../../../src/storage/fulltext-client.ts";
-import { FullText } from "../../../src/storage/fulltext.ts";
+import { FullTextWorker, MAX_BACKLOG } from "../../../src/storage/indexes/fulltext-client.ts";
+import { FullText } from "../../../src/storage/indexes/fulltext.ts";
 
 test("a search posted after adds answers only once the worker has indexed every one of them", () => {
   const w = new FullTextWorker();

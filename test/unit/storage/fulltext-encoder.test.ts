@@ -2,7 +2,7 @@
 import { expect, test } from "bun:test";
 import fc from "fast-check";
 import { Encoder } from "flexsearch";
-import { documentTerms, encodeTerms, indexTerms, termsToIndex } from "../../../src/storage/fulltext-encoder.ts";
+import { documentTerms, encodeTerms, indexTerms, termsToIndex } from "../../../src/storage/indexes/fulltext-encoder.ts";
 
 // the options the index used until 2026-11-23: segments sealed then hold these terms
 const flexsearch = new Encoder({ normalize: false, dedupe: false, split: " ", cache: false, minlength: 1, maxlength: Number.MAX_SAFE_INTEGER });

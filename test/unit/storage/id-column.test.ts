@@ -2,7 +2,7 @@
 import { expect, test } from "bun:test";
 import fc from "fast-check";
 import { IdGenerator } from "../../../src/ids.ts";
-import { idsReader, packIds } from "../../../src/storage/id-column.ts";
+import { idsReader, packIds } from "../../../src/storage/format/id-column.ts";
 
 const asText = (joined: Uint8Array) => {
   const s = Buffer.from(joined).toString("latin1");

@@ -10,7 +10,7 @@ import { openDatabases, type Databases } from "../../../src/storage/db.ts";
 import { EntryStore, type Entry } from "../../../src/storage/entries.ts";
 import type { BlockRef, ScanRange } from "../../../src/storage/keys.ts";
 import { INDEX_LAYOUT } from "../../../src/storage/layout.ts";
-import { STRIPE, pathTerm, substringTerms, type Needle } from "../../../src/storage/needles.ts";
+import { STRIPE, pathTerm, substringTerms, type Needle } from "../../../src/storage/indexes/needles.ts";
 import { UsageStore } from "../../../src/storage/usage.ts";
 
 const dirs: string[] = [];

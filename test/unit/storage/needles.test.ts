@@ -2,8 +2,8 @@
 // it was not built with is rarely reported.
 import { expect, test } from "bun:test";
 import fc from "fast-check";
-import type { Entry } from "../../../src/storage/block.ts";
-import { blockFilter, filterMayHold, pathTerm, regionsOf, substringTerms, wordTerms } from "../../../src/storage/needles.ts";
+import type { Entry } from "../../../src/storage/format/block.ts";
+import { blockFilter, filterMayHold, pathTerm, regionsOf, substringTerms, wordTerms } from "../../../src/storage/indexes/needles.ts";
 import { words } from "../../../src/words.ts";
 
 type Draft = Omit<Entry, "id">;

@@ -2,7 +2,7 @@
 // the path gives, for any objects JSON can hold.
 import { expect, test } from "bun:test";
 import fc from "fast-check";
-import { objectPath, pathText } from "../../../src/storage/object-path.ts";
+import { objectPath, pathText } from "../../../src/storage/format/object-path.ts";
 
 // the reference: parse everything, walk the keys (never into arrays), take the scalar's text form as `=` sees it
 function parsed(text: string, element: number, keys: string[]): string | undefined {

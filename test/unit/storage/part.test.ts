@@ -1,11 +1,11 @@
-// Parts (storage/part.ts): blocks merged into one value read back exactly as they were stored, through every view
+// Parts (storage/format/part.ts): blocks merged into one value read back exactly as they were stored, through every view
 // the engine reads them by; a pointer reads back as written, and a damaged one is refused.
 import { expect, test } from "bun:test";
 import fc from "fast-check";
 import { IdGenerator } from "../../../src/ids.ts";
 import { LEVELS, type Level } from "../../../src/schema.ts";
-import { Block, encodeBlock, type Entry } from "../../../src/storage/block.ts";
-import { encodePart, encodePointer, pointerOf } from "../../../src/storage/part.ts";
+import { Block, encodeBlock, type Entry } from "../../../src/storage/format/block.ts";
+import { encodePart, encodePointer, pointerOf } from "../../../src/storage/format/part.ts";
 
 const T0 = Date.UTC(2026, 10, 28);
 const CONTROLS = Array.from({ length: 32 }, (_, c) => String.fromCharCode(c)).join("");

@@ -8,8 +8,8 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { openDatabases } from "../../../src/storage/db.ts";
 import { newer, type ScanRange } from "../../../src/storage/keys.ts";
-import { decodeGroup, encodeGroup, GROUP_SPAN_MS, groupsOf, type GroupedBlock } from "../../../src/storage/posting-groups.ts";
-import { Postings, type BlockTerms } from "../../../src/storage/postings.ts";
+import { decodeGroup, encodeGroup, GROUP_SPAN_MS, groupsOf, type GroupedBlock } from "../../../src/storage/indexes/posting-groups.ts";
+import { Postings, type BlockTerms } from "../../../src/storage/indexes/postings.ts";
 
 const dirs: string[] = [];
 afterAll(() => {

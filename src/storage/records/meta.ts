@@ -9,9 +9,9 @@
 // reader may keep what it read while the generation stays the same: changes made by the CLI in
 // another process are still seen by the server on its next request.
 import type { Database } from "lmdb";
-import type { Environment, KeyType } from "../schema.ts";
-import { PerTurn } from "../turn.ts";
-import { textKey } from "./keys.ts";
+import type { Environment, KeyType } from "../../schema.ts";
+import { PerTurn } from "../../turn.ts";
+import { textKey } from "../keys.ts";
 
 export interface OrgRecord {
   id: string;

@@ -4,7 +4,7 @@
 // sealed segments stay searchable, at a fraction of its cost: the Encoder runs three regular expressions
 // over the whole text, this one pass over the words that hold digits.
 
-import { addWords } from "../words.ts";
+import { addWords } from "../../words.ts";
 
 /**
  * DocumentText is a block's full-text document as the worker takes it: its text (actions and messages; the worker

@@ -1,5 +1,5 @@
 // entry-view: an entry as read out of a block (block.ts): a view that reads each field when asked, or a copy.
-import type { Level } from "../schema.ts";
+import type { Level } from "../../schema.ts";
 
 /** Entry is one stored entry as the read side sees it; object fields may decode lazily. */
 export interface Entry {

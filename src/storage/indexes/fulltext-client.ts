@@ -2,7 +2,7 @@
 // Requests are posted in order, in batches; adds are not awaited, so word splitting and FlexSearch run on the second core, off the
 // request path. A search is posted on the same queue and waited for, so it runs after every add posted
 // before it: an acknowledged write is always found, with no index lag to reason about.
-import { TurnQueue } from "../turn.ts";
+import { TurnQueue } from "../../turn.ts";
 import type { DocumentText } from "./fulltext-encoder.ts";
 import { MessageChannel, Worker, receiveMessageOnPort, type MessagePort } from "node:worker_threads";
 
@@ -21,8 +21,10 @@ const ADD_DELAY_MS = 10;
 /** ...unless this many entries wait: a bulk write's blocks go at the end of their turn */
 const ADD_BATCH_ENTRIES = 1_000;
 // run from source, the worker is the file beside this one; in the compiled executable (scripts/build.ts)
-// it is bundled as a second entrypoint, at storage/fulltext-worker.js beside the program
-const WORKER = import.meta.url.includes("$bunfs") ? new URL("./storage/fulltext-worker.js", import.meta.url) : new URL("./fulltext-worker.ts", import.meta.url);
+// it is bundled as a second entrypoint, at storage/indexes/fulltext-worker.js beside the program
+const WORKER = import.meta.url.includes("$bunfs")
+  ? new URL("./storage/indexes/fulltext-worker.js", import.meta.url)
+  : new URL("./fulltext-worker.ts", import.meta.url);
 
 type Reply = { call: number; result: unknown };
 

@@ -1,10 +1,10 @@
 // encode: a block's stored parts made from its entries, on any thread (bulk bodies are prepared on an ingest
 // worker): its columns but the ids, its postings, its distinct actions, its full-text document and its filter.
 import { blockWords, encodeSized, type Columns, type Entry } from "./block.ts";
-import { documentTerms, type DocumentText } from "./fulltext-encoder.ts";
-import { clientBoundsOf, type ClientBounds } from "./bounds.ts";
-import { blockFilters } from "./needles.ts";
-import { blockTerms, type BlockTerms } from "./postings.ts";
+import { documentTerms, type DocumentText } from "../indexes/fulltext-encoder.ts";
+import { clientBoundsOf, type ClientBounds } from "../indexes/bounds.ts";
+import { blockFilters } from "../indexes/needles.ts";
+import { blockTerms, type BlockTerms } from "../indexes/postings.ts";
 
 /** EncodedBlock is one block of entries encoded all but its ids, which only the main thread draws (they ascend across the process). */
 export interface EncodedBlock {

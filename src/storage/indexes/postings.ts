@@ -12,9 +12,9 @@
 // dirties a term's page once per batch. Reads merge the held postings with the stored ones, so an
 // acknowledged block is found at once; at start the blocks of `unindexed` are held again (a crash).
 import type { Database, Key } from "lmdb";
-import type { Environment } from "../schema.ts";
-import type { Entry } from "./block.ts";
-import { newer, rangeKeys, textKey, type BlockRef, type ScanRange } from "./keys.ts";
+import type { Environment } from "../../schema.ts";
+import type { Entry } from "../format/block.ts";
+import { newer, rangeKeys, textKey, type BlockRef, type ScanRange } from "../keys.ts";
 import { decodeGroup, encodeGroup, GROUP_BLOCKS, GROUP_SPAN_MS, groupsOf, isGroup, type GroupedBlock } from "./posting-groups.ts";
 
 export type PostingKind = "l" | "t" | "a";

@@ -8,7 +8,7 @@
 // Blocks merged into a part (merge.ts) share the part's bounds, stored at the part's first block with the key of its
 // last block after them: a merged block's bounds are those of the part around it (a superset of its own).
 import type { Database } from "lmdb";
-import type { Environment } from "../schema.ts";
+import type { Environment } from "../../schema.ts";
 
 /** ClientBounds are a block's smallest and largest client timestamp, epoch ms. */
 export type ClientBounds = [lo: number, hi: number];

@@ -9,9 +9,9 @@
 // block's part is the part with the greatest key at or below the block's (partOf). The part goes with the pointer of
 // its last block (retention deletes oldest first).
 import type { Database } from "lmdb";
-import type { Environment } from "../schema.ts";
+import type { Environment } from "../../schema.ts";
 import { Block, assembleBlock, encodeWithObjects, type Entry } from "./block.ts";
-import { clientBoundsOf, type ClientBounds } from "./bounds.ts";
+import { clientBoundsOf, type ClientBounds } from "../indexes/bounds.ts";
 import { varint } from "./varint.ts";
 
 /** Pointer says where a merged block's entries are in its part: entries [start, start + size). */

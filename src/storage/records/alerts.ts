@@ -6,7 +6,7 @@
 //   ["outbox", id] → StoredNotice: a notice decided but not yet settled, written in the transaction that decided it
 // An evaluation's states, transitions and notices commit together, so a restart finds either all of them or none.
 import type { Database } from "lmdb";
-import type { Tenant } from "./keys.ts";
+import type { Tenant } from "../keys.ts";
 
 export type RecordKind = "channel" | "rule" | "silence";
 

@@ -11,12 +11,12 @@
 //     1/P of the filters. A stripe of fewer than P regions is repeated in each partition its regions fall in.
 // A tenant's held filters are sealed once they cover SEAL_ENTRIES entries or SEAL_BLOCKS blocks; the seal writes the
 // segment and removes the held keys in one transaction, so a crash leaves either, and the held ones are read again.
-import { ByteLru } from "./byte-lru.ts";
+import { ByteLru } from "../byte-lru.ts";
 import type { Database } from "lmdb";
-import type { Environment } from "../schema.ts";
-import { packr } from "./columns.ts";
-import { newer, type BlockRef, type ScanRange, type Tenant } from "./keys.ts";
-import { storedBlock } from "./part.ts";
+import type { Environment } from "../../schema.ts";
+import { packr } from "../format/columns.ts";
+import { newer, type BlockRef, type ScanRange, type Tenant } from "../keys.ts";
+import { storedBlock } from "../format/part.ts";
 import { REGION_WORDS, STRIPE, blockFilters, filterMayHold, mayHold, type Needle } from "./needles.ts";
 import {
   bytesOf,

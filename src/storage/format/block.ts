@@ -3,7 +3,7 @@
 // time (columns.ts): a page of 50 decodes 50 messages of a block, not 1,000. The objects column holds
 // one JSON text per entry, parsed only for the entries a read needs. Columns are stored compressed
 // (packed.ts), the text columns in frames, so a read of one entry decompresses one frame.
-import type { Level } from "../schema.ts";
+import type { Level } from "../../schema.ts";
 import {
   dictColumn,
   dictListColumn,

@@ -18,8 +18,8 @@
 // term findable: a filter is built for all the block's terms counted with repeats, then folded while its
 // distinct terms still get FILTER_BITS bits each. A path value is most often a needle alone, so it sets PATH_K bits;
 // a word, WORD_K (one to three a query); a trigram, TRIGRAM_K: a substring brings several. A filter only says "may hold": the executor checks each entry.
-import type { Entry } from "./block.ts";
-import { words } from "../words.ts";
+import type { Entry } from "../format/block.ts";
+import { words } from "../../words.ts";
 
 /** Bits of filter per distinct term; bits set per path value and per trigram. */
 const FILTER_BITS = 10;

@@ -8,7 +8,7 @@
 // either their gaps as varints or a bitmap, whichever is shorter. A group value has an odd length, ending in GROUP;
 // a value of even length is a single block's positions as uint16 (the layout before groups), keyed by that block.
 
-import { varint } from "./varint.ts";
+import { varint } from "../format/varint.ts";
 
 /** A group spans at most this many milliseconds, so a reverse scan that starts this far above its top finds them all. */
 export const GROUP_SPAN_MS = 4096;

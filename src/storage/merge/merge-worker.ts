@@ -1,7 +1,7 @@
 // merge-worker: encodes merged parts (part.ts) on another core, so a merge costs the main thread only its reads and its commit.
 import { parentPort } from "node:worker_threads";
-import type { ClientBounds } from "./bounds.ts";
-import { encodePart, type Member } from "./part.ts";
+import type { ClientBounds } from "../indexes/bounds.ts";
+import { encodePart, type Member } from "../format/part.ts";
 
 /** MergeRequest asks for the part of some blocks; the reply is the part's value, or why it could not be made. */
 export type MergeRequest = { call: number; members: Member[] };

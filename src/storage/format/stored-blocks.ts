@@ -1,9 +1,9 @@
 // stored-blocks: reads blocks of the entries db by key, plain or merged into a part (part.ts), and keeps the last ones
 // decoded: a query reads a block to test it, then again to read it, and a part serves each of its blocks.
 import type { Database } from "lmdb";
-import type { Environment } from "../schema.ts";
+import type { Environment } from "../../schema.ts";
 import { Block } from "./block.ts";
-import type { Tenant } from "./keys.ts";
+import type { Tenant } from "../keys.ts";
 import { partOf, pointerOf, type Pointer } from "./part.ts";
 
 /** DECODED_KEPT is how many decoded blocks of format 6 are kept, with the columns they decompressed. */

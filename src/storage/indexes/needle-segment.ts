@@ -1,7 +1,7 @@
 // needle-segment: how a tenant's block filters are laid out in storage: a held block's filters as one value, and a
 // sealed segment's directory and partitions (the key layout is at the top of needle-index.ts).
 import { STRIPE, REGION_WORDS, regionsOf } from "./needles.ts";
-import { newer } from "./keys.ts";
+import { newer } from "../keys.ts";
 
 const MAX_PARTITIONS = 256;
 

@@ -12,10 +12,10 @@
 //   [workspaceId, environment, "s", segmentNo] → SegmentMeta
 //   [workspaceId, environment, "c", segmentNo, chunkNo] → [exportKey, exportData] (FlexSearch export)
 import type { Database } from "lmdb";
-import type { Environment } from "../schema.ts";
+import type { Environment } from "../../schema.ts";
 import { FullTextWorker, MAX_BACKLOG } from "./fulltext-client.ts";
 import type { DocumentText } from "./fulltext-encoder.ts";
-import { rangeKeys, type BlockRef, type ScanRange } from "./keys.ts";
+import { rangeKeys, type BlockRef, type ScanRange } from "../keys.ts";
 
 /** BlockText is what the index needs of a block: its key and its document (fulltext-encoder.ts). */
 export interface BlockText {

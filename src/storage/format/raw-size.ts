@@ -1,7 +1,7 @@
 // raw-size: what an entry weighs as raw JSON, the measure storage is compared with (contract §15): the UTF-8 bytes of
 // its JSON as GET /logs/{id} returns it (http/wire.ts logEntryText), less its environment's name, which a block
 // does not hold (the tenant adds it).
-import { formatMs } from "../time.ts";
+import { formatMs } from "../../time.ts";
 
 /** Sized is what of an entry its raw size depends on (block.ts Entry has it all). */
 interface Sized {

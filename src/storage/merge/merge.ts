@@ -5,13 +5,13 @@
 // indexes stay as they were, so every read answers as before.
 import { Worker } from "node:worker_threads";
 import type { Database } from "lmdb";
-import type { Environment } from "../schema.ts";
-import { Block } from "./block.ts";
-import type { Tenant } from "./keys.ts";
-import { FRONTIER_MS, encodePointer, pointerOf } from "./part.ts";
+import type { Environment } from "../../schema.ts";
+import { Block } from "../format/block.ts";
+import type { Tenant } from "../keys.ts";
+import { FRONTIER_MS, encodePointer, pointerOf } from "../format/part.ts";
 import type { MergeReply, MergeRequest } from "./merge-worker.ts";
-import type { StatsStore } from "./stats.ts";
-import type { BoundsStore, ClientBounds } from "./bounds.ts";
+import type { StatsStore } from "../stats.ts";
+import type { BoundsStore, ClientBounds } from "../indexes/bounds.ts";
 
 /** Blocks of fewer entries than this are merged; a larger block compresses well as it is. */
 export const MERGE_SMALL = 256;
@@ -32,8 +32,8 @@ const PASSED_MAX = 256;
 const KNOWN_LARGE_MAX = 100_000;
 
 // run from source, the worker is the file beside this one; in the compiled executable (scripts/build.ts)
-// it is bundled as another entrypoint, at storage/merge-worker.js beside the program
-const WORKER = import.meta.url.includes("$bunfs") ? new URL("./storage/merge-worker.js", import.meta.url) : new URL("./merge-worker.ts", import.meta.url);
+// it is bundled as another entrypoint, at storage/merge/merge-worker.js beside the program
+const WORKER = import.meta.url.includes("$bunfs") ? new URL("./storage/merge/merge-worker.js", import.meta.url) : new URL("./merge-worker.ts", import.meta.url);
 
 /** RunBlock is one block of a run: its key, its stored value and its entry count. */
 interface RunBlock {

@@ -6,8 +6,8 @@
 // A substring query narrows the distinct values by trigrams, checks each value exactly, then
 // reads the postings of the values that match. Distinct actions are far fewer than entries.
 import type { Database, Key } from "lmdb";
-import type { Environment } from "../schema.ts";
-import { textKey } from "./keys.ts";
+import type { Environment } from "../../schema.ts";
+import { textKey } from "../keys.ts";
 
 /** trigrams lists the distinct 3-code-unit substrings of a (lowercased) text. */
 export function trigrams(text: string): string[] {
