@@ -76,7 +76,7 @@ export async function benchExplore() {
       const range = { fromMs: 0, toMs: 8.64e15 };
       const p = planQuery(s.entries, tenant, q, range);
       let n = 0;
-      for (const row of rows(s.entries, tenant, p.chosen.open(), p.range, compileQuery(q, tenant.env))) {
+      for (const row of rows({ store: s.entries, tenant, range: p.range, accept: compileQuery(q, tenant.env) }, p.chosen.open())) {
         n++;
         visit(row.entry, row.serverMs);
       }

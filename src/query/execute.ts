@@ -12,6 +12,7 @@ export type BlockReader = Pick<EntryStore, "readBlock" | "readBlockTransient">;
 export const PAUSE = Symbol("pause");
 export type Pause = typeof PAUSE;
 const never = () => false;
+const always = () => true;
 /** a block narrowed to at most this many entries is read in place and its accepted entries copied out, not the whole block */
 const DETACH_MAX = 64;
 
@@ -55,48 +56,38 @@ function ascending(positions: readonly number[]): readonly number[] {
   return positions;
 }
 
-/**
- * rows turns block references (newest first) into the entries that `accept` takes, in the read order —
- * serverMs descending, then id descending — strictly after the range's cursor. `accept` sees a view
- * that is reused for the next entry: it must not keep it. References to deleted blocks are skipped.
- */
-export function rows(
-  store: BlockReader,
-  tenant: Tenant,
-  refs: Iterable<BlockRef>,
-  range: ScanRange,
-  accept: (row: Row) => boolean = () => true,
+/** Walk is what a read of block references walks through: where it reads, and which entries it keeps. */
+export interface Walk {
+  store: BlockReader;
+  tenant: Tenant;
+  /** its time range and cursor: entries strictly after the cursor, in the range */
+  range: ScanRange;
+  /** the entries kept (compileQuery); it sees a view reused for the next entry, and must not keep it. Default: all */
+  accept?: (row: Row) => boolean;
   /** the positions of a block whose entries `accept` may take (compileBlockTest); the others are not read */
-  narrow: Narrow = all,
-): Generator<Row> {
-  return walk(store, tenant, refs, range, accept, narrow, never) as Generator<Row>;
+  narrow?: Narrow;
+}
+
+/**
+ * rows turns block references (newest first) into the entries the walk keeps, in the read order — serverMs
+ * descending, then id descending — strictly after the range's cursor. References to deleted blocks are skipped.
+ */
+export function rows(w: Walk, refs: Iterable<BlockRef>): Generator<Row> {
+  return walk(w, refs, never) as Generator<Row>;
 }
 
 /**
  * rowsSliced is rows for a reader that works in time slices: between blocks it yields PAUSE once `due` says the
  * slice is used up, and the reader lets the event loop run before it asks for more. The rows are those of rows().
  */
-export function rowsSliced(
-  store: BlockReader,
-  tenant: Tenant,
-  refs: Iterable<BlockRef>,
-  range: ScanRange,
-  accept: (row: Row) => boolean,
-  narrow: Narrow | undefined,
-  due: () => boolean,
-): Generator<Row | Pause> {
-  return walk(store, tenant, refs, range, accept, narrow ?? all, due);
+export function rowsSliced(w: Walk, refs: Iterable<BlockRef>, due: () => boolean): Generator<Row | Pause> {
+  return walk(w, refs, due);
 }
 
-function* walk(
-  store: BlockReader,
-  tenant: Tenant,
-  refs: Iterable<BlockRef>,
-  range: ScanRange,
-  accept: (row: Row) => boolean,
-  narrow: Narrow,
-  due: () => boolean,
-): Generator<Row | Pause> {
+function* walk(w: Walk, refs: Iterable<BlockRef>, due: () => boolean): Generator<Row | Pause> {
+  const { store, tenant, range } = w;
+  const accept = w.accept ?? always;
+  const narrow = w.narrow ?? all;
   const { after } = range;
   const probe = { serverMs: 0, entry: new EntryView(undefined as unknown as Block, 0) };
   let groupMs = NaN;
@@ -177,5 +168,5 @@ function* walk(
 
 /** scan yields every entry of a range in the read order. */
 export function scan(store: BlockReader & Pick<EntryStore, "blocks">, tenant: Tenant, range: ScanRange): Generator<Row> {
-  return rows(store, tenant, store.blocks(tenant, range), range);
+  return rows({ store, tenant, range }, store.blocks(tenant, range));
 }

@@ -63,15 +63,8 @@ export async function listFields(store: EntryStore, scope: ReadScope, req: Field
       else if (path.startsWith(req.prefix)) leaf(path, v);
     }
   };
-  for (const row of rowsSliced(
-    store,
-    scope,
-    openWithin(store, scope, req.query, plan.chosen.open),
-    plan.range,
-    accept,
-    compileBlockTest(req.query, scope.env),
-    slice.due,
-  )) {
+  const walk = { store, tenant: scope, range: plan.range, accept, narrow: compileBlockTest(req.query, scope.env) };
+  for (const row of rowsSliced(walk, openWithin(store, scope, req.query, plan.chosen.open), slice.due)) {
     if (row === PAUSE) {
       await slice.pause();
       continue;

@@ -2,7 +2,7 @@
 // and stops as soon as the page is full (one entry more tells whether another page follows). A read over HTTP
 // runs in time slices (slice.ts), so a long scan leaves room for every other request.
 import type { EntryStore, Row } from "../storage/entries.ts";
-import { PAUSE, rows as rowsOf, rowsSliced } from "./execute.ts";
+import { PAUSE, rows as rowsOf, rowsSliced, type Walk } from "./execute.ts";
 import type { ScanRange, Tenant } from "../storage/keys.ts";
 import { formatMs } from "../time.ts";
 import type { Query } from "./ast.ts";
@@ -42,17 +42,15 @@ export async function readPage(store: EntryStore, scope: ReadScope, req: PageReq
   return runSliced(store, scope, req.query, plan.range, plan.chosen, req.pageSize, slice);
 }
 
+/** walkOf is a read of `query` over `range`: each entry checked by the query, each block narrowed by its block test. */
+function walkOf(store: EntryStore, tenant: Tenant, query: Query, range: ScanRange): Walk {
+  return { store, tenant, range, accept: compileQuery(query, tenant.env), narrow: compileBlockTest(query, tenant.env) };
+}
+
 /** runCandidate reads candidates in the read order and keeps those the query accepts, up to a page (plus whether more follow), in one go. */
 export function runCandidate(store: EntryStore, tenant: Tenant, query: Query, range: ScanRange, candidate: Candidate, pageSize: number) {
   const rows: Row[] = [];
-  for (const row of rowsOf(
-    store,
-    tenant,
-    openWithin(store, tenant, query, candidate.open),
-    range,
-    compileQuery(query, tenant.env),
-    compileBlockTest(query, tenant.env),
-  )) {
+  for (const row of rowsOf(walkOf(store, tenant, query, range), openWithin(store, tenant, query, candidate.open))) {
     if (rows.length === pageSize) return { rows, more: true };
     rows.push(row);
   }
@@ -62,15 +60,7 @@ export function runCandidate(store: EntryStore, tenant: Tenant, query: Query, ra
 /** runSliced is runCandidate in time slices: it lets the event loop run whenever `slice` is used up, and gives the same rows. */
 export async function runSliced(store: EntryStore, tenant: Tenant, query: Query, range: ScanRange, candidate: Candidate, pageSize: number, slice: Slice) {
   const rows: Row[] = [];
-  for (const row of rowsSliced(
-    store,
-    tenant,
-    openWithin(store, tenant, query, candidate.open),
-    range,
-    compileQuery(query, tenant.env),
-    compileBlockTest(query, tenant.env),
-    slice.due,
-  )) {
+  for (const row of rowsSliced(walkOf(store, tenant, query, range), openWithin(store, tenant, query, candidate.open), slice.due)) {
     if (row === PAUSE)
       await slice.pause(); // a throw here (over budget) closes the generator and its cursors
     else if (rows.length === pageSize) return { rows, more: true };
