@@ -11,6 +11,12 @@ export const isUuid = (text: string): boolean => UUID.test(text);
 /** uuidTimeMs reads the millisecond timestamp of a UUIDv7. */
 export const uuidTimeMs = (id: string): number => parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
 
+/**
+ * ownCopy returns an id as a string of its own. A write's ids are slices of one joined string (IdGenerator.drawn), and
+ * a slice keeps the whole string alive: a block's first id kept in an index would keep the 36 KB of its write's ids.
+ */
+export const ownCopy = (id: string): string => Buffer.from(id, "latin1").toString("latin1");
+
 const COUNTER_MAX = 2 ** 42 - 1; // 12 bits rand_a + 30 high bits of rand_b, RFC 9562 method 1
 
 /** IdGenerator hands out ids that increase strictly, with a clock that never runs backwards. */

@@ -4,6 +4,7 @@
 // before the first put; then nothing awaits: lmdb-js commits every put of one event turn in one
 // transaction, on its write thread, so each write is all or nothing (and a failed commit fails the
 // turn's writes together). The key layout is at the top of entries.ts.
+import { ownCopy } from "../ids.ts";
 import { TurnQueue } from "../turn.ts";
 import type { Database } from "lmdb";
 import type { Environment } from "../schema.ts";
@@ -179,7 +180,7 @@ function readyBlocks(writes: PendingWrite[]): ReadyBlock[] {
           ws: w.ws,
           env: w.env,
           ms: w.serverMs,
-          firstId: ids[0],
+          firstId: ownCopy(ids[0]), // indexes keep it as long as the block lives
           size: b.size,
           value,
           terms: b.terms,
@@ -207,7 +208,7 @@ function readyBlocks(writes: PendingWrite[]): ReadyBlock[] {
         ws,
         env,
         ms: serverMs,
-        firstId: block[0].id,
+        firstId: ownCopy(block[0].id),
         size: b.size,
         value: assembleBlock(
           block.map((e) => e.id),
