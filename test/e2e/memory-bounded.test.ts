@@ -24,7 +24,7 @@ afterAll(async () => {
 /** writePhase writes WRITES bulk bodies of distinct entries, lets the background work settle and returns the live heap. */
 async function writePhase(): Promise<number> {
   for (let w = 0; w < WRITES; w++) {
-    const body = Array.from({ length: BATCH }, (_, k) => {
+    const body = Array.from({ length: BATCH }, () => {
       const i = written++;
       return entry({ action: `job.step${i % 40}`, message: `step ${i} of job ${i % 977} done`, context: { request_id: `req-${i}` } });
     });
