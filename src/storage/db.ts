@@ -53,8 +53,6 @@ export function openDatabases(dataDir: string, log = logLine, mapBytes = DEFAULT
     path: dataFile,
     maxDbs: 16,
     mapSize: mapBytes, // address space only; the file grows as data does
-    // map the file in chunks, at most 1 GiB of them: pages read once are let go, so resident memory stops growing with the data
-    remapChunks: true,
     // lmdb-js default: overlappingSync. A put resolves at commit, which survives kill -9 of this process.
   });
   const dbs: Databases = {
