@@ -11,7 +11,7 @@ import type { Block } from "../storage/format/block.ts";
 import type { EntryStore } from "../storage/entries.ts";
 import type { LogExpr, Matcher } from "./ast.ts";
 import { type Labels, type LokiEntry, lokiEntry, streamLabels } from "./labels.ts";
-import { type Compiled, compileLog, matcherTest, type Processed } from "./pipeline.ts";
+import { type Compiled, compileLog, matcherTest, type Processed, PUSHED_LABELS } from "./pipeline.ts";
 
 /** ClientWindow is [fromMs, toMs) on the client axis, in whole milliseconds. */
 export interface ClientWindow {
@@ -53,11 +53,11 @@ export async function selectEntries(
   window: ClientWindow,
   slice: Slice,
   visit: (s: Selected) => void,
-  compiled: Compiled = compileLog(log),
+  compiled: Compiled = compileLog(log, PUSHED_LABELS),
   /** a cheap test on (client ms, id) before an entry is decoded: false skips it (a log query's kept set is full) */
   admit?: (clientMs: number, id: string) => boolean,
   /** tests on a block's client time bounds before it is read (tally.ts Counter: wants, reach) */
-  blocks?: Pick<Counter, "wants" | "reach">,
+  blocks?: Pick<Counter, "wants" | "reach" | "newestFirst">,
 ): Promise<void> {
   const query = pushDown(log.selector, scope.env);
   if (query === null || window.fromMs >= window.toMs) return;
