@@ -42,6 +42,22 @@ export function flatten(obj: Record<string, unknown> | null, prefix: string, int
   return into;
 }
 
+/** leafNames adds the label names flatten would give the scalar leaves of `obj`, without their values. */
+export function leafNames(obj: Record<string, unknown> | null, prefix: string, into: Set<string>): void {
+  if (!obj) return;
+  for (const k in obj) {
+    if (!Object.hasOwn(obj, k)) continue;
+    const v = obj[k];
+    if (v === null || Array.isArray(v)) continue;
+    const name = prefix === "" ? k : `${prefix}_${k}`;
+    if (typeof v === "object") leafNames(v as Record<string, unknown>, name, into);
+    else into.add(labelName(name));
+  }
+}
+
+/** FIXED_LABELS are the stream labels every entry has, besides its context's leaves. */
+export const FIXED_LABELS = ["environment", "level", "detected_level", "action", "service_name"] as const;
+
 /** serviceName is context.service_name, else context.service.name, else the action. */
 function serviceName(e: Entry): string {
   const c = e.context;
