@@ -4,6 +4,7 @@
 import type { Subscription } from "@nats-io/transport-node";
 import type { Caller } from "../auth/authenticate.ts";
 import { ApiError } from "../errors.ts";
+import { RELAYED_TAIL } from "../http/loki-tail.ts";
 import type { PartitionCopy } from "./copy.ts";
 import { LAST_SEQ_DEADLINE_MS, type Link } from "./link.ts";
 import { pack, unpack } from "./message.ts";
@@ -287,7 +288,11 @@ async function packReply({ response, applied }: { response: Response; applied?: 
 
 const toResponse = (reply: ForwardedReply) => new Response(reply.body, { status: reply.status, headers: reply.headers });
 
-const isTail = (request: Request) => new URL(request.url, "http://localhost").pathname.endsWith("/logs/tail");
+/** isTail tells a live tail (native, or a Loki tail a front relays): it never ends by itself, and starts only after its barrier */
+const isTail = (request: Request) => {
+  const { pathname } = new URL(request.url, "http://localhost");
+  return pathname.endsWith("/logs/tail") || pathname === RELAYED_TAIL;
+};
 
 /** discard lets go of an answer that is not used (its body unread). */
 async function discard(answer: Promise<Response>): Promise<void> {

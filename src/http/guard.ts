@@ -88,6 +88,16 @@ export class Gate {
     return this.auth.authenticateHash(this.sessions!.keyHashOf(token, now), now);
   }
 
+  /** handOff answers an admitted read on a copy of the caller's partition (cluster mode); undefined: this Sluice answers it. */
+  handOff(request: Request, caller: Caller): Promise<Response> | undefined {
+    return this.handoff?.elsewhere?.(request, caller);
+  }
+
+  /** fromFront tells whether a cluster front admitted this request and handed it to this Sluice, a copy. */
+  fromFront(request: Request): boolean {
+    return this.handoff?.admittedAs?.(request) !== undefined;
+  }
+
   /** stillValid tells whether the key of an admitted call is still valid now (not revoked, not expired): open streams recheck it. */
   stillValid(request: Request): boolean {
     const { headers } = request;

@@ -9,7 +9,7 @@ import { firstEntries, toStreams } from "../loki/logs.ts";
 import { evaluate, type StepValue } from "../loki/metric.ts";
 import { directionOf, limitOf, msWindow, type Params, rangeOf, stepOf, timeNs } from "../loki/params.ts";
 import { parseLogQL } from "../loki/parse.ts";
-import { selectEntries, selectStreams } from "../loki/select.ts";
+import { selectEntries, selectLabelNames, selectStreams } from "../loki/select.ts";
 import { TimeSlicer } from "../query/slice.ts";
 import type { EntryStore } from "../storage/entries.ts";
 import { readBody } from "./body.ts";
@@ -123,9 +123,16 @@ export function lokiReadRoutes(gate: Gate, store: EntryStore, queryTimeoutMs: nu
     },
     async labels({ caller, now }, p) {
       const names = new Set<string>();
-      await eachStream(caller, now, p, p.get("query") ? [p.get("query")!] : [], (stream) => {
-        for (const name in stream) names.add(name);
-      });
+      const query = p.get("query");
+      const log = query ? asLog(parseLogQL(query), "labels") : ALL;
+      if (log.stages.length > 0) {
+        await eachStream(caller, now, p, [query!], (stream) => {
+          for (const name in stream) names.add(name);
+        });
+      } else {
+        const { startNs, endNs } = rangeOf(p, now, 6n * HOUR_NS); // labels: the last 6 h by default, as eachStream
+        await selectLabelNames(store, scopeOf(caller, now), log.selector, msWindow(startNs, endNs), slice(), names);
+      }
       return success([...names].sort());
     },
     async series({ caller, now }, p) {

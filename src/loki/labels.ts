@@ -13,16 +13,27 @@ export interface LokiEntry {
   line: string;
 }
 
+/** label names already made valid: the same few paths recur in every entry of a workspace */
+const validNames = new Map<string, string>();
+const VALID_NAMES_KEPT = 10_000;
+
 /** labelName makes a valid Loki label name: every character outside [a-zA-Z0-9_] becomes `_`, and a leading digit gets `_` before it. */
 export const labelName = (name: string): string => {
+  const known = validNames.get(name);
+  if (known !== undefined) return known;
   const clean = name.replace(/[^a-zA-Z0-9_]/g, "_");
-  return /^[0-9]/.test(clean) ? `_${clean}` : clean;
+  const valid = /^[0-9]/.test(clean) ? `_${clean}` : clean;
+  if (validNames.size >= VALID_NAMES_KEPT) validNames.clear();
+  validNames.set(name, valid);
+  return valid;
 };
 
 /** flatten adds the scalar leaves of `obj` (through objects, not arrays; nulls skipped) as `prefix_a_b` labels. */
 export function flatten(obj: Record<string, unknown> | null, prefix: string, into: Labels): Labels {
   if (!obj) return into;
-  for (const [k, v] of Object.entries(obj)) {
+  for (const k in obj) {
+    if (!Object.hasOwn(obj, k)) continue;
+    const v = obj[k];
     const name = prefix === "" ? k : `${prefix}_${k}`;
     if (v === null || Array.isArray(v)) continue;
     if (typeof v === "object") flatten(v as Record<string, unknown>, name, into);
@@ -30,6 +41,22 @@ export function flatten(obj: Record<string, unknown> | null, prefix: string, int
   }
   return into;
 }
+
+/** leafNames adds the label names flatten would give the scalar leaves of `obj`, without their values. */
+export function leafNames(obj: Record<string, unknown> | null, prefix: string, into: Set<string>): void {
+  if (!obj) return;
+  for (const k in obj) {
+    if (!Object.hasOwn(obj, k)) continue;
+    const v = obj[k];
+    if (v === null || Array.isArray(v)) continue;
+    const name = prefix === "" ? k : `${prefix}_${k}`;
+    if (typeof v === "object") leafNames(v as Record<string, unknown>, name, into);
+    else into.add(labelName(name));
+  }
+}
+
+/** FIXED_LABELS are the stream labels every entry has, besides its context's leaves. */
+export const FIXED_LABELS = ["environment", "level", "detected_level", "action", "service_name"] as const;
 
 /** serviceName is context.service_name, else context.service.name, else the action. */
 function serviceName(e: Entry): string {

@@ -48,8 +48,8 @@ export async function firstEntries(store: EntryStore, scope: ReadScope, log: Log
     window,
     slice,
     (s) => {
-      kept.push(s);
-      if (kept.length >= cap) trim();
+      // at `limit` the bound is set at once: with a block's newest entries first, the rest of it is then skipped undecoded
+      if (kept.push(s) >= cap || (kept.length === limit && !worst)) trim();
     },
     undefined,
     admit,
@@ -60,6 +60,7 @@ export async function firstEntries(store: EntryStore, scope: ReadScope, log: Log
         return !last || (forward ? lo <= last.ms : hi >= last.ms);
       },
       reach: () => (forward ? Number.NEGATIVE_INFINITY : (settled()?.ms ?? Number.NEGATIVE_INFINITY)),
+      newestFirst: !forward,
     },
   );
   return kept.sort(order).slice(0, limit);

@@ -41,8 +41,28 @@ const VECTOR_OPS: readonly string[] = ["sum", "avg", "min", "max", "count", "std
 const MATCH_OPS: Record<string, MatchOp> = { "=": "=", "!=": "!=", "=~": "=~", "!~": "!~" };
 const CMP_OPS: Record<string, CmpOp> = { "==": "==", "=": "==", "!=": "!=", ">": ">", ">=": ">=", "<": "<", "<=": "<=" };
 
+/** queries parsed already, frozen: a dashboard or Explore sends the same few queries again and again */
+const parsed = new Map<string, Expr>();
+const PARSED_KEPT = 256;
+
 /** parseLogQL parses a LogQL query, or throws a 400 saying where it fails or which construct is not supported. */
 export function parseLogQL(text: string): Expr {
+  const known = parsed.get(text);
+  if (known) return known;
+  const expr = deepFreeze(parseFresh(text));
+  if (parsed.size >= PARSED_KEPT) parsed.clear();
+  parsed.set(text, expr);
+  return expr;
+}
+
+/** deepFreeze freezes a parsed query and everything in it: one AST serves every request that sends its text. */
+function deepFreeze<T>(value: T): T {
+  if (value === null || typeof value !== "object" || Object.isFrozen(value)) return value;
+  for (const v of Object.values(value)) deepFreeze(v);
+  return Object.freeze(value);
+}
+
+function parseFresh(text: string): Expr {
   if (text.trim() === "") throw badRequest("VALIDATION_QUERY_SYNTAX", 'the query is empty; send a LogQL query such as {level="error"}');
   const tree = parser.parse(text);
   tree.iterate({

@@ -240,15 +240,19 @@ export const setSampleError = (p: Processed, details: string) => setError(p, "Sa
 /** lookupLabel finds a label among the parsed, stream and structured-metadata labels, in that order. */
 export const lookupLabel = (p: Processed, name: string): string | undefined => lookup(p, name);
 
-/** compileLog compiles a log query's selector and pipeline. */
-export function compileLog(expr: LogExpr): Compiled {
-  const selector = expr.selector.map((m) => ({ name: m.name, test: matcherTest(m) }));
+/** PUSHED_LABELS are the labels whose matchers pushDown (select.ts) answers exactly: an entry it selects has passed them. */
+export const PUSHED_LABELS: ReadonlySet<string> = new Set(["level", "detected_level", "environment"]);
+
+/** compileLog compiles a log query's selector and pipeline; matchers on `answered` labels are not run again on each entry. */
+export function compileLog(expr: LogExpr, answered: ReadonlySet<string> = new Set()): Compiled {
+  const all = expr.selector.map((m) => ({ name: m.name, test: matcherTest(m) }));
+  const selector = all.filter((m) => !answered.has(m.name));
   const steps = expr.stages.map(stage);
   const leading = expr.stages.findIndex((s) => s.kind !== "line");
   const lineTests = (leading < 0 ? expr.stages : expr.stages.slice(0, leading)).map((s) => lineTest(s as Extract<Stage, { kind: "line" }>));
   return {
     keepsLine: (line) => lineTests.every((t) => t(line)),
-    selects: (stream) => selector.every((m) => m.test(stream[m.name] ?? "")),
+    selects: (stream) => all.every((m) => m.test(stream[m.name] ?? "")),
     run(e) {
       if (!selector.every((m) => m.test(e.stream[m.name] ?? ""))) return null;
       const p: Processed = { stream: { ...e.stream }, metadata: { ...e.metadata }, parsed: {}, line: e.line };

@@ -10,8 +10,8 @@ import { type Counter, tally } from "../query/tally.ts";
 import type { Block } from "../storage/format/block.ts";
 import type { EntryStore } from "../storage/entries.ts";
 import type { LogExpr, Matcher } from "./ast.ts";
-import { type Labels, type LokiEntry, lokiEntry, streamLabels } from "./labels.ts";
-import { type Compiled, compileLog, matcherTest, type Processed } from "./pipeline.ts";
+import { FIXED_LABELS, type Labels, type LokiEntry, leafNames, lokiEntry, streamLabels } from "./labels.ts";
+import { type Compiled, compileLog, matcherTest, type Processed, PUSHED_LABELS } from "./pipeline.ts";
 
 /** ClientWindow is [fromMs, toMs) on the client axis, in whole milliseconds. */
 export interface ClientWindow {
@@ -53,11 +53,11 @@ export async function selectEntries(
   window: ClientWindow,
   slice: Slice,
   visit: (s: Selected) => void,
-  compiled: Compiled = compileLog(log),
+  compiled: Compiled = compileLog(log, PUSHED_LABELS),
   /** a cheap test on (client ms, id) before an entry is decoded: false skips it (a log query's kept set is full) */
   admit?: (clientMs: number, id: string) => boolean,
   /** tests on a block's client time bounds before it is read (tally.ts Counter: wants, reach) */
-  blocks?: Pick<Counter, "wants" | "reach">,
+  blocks?: Pick<Counter, "wants" | "reach" | "newestFirst">,
 ): Promise<void> {
   const query = pushDown(log.selector, scope.env);
   if (query === null || window.fromMs >= window.toMs) return;
@@ -115,4 +115,26 @@ export async function selectStreams(
       if (tests.every((t) => t.test(stream[t.name] ?? ""))) visit(stream);
     },
   });
+}
+
+/**
+ * selectLabelNames adds to `names` the stream label names of the entries a bare selector selects: when the push-down
+ * answers every matcher, only the context's leaf names are walked, no label set built.
+ */
+export async function selectLabelNames(store: EntryStore, scope: ReadScope, selector: Matcher[], window: ClientWindow, slice: Slice, names: Set<string>) {
+  if (selector.some((m) => !PUSHED_LABELS.has(m.name))) {
+    return selectStreams(store, scope, selector, window, slice, (stream) => {
+      for (const name in stream) names.add(name);
+    });
+  }
+  const query = pushDown(selector, scope.env);
+  if (query === null || window.fromMs >= window.toMs) return;
+  let any = false;
+  await tally(store, scope, query, { axis: "client", ...window }, slice, {
+    entry(block, i) {
+      any = true;
+      leafNames(block.entry(i).context, "", names); // read at once: the block's buffer is reused after
+    },
+  });
+  if (any) for (const name of FIXED_LABELS) names.add(name);
 }

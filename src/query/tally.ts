@@ -35,6 +35,8 @@ export interface Counter {
    * [lo, hi] all lie inside the window; false: hand them over one at a time
    */
   within?(block: Block, positions: readonly number[] | null, lo: number, hi: number): boolean;
+  /** a block's entries handed over from its last position down: a counter keeping the newest fills first and skips the rest */
+  newestFirst?: boolean;
 }
 
 /** serverRange is the server-time range a window reads: itself on the server axis, everything within retention on the client axis. */
@@ -103,7 +105,10 @@ export async function tally(store: EntryStore, scope: ReadScope, query: Query, w
       probe.serverMs = groupMs;
       if (wholeBlocks) counter.block!(block, at, groupMs);
       else if (inside(bounds) && counter.within!(block, accept ? accepted(block, at) : at, bounds![0], bounds![1])) continue;
-      else if (at === null) for (let i = 0; i < block.size; i++) take(block, i, groupMs);
+      else if (counter.newestFirst) {
+        if (at === null) for (let i = block.size - 1; i >= 0; i--) take(block, i, groupMs);
+        else for (let k = at.length - 1; k >= 0; k--) take(block, at[k], groupMs);
+      } else if (at === null) for (let i = 0; i < block.size; i++) take(block, i, groupMs);
       else for (const i of at) take(block, i, groupMs);
     }
   };

@@ -28,8 +28,8 @@
 // - full-disk.test.ts (§14): mounts a small tmpfs for one process's data directory and fills it.
 // - storage-report.test.ts, upgrade.test.ts (§15): one data directory's report, compaction and a fixture directory
 //   written by an older version, opened by one process.
-// - loki/tail.test.ts (§17): a Loki tail is a WebSocket on a listening server, and it reads the store and live-tail hub
-//   of the node it reaches; a cluster relays tails to the partition's tail owner for GET /logs/tail only (reads.ts).
+// - loki/tail.test.ts (§17): a Loki tail is a WebSocket on a listening server, which a TestSluice cluster does not
+//   run; cluster-loki-tail.test.ts tails through a listening front that relays it to the partition's tail owner.
 // - binary, compose, crash, internal-error, ui-browser: the compiled binary, the composition root, kill -9 of one
 //   process mid-write, injected storage faults, and a headless Chromium, all of one process.
 import { expect, test } from "bun:test";

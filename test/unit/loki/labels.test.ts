@@ -1,6 +1,6 @@
 // An entry as Loki sees it (contract §17): stream labels, structured metadata, line, label names.
 import { expect, test } from "bun:test";
-import { labelName, lokiEntry } from "../../../src/loki/labels.ts";
+import { flatten, labelName, leafNames, lokiEntry } from "../../../src/loki/labels.ts";
 import type { Entry } from "../../../src/storage/entries.ts";
 
 const base: Entry = {
@@ -46,4 +46,16 @@ test("structured metadata: actor_, target_, metadata_ leaves, tags comma-joined,
   expect(e.line).toBe('{"http":{"status":500}}');
   expect(lokiEntry(base, "production").line).toBe("hello");
   expect(lokiEntry({ ...base, message: null }, "production").line).toBe("");
+});
+
+test("leafNames gives the names flatten gives, without their values", () => {
+  const objects: Record<string, unknown>[] = [
+    { a: 1, b: { c: "x", d: null, e: [1] }, "f.g": true, "9h": "y" },
+    { service: { name: "api" }, nested: { deeper: { leaf: 0 } }, empty: {} },
+  ];
+  for (const o of objects) {
+    const names = new Set<string>();
+    leafNames(o, "", names);
+    expect([...names].sort()).toEqual(Object.keys(flatten(o, "", {})).sort());
+  }
 });
