@@ -1,9 +1,10 @@
 // evaluator: evaluates every enabled rule at each t = k·every (epoch-aligned) and stores what changed, with the
-// notices it decided, in one transaction (contract §16). A rule that missed instants (the server was down) is
-// evaluated once, at the latest one.
+// notices it decided, in one transaction (contract §16). An evaluation that changed no state (only values and times,
+// which no notice depends on) is stored with the rest of its round in one transaction, so writes wait behind one commit
+// a round, not one a rule. A rule that missed instants (the server was down) is evaluated once, at the latest one.
 import type { ReadScope } from "../query/page.ts";
 import { TimeSlicer } from "../query/slice.ts";
-import type { AlertStore, NoticePayload, StoredNotice, StoredTransition } from "../storage/records/alerts.ts";
+import type { AlertStore, NoticePayload, Reading, StoredNotice, StoredState, StoredTransition } from "../storage/records/alerts.ts";
 import type { Channel } from "./channels.ts";
 import type { Tenant } from "../storage/keys.ts";
 import type { EntryStore } from "../storage/entries.ts";
@@ -37,6 +38,22 @@ export interface EvaluatorDeps {
   placement?: Placement;
 }
 
+/** movedAny tells whether a state changed in what a restart needs to decide notices alike: all but value and time. */
+function movedAny(previous: StoredState[], states: StoredState[]): boolean {
+  const before = new Map(previous.map((s) => [s.fingerprint, s]));
+  return states.some((s) => {
+    const p = before.get(s.fingerprint);
+    return (
+      p === undefined ||
+      p.state !== s.state ||
+      p.activeSinceMs !== s.activeSinceMs ||
+      p.notifiedMs !== s.notifiedMs ||
+      p.reason !== s.reason ||
+      JSON.stringify(p.group) !== JSON.stringify(s.group)
+    );
+  });
+}
+
 /** AlertEvaluator runs due evaluations, one at a time, on a timer. */
 export class AlertEvaluator {
   private timer: ReturnType<typeof setInterval> | undefined;
@@ -64,6 +81,15 @@ export class AlertEvaluator {
     const placement = this.d.placement ?? EVERYWHERE;
     if (!placement.active()) return;
     const now = this.d.clock();
+    const readings: Reading[] = [];
+    try {
+      await this.dueRules(placement, now, readings);
+    } finally {
+      await this.d.store.commitReadings(readings);
+    }
+  }
+
+  private async dueRules(placement: Placement, now: number, readings: Reading[]): Promise<void> {
     let ready: Promise<boolean> | undefined;
     for (const { ws, env, rule } of this.d.store.allRules<Rule>()) {
       if (!rule.enabled || !placement.owns(ws)) continue;
@@ -76,15 +102,15 @@ export class AlertEvaluator {
       if (!(await ready)) return;
       if (!placement.owns(ws)) continue; // the ownership moved while this node caught up
       try {
-        await this.evaluate({ ws, env }, rule, at);
+        await this.evaluate({ ws, env }, rule, at, readings);
       } catch (e) {
         console.error(JSON.stringify({ level: "error", msg: "alert evaluation failed", rule_id: rule.id, error: String(e) }));
       }
     }
   }
 
-  /** evaluate runs one evaluation of a rule at `atMs` and stores its outcome. */
-  async evaluate(t: Tenant, rule: Rule, atMs: number): Promise<void> {
+  /** evaluate runs one evaluation of a rule at `atMs` and stores its outcome; one that changed no state joins `readings` when given. */
+  async evaluate(t: Tenant, rule: Rule, atMs: number, readings?: Reading[]): Promise<void> {
     const floorMs = this.d.floorOf(t.ws, atMs);
     if (floorMs === undefined) return;
     const scope: ReadScope = { ...t, floorMs };
@@ -94,7 +120,8 @@ export class AlertEvaluator {
     );
     const silences = this.d.store.list<Silence>("silence", t);
     const silenced = (group: Group) => isSilenced(silences, rule.id, group, this.d.clock());
-    const decision = decide(rule, this.d.store.states(t, rule.id), ev, atMs, silenced);
+    const previous = this.d.store.states(t, rule.id);
+    const decision = decide(rule, previous, ev, atMs, silenced);
     // samples only for the groups a notice announces (Alertmanager's re-posts carry none)
     const shown = rule.channels.length ? decision.announcements.map((a) => a.state.group) : [];
     const samples =
@@ -105,7 +132,13 @@ export class AlertEvaluator {
     const externalUrl = this.d.externalUrl();
     const everyMs = durationMs(rule.every)!;
     const notices = this.noticesOf(t, rule, decision.announcements, ev.window);
-    await this.d.store.commitEvaluation(t, { ruleId: rule.id, atMs, ...decision, notices });
+    if (notices.length || decision.transitions.length || decision.removed.length || movedAny(previous, decision.states)) {
+      await this.d.store.commitEvaluation(t, { ruleId: rule.id, atMs, ...decision, notices });
+    } else {
+      const reading = { t, ruleId: rule.id, atMs, values: decision.states.map((s) => ({ fingerprint: s.fingerprint, value: s.value })) };
+      if (readings) readings.push(reading);
+      else await this.d.store.commitReadings([reading]);
+    }
     if (notices.length) this.d.notify();
     const managers = rule.channels.map((id) => this.d.store.get<Channel>("channel", t, id)).filter((c) => c?.type === "alertmanager") as Channel[];
     if (managers.length === 0 || !ev.ok) return;

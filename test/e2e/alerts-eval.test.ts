@@ -195,6 +195,49 @@ test("states survive a restart: a firing group is still firing after it", async 
   expect(await alerts(id)).toEqual(before);
 });
 
+test("GET /alerts lists the value and last_evaluated_at of the latest evaluation, also after a restart", async () => {
+  await fresh();
+  const t = BASE + 105 * 60_000;
+  await write([{ level: "fatal" }], t - 1000);
+  const id = await makeRule({ query: "level=fatal" });
+  await evaluateAt(t);
+  await write([{ level: "fatal" }, { level: "fatal" }], t + 59_000);
+  await evaluateAt(t + 60_000);
+  const want = [{ state: "firing", value: 2, active_since: new Date(t).toISOString(), last_evaluated_at: new Date(t + 60_000).toISOString() }];
+  expect(await alerts(id)).toMatchObject(want);
+  await s.close();
+  s = startTestSluice(s.dir, { clock: () => now, alertMinEveryMs: 1000 });
+  expect(await alerts(id)).toMatchObject(want);
+});
+
+test("an evaluation never delays writes: evaluations that change no state are stored in one transaction a round", async () => {
+  await fresh();
+  const t = BASE + 110 * 60_000;
+  await write([{ level: "fatal" }, { level: "info" }], t - 1000);
+  const ids = [await makeRule({ query: "level=fatal" }), await makeRule({ query: "" }), await makeRule({ query: "level=info" })];
+  await evaluateAt(t);
+  await write([{ level: "fatal" }, { level: "info" }], t + 59_000);
+  const store = s.svc.alerts.store;
+  const calls = { evaluations: 0, rounds: 0 };
+  const [evaluation, readings] = [store.commitEvaluation.bind(store), store.commitReadings.bind(store)];
+  store.commitEvaluation = (...a) => {
+    calls.evaluations++;
+    return evaluation(...a);
+  };
+  store.commitReadings = (...a) => {
+    calls.rounds++;
+    return readings(...a);
+  };
+  try {
+    await evaluateAt(t + 60_000);
+  } finally {
+    store.commitEvaluation = evaluation;
+    store.commitReadings = readings;
+  }
+  expect(calls).toEqual({ evaluations: 0, rounds: 1 });
+  for (const id of ids) expect(await alerts(id)).toMatchObject([{ state: "firing", last_evaluated_at: new Date(t + 60_000).toISOString() }]);
+});
+
 test("preview gives every evaluation the rule would have made, and its incidents, computed as live evaluation", async () => {
   await fresh();
   const t0 = BASE + 120 * 60_000;

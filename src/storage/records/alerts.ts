@@ -5,6 +5,7 @@
 //   ["history", ws, env, ruleId, atMs, id] → StoredTransition
 //   ["outbox", id] → StoredNotice: a notice decided but not yet settled, written in the transaction that decided it
 // An evaluation's states, transitions and notices commit together, so a restart finds either all of them or none.
+// An evaluation that changed only values and times (Readings) is stored with the rest of its round, in one transaction.
 import type { Database } from "lmdb";
 import type { Tenant } from "../keys.ts";
 
@@ -87,6 +88,14 @@ export interface EvaluationWrite {
   retiring?: boolean;
 }
 
+/** Reading is an evaluation that changed no state: only its groups' values and times, and when the rule was evaluated. */
+export interface Reading {
+  t: Tenant;
+  ruleId: string;
+  atMs: number;
+  values: { fingerprint: string; value: number | null }[];
+}
+
 const END = "\uffff";
 /** MAX_HISTORY_PER_RULE bounds a rule's history: its oldest transitions go first */
 export const MAX_HISTORY_PER_RULE = 1000;
@@ -161,6 +170,25 @@ export class AlertStore {
       for (const n of w.notices) this.db.put(["outbox", n.id], n);
       this.db.put(["evaluated", t.ws, t.env, w.ruleId], w.atMs);
       if (w.transitions.length) this.trimHistory(t, w.ruleId);
+    });
+  }
+
+  /** commitReadings stores a round's readings in one transaction: each onto its group's stored state, if it is still there. */
+  async commitReadings(readings: Reading[]): Promise<void> {
+    if (readings.length === 0) return;
+    await this.db.transaction(() => {
+      for (const { t, ruleId, atMs, values } of readings) {
+        const rule = this.db.get(["rule", t.ws, t.env, ruleId]) as { enabled: boolean } | undefined;
+        if (rule === undefined || !rule.enabled) continue; // deleted or disabled meanwhile: its states are gone or going
+        const last = this.lastEvaluated(t, ruleId);
+        if (last !== undefined && last > atMs) continue; // a later evaluation stored its own
+        for (const { fingerprint, value } of values) {
+          const key = ["state", t.ws, t.env, ruleId, fingerprint];
+          const s = this.db.get(key) as StoredState | undefined;
+          if (s) this.db.put(key, { ...s, value, lastEvaluatedMs: atMs });
+        }
+        this.db.put(["evaluated", t.ws, t.env, ruleId], atMs);
+      }
     });
   }
 

@@ -74,3 +74,24 @@ test("an evaluation of a disabled rule stores nothing unless it retires the rule
   await store.commitEvaluation(t, { ruleId: "r2", atMs: 2, states: [], removed: [], transitions: [], notices: [], retiring: true });
   expect(store.lastEvaluated(t, "r2")).toBe(2);
 });
+
+test("a round's readings update the values and times of states still stored, and of rules still enabled", async () => {
+  await store.put("rule", t, "r3", { id: "r3", enabled: true });
+  const state = (f: string) => ({ fingerprint: f, group: null, state: "firing" as const, value: 1, activeSinceMs: 0, lastEvaluatedMs: 0, notifiedMs: 0 });
+  await store.commitEvaluation(t, { ruleId: "r3", atMs: 10, states: [state("a")], removed: [], transitions: [], notices: [] });
+  const values = [
+    { fingerprint: "a", value: 7 },
+    { fingerprint: "resolved meanwhile", value: 3 },
+  ];
+  await store.commitReadings([
+    { t, ruleId: "r3", atMs: 20, values },
+    { t, ruleId: "gone", atMs: 20, values },
+    { t, ruleId: "r2", atMs: 20, values },
+  ]);
+  expect(store.states(t, "r3")).toEqual([{ ...state("a"), value: 7, lastEvaluatedMs: 20 }]);
+  expect(store.lastEvaluated(t, "r3")).toBe(20);
+  expect(store.lastEvaluated(t, "gone")).toBeUndefined();
+  expect(store.states(t, "r2")).toEqual([]);
+  await store.commitReadings([{ t, ruleId: "r3", atMs: 15, values: [{ fingerprint: "a", value: 0 }] }]);
+  expect(store.states(t, "r3")[0].value).toBe(7); // an older reading never overwrites a newer evaluation
+});
