@@ -2,11 +2,10 @@
 // tmpfs, the merge keeps trying to commit parts into it, and the process, its reads and every acknowledged entry stay;
 // once space is freed the merge commits parts, and every count is still what was acknowledged, through a kill -9.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { open as lmdbOpen } from "lmdb";
 import { spawnServer, type ServerProcess } from "../helpers/process.ts";
+import { mountSmallDisk, type SmallDisk } from "../helpers/small-disk.ts";
 
 const DISK_MB = 40;
 const BALLAST_MB = 6;
@@ -16,7 +15,7 @@ const MAX_BATCHES = 2_000; // 40 MB holds far fewer: the loop ends at the first 
 const MERGE_DUE_MS = 15_000; // a block is merged once 10 s old, in passes 2 s apart
 const FRONTIER_MS = -1; // the merge keeps how far it has looked under this key in `parts`, beside the parts
 
-let mount: string;
+let disk: SmallDisk;
 let dataDir: string;
 let server: ServerProcess;
 let key: string;
@@ -25,12 +24,8 @@ let partsWhenFull = 0;
 const acknowledged: string[] = [];
 
 beforeAll(async () => {
-  mount = mkdtempSync(join(tmpdir(), "sluice-full-disk-merge-"));
-  const mounted = Bun.spawnSync(["mount", "-t", "tmpfs", "-o", `size=${DISK_MB}m`, "tmpfs", mount]);
-  if (mounted.exitCode !== 0) throw new Error(`this test mounts a tmpfs (it runs as root in CI): ${mounted.stderr.toString()}`);
-  dataDir = join(mount, "data");
-  mkdirSync(dataDir);
-  for (const name of ["ballast-1", "ballast-2"]) writeFileSync(join(mount, name), new Uint8Array(BALLAST_MB * 2 ** 20).fill(7));
+  disk = mountSmallDisk("sluice-full-disk-merge-", DISK_MB, BALLAST_MB);
+  dataDir = disk.dataDir;
   server = await spawnServer(dataDir, { SLUICE_ACCESS_LOG: "off" });
   key = KEY.exec(server.banner)![1];
 });
@@ -38,8 +33,7 @@ beforeAll(async () => {
 afterAll(async () => {
   server?.proc.kill(9);
   await server?.exited;
-  Bun.spawnSync(["umount", "-l", mount]);
-  rmSync(mount, { recursive: true, force: true });
+  disk?.unmount();
 });
 
 const batch = (marker: string) =>
@@ -101,7 +95,7 @@ test("a full disk during the merge: writes answer 503, the process stays, and ev
 }, 120_000);
 
 test("once space is freed the merge commits parts, and every count is what was acknowledged, also after a kill -9", async () => {
-  rmSync(join(mount, "ballast-1"));
+  disk.freeBallast(1);
   let parts = partsWhenFull;
   for (const deadline = Date.now() + MERGE_DUE_MS * 2; Date.now() < deadline && parts === partsWhenFull; await Bun.sleep(500)) parts = await partsStored();
   expect(parts).toBeGreaterThan(partsWhenFull);

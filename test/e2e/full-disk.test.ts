@@ -2,10 +2,8 @@
 // removes to free space. Writes are answered 503 while nothing fits, the process and every read keep answering, and
 // writes succeed again once space is freed; a kill -9 while full loses no acknowledged entry.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { spawnServer, type ServerProcess } from "../helpers/process.ts";
+import { mountSmallDisk, type SmallDisk } from "../helpers/small-disk.ts";
 
 const DISK_MB = 40;
 const BALLAST_MB = 6;
@@ -13,7 +11,7 @@ const KEY = /API key \(shown only now\):\s+(sl_development_rw_[A-Za-z0-9]+)/;
 const ADMIN = /Admin token \(shown only now\):\s+(sla_[A-Za-z0-9]+)/;
 const MAX_BATCHES = 600; // 40 MB holds far fewer batches than this: the loop ends at the first 503
 
-let mount: string;
+let disk: SmallDisk;
 let dataDir: string;
 let server: ServerProcess;
 let key: string;
@@ -23,12 +21,8 @@ let batchNo = 0;
 const acknowledged: string[] = [];
 
 beforeAll(async () => {
-  mount = mkdtempSync(join(tmpdir(), "sluice-full-disk-"));
-  const mounted = Bun.spawnSync(["mount", "-t", "tmpfs", "-o", `size=${DISK_MB}m`, "tmpfs", mount]);
-  if (mounted.exitCode !== 0) throw new Error(`this test mounts a tmpfs (it runs as root in CI): ${mounted.stderr.toString()}`);
-  dataDir = join(mount, "data");
-  mkdirSync(dataDir);
-  for (const name of ["ballast-1", "ballast-2"]) writeFileSync(join(mount, name), new Uint8Array(BALLAST_MB * 2 ** 20).fill(7));
+  disk = mountSmallDisk("sluice-full-disk-", DISK_MB, BALLAST_MB);
+  dataDir = disk.dataDir;
   server = await spawnServer(dataDir, { SLUICE_ACCESS_LOG: "off" });
   key = KEY.exec(server.banner)![1];
   admin = ADMIN.exec(server.banner)![1];
@@ -37,8 +31,7 @@ beforeAll(async () => {
 afterAll(async () => {
   server?.proc.kill(9);
   await server?.exited;
-  Bun.spawnSync(["umount", "-l", mount]);
-  rmSync(mount, { recursive: true, force: true });
+  disk?.unmount();
 });
 
 /** batch is 400 distinct entries (~300 bytes each) marked with a word of their own. */
@@ -107,7 +100,7 @@ test("while the disk is full the process keeps running: reads, /metrics and the 
 });
 
 test("once space is freed, writes succeed again within 10 s without a restart, and /readyz answers 200", async () => {
-  rmSync(join(mount, "ballast-1"));
+  disk.freeBallast(1);
   const until = Date.now() + 10_000;
   let stored: Response | undefined;
   while (Date.now() < until) {
@@ -130,7 +123,7 @@ test("kill -9 while the disk is full loses no acknowledged entry and leaves a da
   expect(res.status).toBe(503);
   server.proc.kill(9);
   await server.exited;
-  rmSync(join(mount, "ballast-2"));
+  disk.freeBallast(2);
   server = await spawnServer(dataDir, { SLUICE_ACCESS_LOG: "off" });
   expect(await count("")).toBe(acknowledged.length);
   const sample = [acknowledged[0], acknowledged[Math.floor(acknowledged.length / 2)], acknowledged[acknowledged.length - 1]];
