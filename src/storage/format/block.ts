@@ -28,7 +28,7 @@ import {
 import { asciiIdReader, framedTextReader, idReader } from "./block-readers.ts";
 import { idsReader, packIds } from "./id-column.ts";
 import { rawSize } from "./raw-size.ts";
-import { isFramed, packFramed, packPlain, packWhole, unpackWhole } from "./packed.ts";
+import { isFramed, packFramed, packNumbers, packPlain, packWhole, unpackWhole } from "./packed.ts";
 import { DetachedEntry, EntryView, type Entry, type Objects } from "./entry-view.ts";
 
 export { EntryView, storedObjectsText, type Entry } from "./entry-view.ts";
@@ -99,7 +99,7 @@ export function encodeWithObjects(entries: readonly Omit<Entry, "id">[], objects
     packPlain(encodeDict(entries.map((e) => e.action))),
     packFramed(n, (start, end) => encodeText(messages.slice(start, end))),
     packWhole(encodeDictList(entries.map((e) => e.tags))),
-    packWhole(encodeFloat64(entries.map((e) => e.clientMs))),
+    packNumbers(entries.map((e) => e.clientMs)),
     anyObject ? packFramed(n, (start, end) => encodeText(objects.slice(start, end))) : null,
   ];
   return { columns, raw };

@@ -231,13 +231,13 @@ export function encodeDict(values: readonly string[]): Uint8Array {
 /** DictColumn is a column of encodeDict as it is stored: the distinct values and each entry's code. */
 export interface DictColumn {
   values: string[];
-  codes: Uint16Array | Uint32Array;
+  codes: Uint8Array | Uint16Array | Uint32Array;
 }
 
 /** dictColumn opens a column of encodeDict (counting reads the codes without making a string per entry). */
 export function dictColumn(bytes: Uint8Array, n: number): DictColumn {
   const [values, packed] = packr.unpack(bytes) as [string[], Uint8Array];
-  return { values, codes: unpackCodes(packed, n, values.length) };
+  return { values, codes: unpackCodes(packed, n) };
 }
 
 /** dictReader reads a column of encodeDict. */
@@ -267,7 +267,7 @@ export interface DictListColumn extends DictColumn {
 export function dictListColumn(bytes: Uint8Array, n: number): DictListColumn {
   const [values, packedStarts, packed] = packr.unpack(bytes) as [string[], Uint8Array, Uint8Array];
   const starts = new Uint32Array(copyOf(packedStarts));
-  return { values, starts, codes: unpackCodes(packed, starts[n], values.length) };
+  return { values, starts, codes: unpackCodes(packed, starts[n]) };
 }
 
 /** dictListReader reads a column of encodeDictList; each call gives a new array. */
@@ -308,13 +308,18 @@ class CodeTable {
   }
 }
 
-// codes take two bytes each while there are at most 65,536 distinct values, four beyond
+// codes take 1, 2 or 4 bytes each, as the distinct values need; blocks written before 1-byte codes used 2 for up to 65,536
 function packCodes(codes: ArrayLike<number>, distinct: number): Uint8Array {
+  if (distinct <= 0x100) return Uint8Array.from(codes);
   return new Uint8Array((distinct <= 0x10000 ? new Uint16Array(codes) : new Uint32Array(codes)).buffer);
 }
 
-function unpackCodes(bytes: Uint8Array, count: number, distinct: number): Uint16Array | Uint32Array {
-  const width = distinct <= 0x10000 ? 2 : 4;
+// the width is the bytes a code: the stored bytes say it, whichever rule wrote them
+function unpackCodes(bytes: Uint8Array, count: number): Uint8Array | Uint16Array | Uint32Array {
+  const width = count === 0 ? 2 : bytes.length / count;
+  if (width === 1) return bytes;
+  if (width !== 2 && width !== 4)
+    throw new Error(`a dictionary column holds ${bytes.length} bytes for ${count} codes: the data directory is damaged; restore it from a backup`);
   // read in place when aligned, as float64Reader does: a block's bytes live no longer than the block
   const [buffer, at] = bytes.byteOffset % width === 0 ? [bytes.buffer, bytes.byteOffset] : [copyOf(bytes), 0];
   return width === 2 ? new Uint16Array(buffer, at, count) : new Uint32Array(buffer, at, count);

@@ -21,6 +21,7 @@ import { REGION_WORDS, STRIPE, blockFilters, filterMayHold, mayHold, type Needle
 import {
   bytesOf,
   packHeld,
+  pageFit,
   sealedParts,
   segmentOf,
   stripePositions,
@@ -84,7 +85,7 @@ export class NeedleIndex {
   }
 
   private seal(ws: string, env: Environment, t: TenantFilters): void {
-    const blocks = t.held.slice();
+    const blocks = t.held.slice(0, pageFit(t.held));
     const { key, directory, partitions } = sealedParts(blocks);
     const puts: Promise<unknown>[] = [this.db.put([ws, env, 0, ...key], packr.pack(directory))];
     for (const [p, words] of partitions.entries()) puts.push(this.db.put([ws, env, 1, ...key, p], bytesOf(words)));
@@ -299,27 +300,28 @@ export function rebuildFilters(dbs: { entries: Database; parts: Database; filter
   let tenant: [string, Environment] | undefined;
   let entries = 0;
   let blocks = 0;
-  const seal = () => {
+  const seal = (fit: boolean) => {
     if (batch.length === 0) return;
     const [ws, env] = tenant!;
-    const { key, directory, partitions } = sealedParts(batch);
+    const sealed = fit ? batch.slice(0, pageFit(batch)) : batch;
+    const { key, directory, partitions } = sealedParts(sealed);
     dbs.filters.transactionSync(() => {
       dbs.filters.putSync([ws, env, 0, ...key], packr.pack(directory));
       for (const [p, words] of partitions.entries()) dbs.filters.putSync([ws, env, 1, ...key, p], bytesOf(words));
     });
-    blocks += batch.length;
-    batch = [];
-    entries = 0;
+    blocks += sealed.length;
+    batch = batch.slice(sealed.length);
+    entries = batch.reduce((n, b) => n + b.size, 0);
   };
   for (const { key, value } of dbs.entries.getRange({ snapshot: false })) {
     const [ws, env, ms, firstId] = key as [string, Environment, number, string];
-    if (tenant && (tenant[0] !== ws || tenant[1] !== env)) seal();
+    if (tenant && (tenant[0] !== ws || tenant[1] !== env)) seal(false);
     tenant = [ws, env];
     const block = storedBlock(dbs.parts, ws, env, ms, firstId, value as Uint8Array)!;
     batch.push({ ms, firstId, size: block.size, stripes: blockFilters(block.entries()) });
     entries += block.size;
-    if (entries >= SEAL_ENTRIES || batch.length >= SEAL_BLOCKS) seal();
+    if (entries >= SEAL_ENTRIES || batch.length >= SEAL_BLOCKS) seal(true);
   }
-  seal();
+  seal(false);
   return blocks;
 }

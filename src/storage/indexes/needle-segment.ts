@@ -55,7 +55,7 @@ export function sealedParts(blocks: readonly FilteredBlock[]): { key: [number, s
     }
   }
   const logR = directory.r;
-  const logP = Math.min(Math.log2(MAX_PARTITIONS), logR.slice().sort((a, b) => a - b)[logR.length >> 1]); // the median stripe's
+  const logP = partitionsLog(logR);
   directory.p = logP;
   const { offsets, total } = offsetsOf(logR, logP);
   const P = 1 << logP;
@@ -77,6 +77,30 @@ export function sealedParts(blocks: readonly FilteredBlock[]): { key: [number, s
   }
   return { key: [sorted[0].ms, sorted[0].firstId], directory, partitions };
 }
+
+/** PAGE and PAGE_HEAD: LMDB stores a large value on whole pages of PAGE bytes, PAGE_HEAD of the first one its header. */
+const PAGE = 4096;
+const PAGE_HEAD = 16;
+
+/**
+ * pageFit is how many of `blocks` (oldest first) to seal so that each partition fills the pages LMDB gives it: a
+ * partition of 128 stripes of one region is 8,192 bytes and takes three pages with its header, one of 127 takes two.
+ * It keeps at least one block, and all when even one page is not filled.
+ */
+export function pageFit(blocks: readonly FilteredBlock[]): number {
+  const bytes = (k: number) => {
+    const logR = blocks.slice(0, k).flatMap((b) => b.stripes.map((words) => Math.log2(regionsOf(words))));
+    return PAGE_HEAD + offsetsOf(logR, partitionsLog(logR)).total * REGION_WORDS * 4;
+  };
+  const pages = Math.floor(bytes(blocks.length) / PAGE);
+  if (pages === 0) return blocks.length;
+  let k = blocks.length;
+  while (k > 1 && bytes(k) > pages * PAGE) k--;
+  return k;
+}
+
+// log2 of a segment's partition count: the median stripe's region count, at most MAX_PARTITIONS
+const partitionsLog = (logR: readonly number[]): number => Math.min(Math.log2(MAX_PARTITIONS), logR.slice().sort((a, b) => a - b)[logR.length >> 1]);
 
 /** stripePositions lists the positions of stripe s of a block, which holds n entries; a full stripe's list is shared (readers never change one). */
 export function stripePositions(s: number, n: number): number[] {

@@ -10,6 +10,7 @@ import {
   encodeText,
   float64Reader,
   foldAscii,
+  packr,
   textReader,
 } from "../../../src/storage/format/columns.ts";
 
@@ -71,6 +72,22 @@ test("a dictionary-list column reads back every entry's list, empty lists includ
       },
     ),
   );
+});
+
+test("a dictionary column of up to 256 values takes a byte a code; 257 values take two", () => {
+  const small = Array.from({ length: 1000 }, (_, i) => `v${i % 256}`);
+  const wide = Array.from({ length: 1000 }, (_, i) => `v${i % 257}`);
+  const codeBytes = (values: string[]) => (packr.unpack(encodeDict(values)) as [string[], Uint8Array])[1].length;
+  expect(codeBytes(small)).toBe(1000);
+  expect(codeBytes(wide)).toBe(2000);
+  for (const values of [small, wide]) expect(readAll(dictReader(misaligned(encodeDict(values)), 1000), 1000, [...values.keys()])).toEqual(values);
+});
+
+test("a dictionary column written with two-byte codes for few values (before one-byte codes) reads back", () => {
+  const values = ["info", "warn", "info", "error"];
+  const older = packr.pack([["info", "warn", "error"], new Uint8Array(new Uint16Array([0, 1, 0, 2]).buffer)]);
+  expect(readAll(dictReader(misaligned(older), 4), 4, [3, 2, 1, 0])).toEqual(values);
+  expect(() => dictReader(packr.pack([["a"], new Uint8Array(3)]), 2)).toThrow(/damaged/);
 });
 
 test("a dictionary-list column with more than 65,536 distinct values reads back (four-byte codes)", () => {

@@ -33,11 +33,11 @@ function fresh() {
   return { dir, ...open(dir) };
 }
 
-/** writeBlocks writes `count` blocks of 10 entries, block b at T0 + b ms, entry i of it with order "o-<b>-<i>" and message "ref <b>x<i>". */
-async function writeBlocks(store: EntryStore, count: number, from = 0): Promise<BlockRef[]> {
+/** writeBlocks writes `count` blocks of `size` (10) entries, block b at T0 + b ms, entry i of it with order "o-<b>-<i>" and message "ref <b>x<i>". */
+async function writeBlocks(store: EntryStore, count: number, from = 0, size = 10): Promise<BlockRef[]> {
   const refs: BlockRef[] = [];
   for (let b = from; b < from + count; b++) {
-    const { ms, ids: fresh } = ids.next(10, T0 + b);
+    const { ms, ids: fresh } = ids.next(size, T0 + b);
     const entries = fresh.map(
       (id, i): Entry => ({
         id,
@@ -76,6 +76,24 @@ test("a value is found in its block whether its filter is held or sealed, and a 
   // an alternative holds in either block, newest first
   expect(found(store, [...order(2, 1), ...order(13, 0)])).toEqual([13, 2]);
   await store.settled();
+  await dbs.root.close();
+});
+
+test("a sealed segment's partitions fill the pages LMDB stores them on, and the blocks left over are sealed later", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "sluice-needle-index-"));
+  dirs.push(dir);
+  ids = new IdGenerator();
+  const { dbs, store } = open(dir, 65_536); // a server's segments: partitions of about 128 stripes of one region each
+  await writeBlocks(store, 200, 0, 1000);
+  await settle();
+  await store.settled();
+  let bytes = 0;
+  for (const { key, value } of dbs.filters.getRange({ snapshot: false })) if ((key as unknown[])[2] === 1) bytes += (value as Uint8Array).length;
+  const stats = dbs.filters.getStats() as { overflowPages: number; pageSize: number };
+  const directories = sealedSegments(dbs) * 2 * stats.pageSize; // a directory of about 130 stripes takes two pages
+  expect(sealedSegments(dbs)).toBeGreaterThanOrEqual(3);
+  expect(stats.overflowPages * stats.pageSize - directories).toBeLessThan(bytes * 1.05);
+  for (const b of [0, 64, 65, 66, 130, 199]) expect(found(store, order(b, 999))).toEqual([b]);
   await dbs.root.close();
 });
 
