@@ -1,8 +1,9 @@
 // block: the columnar encoding of one block of entries (one write, one server millisecond).
 // Each column is its own value inside the block, opened only when first read, and read one entry at a
-// time (columns.ts): a page of 50 decodes 50 messages of a block, not 1,000. The objects column holds
-// one JSON text per entry, parsed only for the entries a read needs. Columns are stored compressed
-// (packed.ts), the text columns in frames, so a read of one entry decompresses one frame.
+// time (columns.ts): a page of 50 decodes 50 messages of a block, not 1,000. The objects column gives
+// one JSON text per entry, parsed only for the entries a read needs, and stores them as shapes and
+// leaves (shaped.ts). Columns are stored compressed (packed.ts), messages in frames, so a read of one
+// entry decompresses one frame.
 import type { Level } from "../../schema.ts";
 import {
   dictColumn,
@@ -29,6 +30,7 @@ import { asciiIdReader, framedTextReader, idReader } from "./block-readers.ts";
 import { idsReader, packIds } from "./id-column.ts";
 import { rawSize } from "./raw-size.ts";
 import { isFramed, packFramed, packNumbers, packPlain, packWhole, unpackWhole } from "./packed.ts";
+import { ShapedColumn, encodeShaped, isShaped } from "./shaped.ts";
 import { DetachedEntry, EntryView, type Entry, type Objects } from "./entry-view.ts";
 
 export { EntryView, storedObjectsText, type Entry } from "./entry-view.ts";
@@ -100,9 +102,15 @@ export function encodeWithObjects(entries: readonly Omit<Entry, "id">[], objects
     packFramed(n, (start, end) => encodeText(messages.slice(start, end))),
     packWhole(encodeDictList(entries.map((e) => e.tags))),
     packNumbers(entries.map((e) => e.clientMs)),
-    anyObject ? packFramed(n, (start, end) => encodeText(objects.slice(start, end))) : null,
+    anyObject ? objectsColumn(objects) : null,
   ];
   return { columns, raw };
+}
+
+// the objects as shapes and leaves (shaped.ts), or as text in frames when some text does not split
+function objectsColumn(objects: (string | null)[]): Uint8Array {
+  const shaped = encodeShaped(objects);
+  return shaped !== undefined ? packWhole(shaped) : packFramed(objects.length, (start, end) => encodeText(objects.slice(start, end)));
 }
 
 /**
@@ -140,6 +148,8 @@ interface Opened {
   unpacked: (Uint8Array | null | undefined)[];
   /** searched by every case-insensitive needle of a query */
   foldedMessages?: FoldedText;
+  /** the objects column, when it is shaped */
+  shaped?: ShapedColumn;
 }
 
 /**
@@ -229,6 +239,10 @@ export class Block {
     // a scan that unpacked the whole column already serves the reads of single entries too
     if (v >= 6 && (c === Col.Message || c === Col.Objects) && isFramed(cols[c]!) && this.opened.unpacked[c] === undefined) return framedTextReader(cols[c]!, n);
     const bytes = this.column(c)!;
+    if (c === Col.Objects && isShaped(bytes)) {
+      const shaped = this.shapedObjects(bytes);
+      return (i) => shaped.text(i);
+    }
     if (c === Col.Id && v >= 4) return idReader(bytes, n);
     if (v < 5) {
       const values = packr.unpack(bytes) as unknown[];
@@ -238,6 +252,10 @@ export class Block {
     if (c === Col.Tags) return dictListReader(bytes, n);
     if (c === Col.ClientMs) return float64Reader(bytes);
     return textReader(bytes, n);
+  }
+
+  private shapedObjects(bytes: Uint8Array): ShapedColumn {
+    return (this.opened.shaped ??= new ShapedColumn(bytes, this.stored.n));
   }
 
   id(i: number): string {
@@ -285,7 +303,10 @@ export class Block {
   objectsWith(utf8: Uint8Array): number[] | undefined {
     const bytes = this.column(Col.Objects);
     if (bytes === null) return [];
-    return this.stored.v < 5 ? undefined : this.local(textEntriesWith(bytes, this.stored.n, utf8));
+    if (this.stored.v < 5) return undefined;
+    if (!isShaped(bytes)) return this.local(textEntriesWith(bytes, this.stored.n, utf8));
+    const found = this.shapedObjects(bytes).entriesWith(utf8);
+    return found && this.local(found);
   }
   /** objectsText is entry i's objects as their stored JSON text (null: it has none), unparsed; undefined in earlier formats. */
   objectsText(i: number): string | null | undefined {

@@ -10,7 +10,7 @@ import { logEntryText, toLogEntry } from "../../../src/http/wire.ts";
 import { assembleBlock, Block, encodeBlock, encodeSized, type Columns, type Entry } from "../../../src/storage/format/block.ts";
 import { framedTextReader } from "../../../src/storage/format/block-readers.ts";
 import { encodeDict, encodeDictList, encodeFloat64, encodeText, packr as columnPackr, textReader } from "../../../src/storage/format/columns.ts";
-import { FRAME, isFramed, unpackWhole } from "../../../src/storage/format/packed.ts";
+import { FRAME, isFramed, packFramed, unpackWhole } from "../../../src/storage/format/packed.ts";
 
 const entries = (n: number): Entry[] =>
   nextIds(n).ids.map((id, i) => ({
@@ -23,7 +23,7 @@ const entries = (n: number): Entry[] =>
     actor: i % 5 ? null : { id: i },
     target: null,
     context: null,
-    metadata: i % 7 ? null : { deep: { x: [i] } },
+    metadata: i % 7 ? null : { deep: { x: [i], at: `room ${i}` } },
   }));
 const read = (b: Block) => Array.from({ length: b.size }, (_, i) => fields(b.entry(i)));
 const fields = (e: Entry) => ({
@@ -170,7 +170,20 @@ test("a block's text columns are stored in frames: entries read alone or all tog
   for (const needle of ["ünïcödé", "m 1", "☕ 2"]) expect(searched.messagesWith(Buffer.from(needle))).toEqual(holding(needle));
   const folded = sent.flatMap((e, i) => (e.message?.toLowerCase().includes("m 4") || [...(e.message ?? "")].some((c) => c.charCodeAt(0) > 0x7f) ? [i] : []));
   expect(searched.messagesFolding(Buffer.from("m 4"))).toEqual(folded);
-  expect(searched.objectsWith(Buffer.from('"deep"'))).toEqual(sent.flatMap((e, i) => (e.metadata ? [i] : [])));
+  expect(searched.objectsWith(Buffer.from("room 1"))).toEqual(sent.flatMap((e, i) => (e.metadata && `room ${i}`.includes("room 1") ? [i] : [])));
+});
+
+test("a block whose objects are JSON text in frames, as format 6 wrote them before shapes, reads and searches as sent", () => {
+  const sent = entries(FRAME * 2 + 5);
+  const [level, action, message, tags, clientMs] = encodeSized(sent).columns;
+  const objects = sent.map((e) => (e.actor === null && e.metadata === null ? null : JSON.stringify([e.actor, e.target, e.context, e.metadata])));
+  const framed = packFramed(sent.length, (start, end) => encodeText(objects.slice(start, end)));
+  const value = assembleBlock(
+    sent.map((e) => e.id),
+    [level, action, message, tags, clientMs, framed],
+  );
+  expect(read(Block.decode(0, value))).toEqual(sent.map(fields));
+  expect(Block.decode(0, value).objectsWith(Buffer.from("room 1"))).toEqual(sent.flatMap((e, i) => (e.metadata && `room ${i}`.includes("room 1") ? [i] : [])));
 });
 
 test("a packed block takes far fewer bytes than its columns unpacked", () => {

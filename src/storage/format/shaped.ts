@@ -1,0 +1,233 @@
+// shaped: the objects column as shapes and leaves. Each entry's objects JSON text is split into its shape (the text
+// with every string value, number, true and false replaced by \u0000) and those scalars' texts, its leaves. The
+// leaves of one shape and place are stored side by side, so zstd sees columns of like values (ids beside ids,
+// addresses beside addresses) where a row of JSON mixes them: about half the bytes on the standard mix.
+//
+// The column: SHAPED, then msgpack [shapes, codes, lengths, leaves]. codes: one per entry (0: no objects; s + 1:
+// shape s), a byte each up to 255 shapes, else two or four. leaves: every leaf's UTF-8, ordered by shape, then place
+// in the shape, then entry; lengths: each leaf's byte length as a varint. JSON writes control characters escaped,
+// so \u0000 is never in a key; a text that holds one (never made by JSON.stringify) keeps its block in the text
+// encoding.
+import { packr } from "./columns.ts";
+
+/** SHAPED is the first byte of a shaped column; a column of columns.ts encodeText starts with 0 or 1. */
+const SHAPED = 0x53;
+const HOLE = "\u0000";
+
+/** split cuts a JSON text into its shape and leaves (pushed on `leaves`), or undefined when it holds a hole. */
+function split(text: string, leaves: string[]): string | undefined {
+  if (text.includes(HOLE)) return undefined;
+  let shape = "";
+  let last = 0; // the text from here on is not in the shape yet
+  for (let i = 0; i < text.length; ) {
+    const end = leafEnd(text, i);
+    if (end < 0) {
+      i++; // brackets, commas, colons, null
+      continue;
+    }
+    if (text.charCodeAt(end) === 0x3a) {
+      i = end; // a key: part of the shape
+      continue;
+    }
+    shape += text.slice(last, i) + HOLE;
+    leaves.push(text.slice(i, end));
+    last = i = end;
+  }
+  return shape + text.slice(last);
+}
+
+/** fits cuts a text along a known shape's parts (the shape cut at its holes), or tells that it does not fit. */
+function fits(text: string, parts: readonly string[], leaves: string[]): boolean {
+  let at = 0;
+  for (let j = 0; ; j++) {
+    if (!text.startsWith(parts[j], at)) return false;
+    at += parts[j].length;
+    if (j === parts.length - 1) return at === text.length;
+    const end = leafEnd(text, at);
+    if (end < 0) return false;
+    leaves.push(text.slice(at, end));
+    at = end;
+  }
+}
+
+/** leafEnd is where a string, number, true or false starting at `at` ends, or -1 when none starts there. */
+function leafEnd(text: string, at: number): number {
+  const c = text.charCodeAt(at);
+  if (c === 0x22) {
+    let end = text.indexOf('"', at + 1);
+    while (end > 0 && escaped(text, end)) end = text.indexOf('"', end + 1);
+    return end < 0 ? text.length : end + 1; // unclosed: the rest is one leaf, kept as it is
+  }
+  if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
+    let end = at + 1;
+    while (end < text.length && isNumberUnit(text.charCodeAt(end))) end++;
+    return end;
+  }
+  if (c === 0x74 && text.startsWith("true", at)) return at + 4;
+  if (c === 0x66 && text.startsWith("false", at)) return at + 5;
+  return -1;
+}
+
+// whether the quote at `at` is escaped: an odd run of backslashes before it
+function escaped(text: string, at: number): boolean {
+  let k = at - 1;
+  while (text.charCodeAt(k) === 0x5c) k--;
+  return (at - 1 - k) % 2 === 1;
+}
+
+const isNumberUnit = (c: number): boolean => (c >= 0x30 && c <= 0x39) || c === 0x2d || c === 0x2b || c === 0x2e || c === 0x65 || c === 0x45;
+
+/** encodeShaped packs objects texts (null: none) as a shaped column, or undefined when one of them does not split. */
+export function encodeShaped(texts: readonly (string | null)[]): Uint8Array | undefined {
+  const shapes = new Map<string, number>();
+  const parts: string[][] = []; // each shape cut at its holes
+  const codes = new Uint32Array(texts.length);
+  const columns: string[][][] = []; // shape, place, entry
+  let s = -1; // the last entry's shape: most entries of a block have their neighbour's
+  for (let i = 0; i < texts.length; i++) {
+    const text = texts[i];
+    if (text === null) continue;
+    let leaves: string[] = [];
+    if (s < 0 || !fits(text, parts[s], leaves)) {
+      leaves = [];
+      const shape = split(text, leaves);
+      if (shape === undefined) return undefined;
+      s = shapes.get(shape) ?? -1;
+      if (s < 0) {
+        shapes.set(shape, (s = shapes.size));
+        parts.push(shape.split(HOLE));
+        columns.push(leaves.map(() => []));
+      }
+    }
+    codes[i] = s + 1;
+    for (let j = 0; j < leaves.length; j++) columns[s][j].push(leaves[j]);
+  }
+  const all = columns.flat(2);
+  const joined = all.join("");
+  const utf8 = Buffer.from(joined);
+  const ascii = utf8.length === joined.length;
+  const lengths = new Uint8Array(5 * all.length); // a varint of a length below 2^35 takes 5 bytes at most
+  let at = 0;
+  for (const leaf of all) {
+    let length = ascii ? leaf.length : Buffer.byteLength(leaf);
+    for (; length >= 0x80; length = Math.floor(length / 0x80)) lengths[at++] = (length % 0x80) | 0x80;
+    lengths[at++] = length;
+  }
+  const width = shapes.size < 0x100 ? Uint8Array : shapes.size < 0x10000 ? Uint16Array : Uint32Array;
+  const stored = new width(texts.length);
+  stored.set(codes); // set, not from: from walks an iterator
+  const packed = packr.pack([[...shapes.keys()], new Uint8Array(stored.buffer), lengths.subarray(0, at), utf8]);
+  const out = new Uint8Array(1 + packed.length);
+  out[0] = SHAPED;
+  out.set(packed, 1);
+  return out;
+}
+
+/** isShaped tells whether a column's bytes (unpacked) are a shaped column. */
+export const isShaped = (bytes: Uint8Array): boolean => bytes[0] === SHAPED;
+
+/** ShapedColumn reads a shaped column: an entry's text, and the entries with a leaf holding some bytes. */
+export class ShapedColumn {
+  private readonly shapes: string[][]; // each shape cut at its holes
+  private readonly codes: Uint32Array; // one type, whatever the stored width: reads stay monomorphic
+  private readonly leaves: Buffer;
+  /** where each leaf ends in `leaves`, in leaf order: leaf k is [ends[k - 1], ends[k]) */
+  private readonly ends: Uint32Array;
+  /** the index of each entry's first leaf; its others follow one shape's rows apart */
+  private readonly first: Int32Array;
+  private readonly rowsOf: number[];
+  /** each leaf's entry, made at the first search */
+  private entryOf?: Uint32Array;
+  private ascii?: string; // the leaves decoded whole, once a scan reads many entries (ASCII only: offsets are bytes)
+  private reads = 0;
+
+  constructor(bytes: Uint8Array, n: number) {
+    const [shapes, codes, lengths, leaves] = packr.unpack(bytes.subarray(1)) as [string[], Uint8Array, Uint8Array, Uint8Array];
+    this.shapes = shapes.map((s) => s.split(HOLE));
+    const width = codes.length / n;
+    if (width !== 1 && width !== 2 && width !== 4)
+      throw new Error(`a shaped objects column holds ${codes.length} bytes of codes for ${n} entries: the data directory is damaged; restore it from a backup`);
+    const aligned = codes.byteOffset % width === 0 ? codes : codes.slice();
+    const code = (this.codes = width === 4 ? new Uint32Array(aligned.buffer, aligned.byteOffset, n) : new Uint32Array(n));
+    if (width === 1)
+      code.set(codes); // set, not from: from walks an iterator
+    else if (width === 2) code.set(new Uint16Array(aligned.buffer, aligned.byteOffset, n));
+    this.leaves = Buffer.from(leaves.buffer, leaves.byteOffset, leaves.length);
+    const rows = new Array<number>(shapes.length).fill(0);
+    const first = (this.first = new Int32Array(n));
+    for (let i = 0; i < n; i++) first[i] = code[i] === 0 ? -1 : rows[code[i] - 1]++; // the entry's row in its shape, for now
+    this.rowsOf = rows;
+    const start: number[] = []; // each shape's first leaf
+    let total = 0;
+    for (const [s, parts] of this.shapes.entries()) {
+      start.push(total);
+      total += (parts.length - 1) * rows[s];
+    }
+    for (let i = 0; i < n; i++) if (code[i] !== 0) first[i] += start[code[i] - 1];
+    const ends = (this.ends = new Uint32Array(total));
+    let at = 0;
+    let k = 0;
+    for (let p = 0; p < lengths.length && k < total; k++) {
+      let b = lengths[p++];
+      let length = b & 0x7f;
+      for (let scale = 0x80; b >= 0x80; scale *= 0x80) {
+        b = lengths[p++];
+        length += (b & 0x7f) * scale;
+      }
+      ends[k] = at += length;
+    }
+    if (k < total || at !== this.leaves.length)
+      throw new Error(`a shaped objects column's lengths do not add up to its ${total} leaves: the data directory is damaged; restore it from a backup`);
+  }
+
+  /** text is entry i's objects JSON text, or null. */
+  text(i: number): string | null {
+    const s = this.codes[i] - 1;
+    if (s < 0) return null;
+    const parts = this.shapes[s];
+    if (this.ascii === undefined && ++this.reads > WHOLE_AFTER) this.decodeWhole();
+    let out = parts[0];
+    for (let j = 1, k = this.first[i]; j < parts.length; j++, k += this.rowsOf[s]) out += this.leaf(k) + parts[j];
+    return out;
+  }
+
+  private leaf(k: number): string {
+    const from = k === 0 ? 0 : this.ends[k - 1];
+    return this.ascii !== undefined ? this.ascii.slice(from, this.ends[k]) : this.leaves.toString("utf8", from, this.ends[k]);
+  }
+
+  private decodeWhole(): void {
+    const whole = this.leaves.toString("utf8");
+    if (whole.length === this.leaves.length) this.ascii = whole;
+  }
+
+  /** entriesWith lists, ascending, the entries with a leaf whose UTF-8 holds `utf8`. */
+  entriesWith(utf8: Uint8Array): number[] {
+    const entryOf = (this.entryOf ??= this.entriesOfLeaves());
+    const found = new Set<number>();
+    let k = 0;
+    for (let at = this.leaves.indexOf(utf8); at >= 0 && k < this.ends.length; ) {
+      while (this.ends[k] <= at) k++;
+      if (at + utf8.length <= this.ends[k]) {
+        found.add(entryOf[k]); // within leaf k; the next entry's occurrences start at its next leaf
+        at = this.leaves.indexOf(utf8, this.ends[k]);
+      } else at = this.leaves.indexOf(utf8, at + 1); // across two leaves: not an occurrence
+    }
+    return [...found].sort((a, b) => a - b);
+  }
+
+  private entriesOfLeaves(): Uint32Array {
+    const out = new Uint32Array(this.ends.length);
+    const { codes, first, rowsOf } = this;
+    const places = this.shapes.map((parts) => parts.length - 1);
+    for (let i = 0; i < first.length; i++) {
+      const s = codes[i] - 1;
+      if (s < 0) continue;
+      const rows = rowsOf[s];
+      for (let j = 0, k = first[i]; j < places[s]; j++, k += rows) out[k] = i;
+    }
+    return out;
+  }
+}
+
+const WHOLE_AFTER = 64;
