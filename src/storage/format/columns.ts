@@ -3,7 +3,8 @@
 //   text       message, objects: a uint32 of flags, the uint32 end offsets in bytes (bit 31: null), unless
 //              all is ASCII the end offsets in characters, then the UTF-8 bytes (all little-endian)
 //   dict       level, action: the distinct values, then one code per entry
-//   dict list  tags: the distinct values, where each entry's codes start, then the codes
+//   dict list  tags: the distinct values, each entry's count of codes (a byte each; written before: where each
+//              entry's codes start, a uint32 each, as when an entry has more than 255), then the codes
 //   float64    clientMs: float64s (every platform Bun runs on is little-endian)
 // Typed arrays need aligned offsets and msgpack places a column anywhere, so readers copy the
 // small offset and code arrays once and view the large text bytes where they are.
@@ -251,11 +252,15 @@ export function encodeDictList(lists: readonly (readonly string[])[]): Uint8Arra
   const dict = new CodeTable();
   const starts = new Uint32Array(lists.length + 1);
   const codes: number[] = [];
+  let most = 0;
   for (let i = 0; i < lists.length; i++) {
     for (const v of lists[i]) codes.push(dict.code(v));
     starts[i + 1] = codes.length;
+    most = Math.max(most, lists[i].length);
   }
-  return packr.pack([dict.values(), new Uint8Array(starts.buffer), packCodes(codes, dict.size)]);
+  // each entry's count of codes, a byte each, compresses far better than where its codes start (4 bytes each)
+  const counts = most <= 0xff ? Uint8Array.from(lists, (l) => l.length) : new Uint8Array(starts.buffer);
+  return packr.pack([dict.values(), counts, packCodes(codes, dict.size)]);
 }
 
 /** DictListColumn is a column of encodeDictList as it is stored: the distinct values, where each entry's codes start, the codes. */
@@ -266,7 +271,12 @@ export interface DictListColumn extends DictColumn {
 /** dictListColumn opens a column of encodeDictList. */
 export function dictListColumn(bytes: Uint8Array, n: number): DictListColumn {
   const [values, packedStarts, packed] = packr.unpack(bytes) as [string[], Uint8Array, Uint8Array];
-  const starts = new Uint32Array(copyOf(packedStarts));
+  let starts: Uint32Array;
+  if (packedStarts.length === n) {
+    starts = new Uint32Array(n + 1); // counts: one byte an entry
+    for (let i = 0; i < n; i++) starts[i + 1] = starts[i] + packedStarts[i];
+  } else if (packedStarts.length === 4 * (n + 1)) starts = new Uint32Array(copyOf(packedStarts));
+  else throw new Error(`a tags column holds ${packedStarts.length} bytes of starts for ${n} entries: the data directory is damaged; restore it from a backup`);
   return { values, starts, codes: unpackCodes(packed, starts[n]) };
 }
 

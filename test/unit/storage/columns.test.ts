@@ -90,6 +90,17 @@ test("a dictionary column written with two-byte codes for few values (before one
   expect(() => dictReader(packr.pack([["a"], new Uint8Array(3)]), 2)).toThrow(/damaged/);
 });
 
+test("a dictionary-list column keeps each entry's count in a byte; one with starts as uint32s (written before, or past 255 tags) reads back", () => {
+  const lists = [["a", "b"], [], ["b"], ["c", "a", "b"]];
+  const [values, counts, codes] = packr.unpack(encodeDictList(lists)) as [string[], Uint8Array, Uint8Array];
+  expect([...counts]).toEqual([2, 0, 1, 3]);
+  const older = packr.pack([values, new Uint8Array(new Uint32Array([0, 2, 2, 3, 6]).buffer), codes]);
+  expect(readAll(dictListReader(misaligned(older), 4), 4, [3, 0, 2, 1])).toEqual(lists);
+  const long = [Array.from({ length: 300 }, (_, k) => `t${k}`), ["x"]];
+  expect((packr.unpack(encodeDictList(long)) as Uint8Array[])[1].length).toBe(4 * 3);
+  expect(readAll(dictListReader(misaligned(encodeDictList(long)), 2), 2, [1, 0])).toEqual(long);
+});
+
 test("a dictionary-list column with more than 65,536 distinct values reads back (four-byte codes)", () => {
   const lists = Array.from({ length: 1000 }, (_, i) => Array.from({ length: 70 }, (_, k) => `t${i}-${k}`));
   const read = dictListReader(misaligned(encodeDictList(lists)), lists.length);
