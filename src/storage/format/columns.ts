@@ -318,14 +318,14 @@ class CodeTable {
   }
 }
 
-// codes take 1, 2 or 4 bytes each, as the distinct values need; blocks written before 1-byte codes used 2 for up to 65,536
-function packCodes(codes: ArrayLike<number>, distinct: number): Uint8Array {
+/** packCodes stores codes in 1, 2 or 4 bytes each, as the distinct values need (before 1-byte codes: 2 up to 65,536). */
+export function packCodes(codes: ArrayLike<number>, distinct: number): Uint8Array {
   if (distinct <= 0x100) return Uint8Array.from(codes);
   return new Uint8Array((distinct <= 0x10000 ? new Uint16Array(codes) : new Uint32Array(codes)).buffer);
 }
 
-// the width is the bytes a code: the stored bytes say it, whichever rule wrote them
-function unpackCodes(bytes: Uint8Array, count: number): Uint8Array | Uint16Array | Uint32Array {
+/** unpackCodes reads packCodes' codes; the width is the bytes a code, so the stored bytes say it, whichever rule wrote them. */
+export function unpackCodes(bytes: Uint8Array, count: number): Uint8Array | Uint16Array | Uint32Array {
   const width = count === 0 ? 2 : bytes.length / count;
   if (width === 1) return bytes;
   if (width !== 2 && width !== 4)

@@ -25,8 +25,8 @@ const CLOSE_BRACE = 0x7d;
 const OPEN_BRACKET = 0x5b;
 const CLOSE_BRACKET = 0x5d;
 
-// the index just past the string whose opening quote is at `at`
-function skipString(s: string, at: number): number {
+/** skipString is the index just past the string whose opening quote is at `at` (the text's end when it is unclosed). */
+export function skipString(s: string, at: number): number {
   let i = at + 1;
   for (;;) {
     const q = s.indexOf('"', i);

@@ -8,7 +8,7 @@
 //   5 STEPS   a float64 column of whole numbers (client milliseconds) as the zigzag varint steps from one to the next,
 //             then packed whole (tag and bytes): entries a few milliseconds apart take a byte or less each
 import { joinText, packr } from "./columns.ts";
-import { varint } from "./varint.ts";
+import { VarintReader, varint } from "./varint.ts";
 
 /**
  * FRAME is the entries of one frame of a framed column: a point read decompresses this many, not the block's. It is
@@ -78,25 +78,17 @@ export function packNumbers(values: readonly number[]): Uint8Array {
     varint(steps, step >= 0 ? 2 * step : -2 * step - 1);
     last = v;
   }
-  return tagged(Tag.Steps, packWhole(Uint8Array.from(steps)));
+  return tagged(Tag.Steps, packWhole(new Uint8Array(steps)));
 }
 
 // the float64s of a column of packNumbers' steps
 function unpackSteps(bytes: Uint8Array, n: number): Uint8Array {
   const steps = unpackWhole(body(bytes), n);
   const out = new Float64Array(n);
-  let at = 0;
+  const read = new VarintReader(steps, `a column of ${n} client times`);
   let last = 0;
   for (let i = 0; i < n; i++) {
-    let zz = 0;
-    let scale = 1;
-    for (;;) {
-      if (at >= steps.length) throw new Error(`a column of ${n} client times ends after ${i}: the data directory is damaged; restore it from a backup`);
-      const b = steps[at++];
-      zz += (b & 0x7f) * scale;
-      if (b < 0x80) break;
-      scale *= 0x80;
-    }
+    const zz = read.next();
     last += zz % 2 === 0 ? zz / 2 : -(zz + 1) / 2;
     out[i] = last;
   }

@@ -8,7 +8,9 @@
 // in the shape, then entry; lengths: each leaf's byte length as a varint. JSON writes control characters escaped,
 // so \u0000 is never in a key; a text that holds one (never made by JSON.stringify) keeps its block in the text
 // encoding.
-import { packr } from "./columns.ts";
+import { packCodes, packr, unpackCodes } from "./columns.ts";
+import { skipString } from "./object-path.ts";
+import { VarintReader, varint } from "./varint.ts";
 
 /** SHAPED is the first byte of a shaped column; a column of columns.ts encodeText starts with 0 or 1. */
 const SHAPED = 0x53;
@@ -53,11 +55,7 @@ function fits(text: string, parts: readonly string[], leaves: string[]): boolean
 /** leafEnd is where a string, number, true or false starting at `at` ends, or -1 when none starts there. */
 function leafEnd(text: string, at: number): number {
   const c = text.charCodeAt(at);
-  if (c === 0x22) {
-    let end = text.indexOf('"', at + 1);
-    while (end > 0 && escaped(text, end)) end = text.indexOf('"', end + 1);
-    return end < 0 ? text.length : end + 1; // unclosed: the rest is one leaf, kept as it is
-  }
+  if (c === 0x22) return skipString(text, at); // unclosed: the rest is one leaf, kept as it is
   if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
     let end = at + 1;
     while (end < text.length && isNumberUnit(text.charCodeAt(end))) end++;
@@ -66,13 +64,6 @@ function leafEnd(text: string, at: number): number {
   if (c === 0x74 && text.startsWith("true", at)) return at + 4;
   if (c === 0x66 && text.startsWith("false", at)) return at + 5;
   return -1;
-}
-
-// whether the quote at `at` is escaped: an odd run of backslashes before it
-function escaped(text: string, at: number): boolean {
-  let k = at - 1;
-  while (text.charCodeAt(k) === 0x5c) k--;
-  return (at - 1 - k) % 2 === 1;
 }
 
 const isNumberUnit = (c: number): boolean => (c >= 0x30 && c <= 0x39) || c === 0x2d || c === 0x2b || c === 0x2e || c === 0x65 || c === 0x45;
@@ -106,17 +97,9 @@ export function encodeShaped(texts: readonly (string | null)[]): Uint8Array | un
   const joined = all.join("");
   const utf8 = Buffer.from(joined);
   const ascii = utf8.length === joined.length;
-  const lengths = new Uint8Array(5 * all.length); // a varint of a length below 2^35 takes 5 bytes at most
-  let at = 0;
-  for (const leaf of all) {
-    let length = ascii ? leaf.length : Buffer.byteLength(leaf);
-    for (; length >= 0x80; length = Math.floor(length / 0x80)) lengths[at++] = (length % 0x80) | 0x80;
-    lengths[at++] = length;
-  }
-  const width = shapes.size < 0x100 ? Uint8Array : shapes.size < 0x10000 ? Uint16Array : Uint32Array;
-  const stored = new width(texts.length);
-  stored.set(codes); // set, not from: from walks an iterator
-  const packed = packr.pack([[...shapes.keys()], new Uint8Array(stored.buffer), lengths.subarray(0, at), utf8]);
+  const lengths: number[] = [];
+  for (const leaf of all) varint(lengths, ascii ? leaf.length : Buffer.byteLength(leaf));
+  const packed = packr.pack([[...shapes.keys()], packCodes(codes, shapes.size + 1), new Uint8Array(lengths), utf8]);
   const out = new Uint8Array(1 + packed.length);
   out[0] = SHAPED;
   out.set(packed, 1);
@@ -144,14 +127,8 @@ export class ShapedColumn {
   constructor(bytes: Uint8Array, n: number) {
     const [shapes, codes, lengths, leaves] = packr.unpack(bytes.subarray(1)) as [string[], Uint8Array, Uint8Array, Uint8Array];
     this.shapes = shapes.map((s) => s.split(HOLE));
-    const width = codes.length / n;
-    if (width !== 1 && width !== 2 && width !== 4)
-      throw new Error(`a shaped objects column holds ${codes.length} bytes of codes for ${n} entries: the data directory is damaged; restore it from a backup`);
-    const aligned = codes.byteOffset % width === 0 ? codes : codes.slice();
-    const code = (this.codes = width === 4 ? new Uint32Array(aligned.buffer, aligned.byteOffset, n) : new Uint32Array(n));
-    if (width === 1)
-      code.set(codes); // set, not from: from walks an iterator
-    else if (width === 2) code.set(new Uint16Array(aligned.buffer, aligned.byteOffset, n));
+    const code = (this.codes = new Uint32Array(n));
+    code.set(unpackCodes(codes, n)); // set, not from: from walks an iterator
     this.leaves = Buffer.from(leaves.buffer, leaves.byteOffset, leaves.length);
     const rows = new Array<number>(shapes.length).fill(0);
     const first = (this.first = new Int32Array(n));
@@ -165,18 +142,10 @@ export class ShapedColumn {
     }
     for (let i = 0; i < n; i++) if (code[i] !== 0) first[i] += start[code[i] - 1];
     const ends = (this.ends = new Uint32Array(total));
+    const read = new VarintReader(lengths, `a shaped objects column's ${total} leaf lengths`);
     let at = 0;
-    let k = 0;
-    for (let p = 0; p < lengths.length && k < total; k++) {
-      let b = lengths[p++];
-      let length = b & 0x7f;
-      for (let scale = 0x80; b >= 0x80; scale *= 0x80) {
-        b = lengths[p++];
-        length += (b & 0x7f) * scale;
-      }
-      ends[k] = at += length;
-    }
-    if (k < total || at !== this.leaves.length)
+    for (let k = 0; k < total; k++) ends[k] = at += read.next();
+    if (read.at !== lengths.length || at !== this.leaves.length)
       throw new Error(`a shaped objects column's lengths do not add up to its ${total} leaves: the data directory is damaged; restore it from a backup`);
   }
 
