@@ -7,6 +7,7 @@ import type { Database } from "lmdb";
 import { buildApp, services, type AppDeps } from "./app.ts";
 import type { PlanTable } from "./limits/plans.ts";
 import { openDatabases } from "./storage/db.ts";
+import { keepMappedPagesBounded } from "./storage/resident.ts";
 import { MetaStore } from "./storage/records/meta.ts";
 import { allocatedBytes, storageReport, type StorageReport } from "./storage/report.ts";
 import { StatsStore } from "./storage/stats.ts";
@@ -27,6 +28,7 @@ export interface SluiceOptions extends Omit<AppDeps, "dbs"> {
 /** compose opens the data directory and builds every part; close() stores what is held and closes storage. */
 export function compose(options: SluiceOptions) {
   const opened = openDatabases(options.dataDir, options.storageLog, options.mapBytes);
+  keepMappedPagesBounded(); // LMDB pages read once would otherwise stay in the RSS, growing with the data
   const dbs = { ...opened, ...(options.meta ? { meta: options.meta } : {}), ...(options.alerts ? { alerts: options.alerts } : {}) };
   const deps: AppDeps = { ...options, dbs };
   const parts = services(deps);
