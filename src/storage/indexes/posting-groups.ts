@@ -4,7 +4,7 @@
 // has hundreds of terms a block.
 //
 // A group value is: a varint count, then per block, newest first, its millisecond below the key's (varint), its first
-// id (a UUID as 16 bytes, else its UTF-16 units) and its positions: a varint count (0: every entry of the block), then
+// id (a UUIDv7 of the block's own millisecond as its last 10 bytes, another UUID as 16, else its UTF-16 units) and its positions: a varint count (0: every entry of the block), then
 // either their gaps as varints or a bitmap, whichever is shorter. A group value has an odd length, ending in GROUP;
 // a value of even length is a single block's positions as uint16 (the layout before groups), keyed by that block.
 
@@ -17,6 +17,8 @@ export const GROUP_BLOCKS = 512;
 const GROUP = 0x47;
 const UUID_TAG = 1;
 const UNITS_TAG = 0;
+/** a UUIDv7 whose first 6 bytes are its block's millisecond, as every id Sluice draws is: those 6 are not stored */
+const OWN_MS_TAG = 2;
 const GAPS = 0;
 const BITMAP = 1;
 /** a block holds fewer entries than this: positions are uint16 */
@@ -38,8 +40,9 @@ export function encodeGroup(blocks: readonly GroupedBlock[]): Uint8Array {
   for (const b of blocks) {
     varint(out, top - b.ms);
     if (UUID.test(b.firstId)) {
-      out.push(UUID_TAG);
-      for (const byte of Buffer.from(b.firstId.replaceAll("-", ""), "hex")) out.push(byte);
+      const own = b.firstId.startsWith(msHex(b.ms));
+      out.push(own ? OWN_MS_TAG : UUID_TAG);
+      for (const byte of Buffer.from(b.firstId.replaceAll("-", "").slice(own ? 12 : 0), "hex")) out.push(byte);
     } else {
       out.push(UNITS_TAG);
       varint(out, b.firstId.length);
@@ -95,11 +98,14 @@ export function decodeGroup(ms: number, value: Uint8Array, positions: boolean): 
   for (let k = 0; k < n; k++) {
     const blockMs = ms - next();
     let firstId: string;
-    if (value[at++] === UUID_TAG) {
-      if (at + 16 > value.length) throw damaged();
-      const hex = Buffer.from(value.buffer, value.byteOffset + at, 16).toString("hex");
+    const tag = value[at++];
+    if (tag === UUID_TAG || tag === OWN_MS_TAG) {
+      const bytes = tag === UUID_TAG ? 16 : 10;
+      const own = tag === UUID_TAG ? "" : msHex(blockMs).replace("-", "");
+      if (at + bytes > value.length || (tag === OWN_MS_TAG && own === "")) throw damaged();
+      const hex = own + Buffer.from(value.buffer, value.byteOffset + at, bytes).toString("hex");
       firstId = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-      at += 16;
+      at += bytes;
     } else {
       const units = next();
       if (at + 2 * units > value.length) throw damaged();
@@ -128,6 +134,12 @@ export function decodeGroup(ms: number, value: Uint8Array, positions: boolean): 
     out.push({ ms: blockMs, firstId, positions: list });
   }
   return out;
+}
+
+/** msHex is a millisecond as a UUIDv7 starts with it: 12 hex digits, a dash after the eighth. */
+function msHex(ms: number): string {
+  const hex = ms >= 0 && ms < 2 ** 48 && Number.isInteger(ms) ? ms.toString(16).padStart(12, "0") : "";
+  return hex === "" ? "-" : `${hex.slice(0, 8)}-${hex.slice(8)}`; // "-": no UUID starts with it
 }
 
 const damaged = () => new Error("a stored posting group is damaged (it ends early or overflows): restore the data directory from a backup");

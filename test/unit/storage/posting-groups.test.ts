@@ -18,6 +18,12 @@ afterAll(() => {
 
 const uuid = fc.uuid().map((u) => u.toLowerCase());
 const firstId = fc.oneof(uuid, fc.string({ maxLength: 40 }));
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+/** withMs is a UUID whose first 48 bits are `ms`, as a UUIDv7 drawn in that millisecond starts. */
+const withMs = (id: string, ms: number) => {
+  const hex = ms.toString(16).padStart(12, "0");
+  return `${hex.slice(0, 8)}-${hex.slice(8)}${id.slice(13)}`;
+};
 const positions = fc.option(
   fc.uniqueArray(fc.integer({ min: 0, max: 2_000 }), { minLength: 1, maxLength: 300 }).map((p) => p.sort((a, b) => a - b)),
   { nil: null },
@@ -27,10 +33,13 @@ test("a group value returns its blocks as they were given: any first id, no posi
   fc.assert(
     fc.property(
       fc.integer({ min: 0, max: 2 ** 45 }),
-      fc.array(fc.record({ back: fc.nat(GROUP_SPAN_MS), firstId, positions }), { minLength: 1, maxLength: 20 }),
+      fc.array(fc.record({ back: fc.nat(GROUP_SPAN_MS), firstId, ownMs: fc.boolean(), positions }), { minLength: 1, maxLength: 20 }),
       (top, drafts) => {
         const blocks: GroupedBlock[] = drafts
-          .map((d, i) => ({ ms: top - (i === 0 ? 0 : d.back), firstId: d.firstId, positions: d.positions }))
+          .map((d, i) => {
+            const ms = top - (i === 0 ? 0 : d.back);
+            return { ms, firstId: d.ownMs && UUID.test(d.firstId) ? withMs(d.firstId, ms) : d.firstId, positions: d.positions };
+          })
           .sort((a, b) => b.ms - a.ms);
         const value = encodeGroup(blocks);
         expect(value.length % 2).toBe(1);
@@ -40,6 +49,16 @@ test("a group value returns its blocks as they were given: any first id, no posi
     ),
     { numRuns: 300 },
   );
+});
+
+test("a block's first id drawn in the block's own millisecond takes 10 bytes of a group value, any other UUID 16", () => {
+  const ms = Date.UTC(2026, 10, 28, 12, 34, 56, 789);
+  const own = withMs("0190c5a1-2b3c-7d4e-8f5a-6b7c8d9e0f1a", ms);
+  const other = withMs(own, ms + 1);
+  const sizeWith = (firstId: string) => encodeGroup([{ ms, firstId, positions: [3, 9] }]).length;
+  expect(sizeWith(other) - sizeWith(own)).toBeGreaterThanOrEqual(5); // 6 bytes, less the padding to an odd length
+  expect(decodeGroup(ms, encodeGroup([{ ms, firstId: own, positions: null }]), true)[0].firstId).toBe(own);
+  expect(decodeGroup(ms, encodeGroup([{ ms, firstId: other, positions: null }]), true)[0].firstId).toBe(other);
 });
 
 test("a damaged group value is refused with an error, never read past its end or looped on", () => {
