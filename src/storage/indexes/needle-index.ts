@@ -11,13 +11,12 @@
 //     1/P of the filters. A stripe of fewer than P regions is repeated in each partition its regions fall in.
 // A tenant's held filters are sealed once they cover SEAL_ENTRIES entries or SEAL_BLOCKS blocks; the seal writes the
 // segment and removes the held keys in one transaction, so a crash leaves either, and the held ones are read again.
-import { ByteLru } from "../byte-lru.ts";
 import type { Database } from "lmdb";
 import type { Environment } from "../../schema.ts";
 import { packr } from "../format/columns.ts";
 import { newer, type BlockRef, type ScanRange, type Tenant } from "../keys.ts";
 import { storedBlock } from "../format/part.ts";
-import { REGION_WORDS, STRIPE, blockFilters, filterMayHold, mayHold, type Needle } from "./needles.ts";
+import { REGION_WORDS, STRIPE, blockFilters, filterMayHold, probeHolds, probeOf, type Needle } from "./needles.ts";
 import {
   bytesOf,
   packHeld,
@@ -36,8 +35,6 @@ export type { FilteredBlock } from "./needle-segment.ts";
 
 const SEAL_ENTRIES = 65_536;
 const SEAL_BLOCKS = 1024;
-/** Bytes of sealed partitions kept decoded in memory */
-const CACHED_BYTES = 16 * 1024 * 1024;
 
 interface TenantFilters {
   held: FilteredBlock[];
@@ -50,8 +47,6 @@ interface TenantFilters {
 /** NeedleIndex keeps the blocks' filters and finds the blocks a needle may be in. */
 export class NeedleIndex {
   private readonly tenants = new Map<string, TenantFilters>();
-  /** sealed partitions by ws, env, segment top and partition number, kept decoded: they never change */
-  private readonly cached = new ByteLru<Uint32Array>(CACHED_BYTES);
 
   constructor(
     private readonly db: Database,
@@ -142,26 +137,28 @@ export class NeedleIndex {
     }
     await Promise.all(puts);
     t.segments = t.segments?.filter((s) => !doomed.includes(s));
-    for (const s of doomed) for (let p = 0; p < 1 << s.logP; p++) this.cached.delete(partitionName({ ws, env }, s, p));
   }
 
-  private *segmentCandidates(tenant: Tenant, s: Segment, needle: Needle, range: ScanRange): Generator<BlockRef> {
-    const partitions = new Map<number, Uint32Array | undefined>();
+  /**
+   * segmentCandidates lists, newest first, the blocks of a sealed segment in range that may hold the needle. A segment
+   * is tested whole as soon as it is opened: a needle's single partition is then read in place, with no copy, as
+   * nothing else reads storage before the test ends. A needle whose terms fall in several partitions copies them.
+   */
+  private segmentCandidates(tenant: Tenant, s: Segment, needle: Needle, range: ScanRange): Iterator<BlockRef> {
     const mask = (1 << s.logP) - 1;
-    const partition = (p: number) => {
-      if (!partitions.has(p)) partitions.set(p, this.partition(tenant, s, p));
-      return partitions.get(p);
-    };
-    // each term's partition is looked up once a segment, when a stripe first needs it: null once the segment went (retention)
-    const terms = needle.map((alternative) => alternative.map((t) => ({ t, words: undefined as Uint32Array | null | undefined })));
+    const wanted = new Set<number>();
+    for (const alternative of needle) for (const t of alternative) wanted.add(t.h & mask);
+    const partitions = new Map<number, Uint32Array | null>(); // null: the segment went (retention)
+    for (const p of wanted) partitions.set(p, this.partition(tenant, s, p, wanted.size > 1));
+    const probes = needle.map((alternative) => alternative.map((t) => ({ probe: probeOf(t), words: partitions.get(t.h & mask)! })));
     const holds = (j: number) => {
       const logR = s.logR[j];
-      for (const alternative of terms) {
+      const at = s.offsets[j];
+      for (const alternative of probes) {
         let all = true;
-        for (const term of alternative) {
-          const words = term.words === undefined ? (term.words = partition(term.t.h & mask) ?? null) : term.words;
-          const region = logR >= s.logP ? (term.t.h & ((1 << logR) - 1)) >>> s.logP : 0;
-          if (words === null || !mayHold(words, (s.offsets[j] + region) * REGION_WORDS, term.t)) {
+        for (const { probe, words } of alternative) {
+          const region = logR >= s.logP ? (probe.h & ((1 << logR) - 1)) >>> s.logP : 0;
+          if (words === null || !probeHolds(words, (at + region) * REGION_WORDS, probe)) {
             all = false;
             break;
           }
@@ -170,34 +167,31 @@ export class NeedleIndex {
       }
       return false;
     };
+    const out: BlockRef[] = [];
     const top = Math.min(range.toMs - 1, range.after ? range.after.ms : Number.POSITIVE_INFINITY);
     // a block's stripes lie next to each other: one reference a block, all of it when every stripe may hold the needle
     for (let j = 0; j < s.ms.length; ) {
       const ms = s.ms[j];
       let end = j + 1;
       while (end < s.ms.length && s.ms[end] === ms && s.ids[end] === s.ids[j]) end++;
-      if (ms < range.fromMs) return;
+      if (ms < range.fromMs) break;
       if (ms <= top) {
         const held: number[] = [];
         for (let u = j; u < end; u++) if (holds(u)) held.push(u);
-        if (held.length === end - j) yield { ms, firstId: s.ids[j], positions: null };
-        else if (held.length === 1) yield { ms, firstId: s.ids[j], positions: stripePositions(s.s[held[0]], s.n[held[0]]) };
-        else if (held.length > 0) yield { ms, firstId: s.ids[j], positions: held.flatMap((u) => stripePositions(s.s[u], s.n[u])) };
+        if (held.length === end - j) out.push({ ms, firstId: s.ids[j], positions: null });
+        else if (held.length === 1) out.push({ ms, firstId: s.ids[j], positions: stripePositions(s.s[held[0]], s.n[held[0]]) });
+        else if (held.length > 0) out.push({ ms, firstId: s.ids[j], positions: held.flatMap((u) => stripePositions(s.s[u], s.n[u])) });
       }
       j = end;
     }
+    return out.values();
   }
 
-  /** partition reads a sealed segment's partition p, kept decoded for the next needle; undefined once the segment is gone. */
-  private partition(tenant: Tenant, s: Segment, p: number): Uint32Array | undefined {
-    const name = partitionName(tenant, s, p);
-    const kept = this.cached.get(name);
-    if (kept) return kept;
-    const value = this.db.get([tenant.ws, tenant.env, 1, s.topMs, s.topId, p]) as Uint8Array | undefined;
-    if (!value) return undefined;
-    const words = wordsOf(Uint8Array.prototype.slice.call(value)); // its own buffer: kept, it pins nothing else
-    this.cached.set(name, words);
-    return words;
+  /** partition reads a sealed segment's partition p, in place unless `copy`; null once the segment is gone. */
+  private partition(tenant: Tenant, s: Segment, p: number, copy: boolean): Uint32Array | null {
+    const key = [tenant.ws, tenant.env, 1, s.topMs, s.topId, p];
+    const value = (copy ? this.db.get(key) : this.db.getBinaryFast(key)) as Uint8Array | undefined;
+    return value ? wordsOf(value) : null;
   }
 
   private segmentsOf(tenant: Tenant, t: TenantFilters): Segment[] {
@@ -290,7 +284,6 @@ function* lazyMerge(sources: Source[]): Generator<BlockRef> {
 
 const newestTop = (a: Segment, b: Segment) => (a.topMs !== b.topMs ? b.topMs - a.topMs : a.topId < b.topId ? 1 : a.topId > b.topId ? -1 : 0);
 const tenantKey = (ws: string, env: Environment) => `${ws}\u0000${env}`;
-const partitionName = (tenant: Tenant, s: Segment, p: number) => `${tenant.ws}\u0000${tenant.env}\u0000${s.topMs}\u0000${s.topId}\u0000${p}`;
 
 /** rebuildFilters drops every filter and builds them anew from the blocks, sealed a segment at a time (a layout upgrade). */
 export function rebuildFilters(dbs: { entries: Database; parts: Database; filters: Database; filtersHeld: Database }): number {

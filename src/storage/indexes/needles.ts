@@ -281,6 +281,34 @@ function setBits(words: Uint32Array, base: number, h: number, k: number): void {
   }
 }
 
+/** Probe is a term with the words and bits its k bits fall on within a region, which depend on its hash alone. */
+export interface Probe {
+  h: number;
+  at: Int32Array;
+  bits: Int32Array;
+}
+
+/** probeOf works out a term's bits once, for testing it against many regions (probeHolds). */
+export function probeOf({ h, k }: FilterTerm): Probe {
+  const at = new Int32Array(k);
+  const bits = new Int32Array(k);
+  const b = (h << 15) | (h >>> 17) | 1; // as mayHold steps
+  let x = h;
+  for (let i = 0; i < k; i++) {
+    const bit = x >>> 23;
+    at[i] = bit >>> 5;
+    bits[i] = 1 << (bit & 31);
+    x = (x + b) >>> 0;
+  }
+  return { h, at, bits };
+}
+
+/** probeHolds is mayHold for a term worked out by probeOf. */
+export function probeHolds(words: Uint32Array, base: number, { at, bits }: Probe): boolean {
+  for (let i = 0; i < at.length; i++) if ((words[base + at[i]] & bits[i]) === 0) return false;
+  return true;
+}
+
 /** filterMayHold tests a needle against a whole filter (one block's). */
 export function filterMayHold(words: Uint32Array, needle: Needle): boolean {
   const mask = regionsOf(words) - 1;

@@ -3,7 +3,18 @@
 import { expect, test } from "bun:test";
 import fc from "fast-check";
 import type { Entry } from "../../../src/storage/format/block.ts";
-import { blockFilter, filterMayHold, pathTerm, regionsOf, substringTerms, wordTerms } from "../../../src/storage/indexes/needles.ts";
+import {
+  REGION_WORDS,
+  blockFilter,
+  filterMayHold,
+  mayHold,
+  pathTerm,
+  probeHolds,
+  probeOf,
+  regionsOf,
+  substringTerms,
+  wordTerms,
+} from "../../../src/storage/indexes/needles.ts";
 import { words } from "../../../src/words.ts";
 
 type Draft = Omit<Entry, "id">;
@@ -149,4 +160,25 @@ test("a needle holds when all terms of one of its alternatives do", () => {
   expect(filterMayHold(filter, [absent, omega])).toBe(true);
   expect(filterMayHold(filter, [absent])).toBe(false);
   expect(filterMayHold(filter, [[...alpha, ...absent]])).toBe(false);
+});
+
+test("a term worked out once (probeOf) holds in exactly the regions mayHold says it does", () => {
+  fc.assert(
+    fc.property(
+      fc.integer({ min: 0, max: 2 ** 32 - 1 }),
+      fc.constantFrom(4, 6, 10),
+      fc.uint32Array({ minLength: 4 * REGION_WORDS, maxLength: 4 * REGION_WORDS }),
+      fc.nat(3),
+      (h, k, words, region) => {
+        const base = region * REGION_WORDS;
+        expect(probeHolds(words, base, probeOf({ h, k }))).toBe(mayHold(words, base, { h, k }));
+      },
+    ),
+    { numRuns: 2000 },
+  );
+  const words = new Uint32Array(REGION_WORDS);
+  const term = { h: 0x9e3779b9, k: 10 };
+  for (const { at, bits } of [probeOf(term)]) for (let i = 0; i < at.length; i++) words[at[i]] |= bits[i];
+  expect(mayHold(words, 0, term)).toBe(true); // the bits it names are the ones mayHold tests
+  expect(probeHolds(words, 0, probeOf(term))).toBe(true);
 });
