@@ -3,6 +3,7 @@
 // request path. A search is posted on the same queue and waited for, so it runs after every add posted
 // before it: an acknowledged write is always found, with no index lag to reason about.
 import { TurnQueue } from "../../turn.ts";
+import type { Chunk } from "./fulltext-chunks.ts";
 import type { DocumentText } from "./fulltext-encoder.ts";
 import { MessageChannel, Worker, receiveMessageOnPort, type MessagePort } from "node:worker_threads";
 
@@ -10,7 +11,7 @@ export type WorkerRequest =
   | { op: "add"; id: number; doc: number; text: DocumentText; entries: number }
   | { op: "search"; id: number; query: string; limit: number; call: number }
   | { op: "export"; id: number; call: number }
-  | { op: "import"; id: number; chunks: [string, string][] }
+  | { op: "import"; id: number; chunks: Chunk[] }
   | { op: "drop"; id: number };
 
 /** Entries posted but not yet indexed beyond which writers wait: bounds memory and how long a search can wait. */
@@ -89,7 +90,7 @@ export class FullTextWorker {
     else this.flushSoon ??= setTimeout(() => this.flush(), ADD_DELAY_MS);
   }
 
-  import(id: number, chunks: [string, string][]): void {
+  import(id: number, chunks: Chunk[]): void {
     this.post({ op: "import", id, chunks });
   }
 
@@ -118,14 +119,14 @@ export class FullTextWorker {
   }
 
   /** export resolves with an index's FlexSearch export, made on the worker while the main thread goes on. */
-  export(id: number): Promise<[string, string][]> {
+  export(id: number): Promise<Chunk[]> {
     const call = ++this.calls;
     this.worker ??= this.start(); // its reply port must exist before the request goes out
     this.asyncReplies.ref();
     return new Promise((resolve, reject) => {
       this.waiting.set(call, (r) => {
         try {
-          resolve(this.result(r) as [string, string][]);
+          resolve(this.result(r) as Chunk[]);
         } catch (e) {
           reject(e);
         }

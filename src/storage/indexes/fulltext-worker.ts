@@ -3,6 +3,7 @@
 import { parentPort, workerData } from "node:worker_threads";
 import type { MessagePort } from "node:worker_threads";
 import { Index } from "flexsearch";
+import { chunkText, packChunk, type Chunk } from "./fulltext-chunks.ts";
 import { encodeTerms, termsToIndex } from "./fulltext-encoder.ts";
 import type { WorkerRequest } from "./fulltext-client.ts";
 
@@ -48,13 +49,13 @@ function run(r: WorkerRequest): void {
       case "search":
         return answer(r.call, indexes.get(r.id)?.search(r.query, { limit: r.limit }) ?? []);
       case "export": {
-        const chunks: [string, string][] = [];
-        indexes.get(r.id)?.export((key: string, data: string) => void chunks.push([key, data]));
+        const chunks: Chunk[] = [];
+        indexes.get(r.id)?.export((key: string, data: string) => void chunks.push(packChunk(key, data)));
         return later.postMessage({ call: r.call, result: chunks });
       }
       case "import": {
         const ix = index(r.id);
-        for (const [key, data] of r.chunks) ix.import(key, data);
+        for (const chunk of r.chunks) ix.import(chunk[0], chunkText(chunk));
         return;
       }
       case "drop":

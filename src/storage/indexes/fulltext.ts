@@ -10,10 +10,11 @@
 //
 // Key layout (db `fulltext`):
 //   [workspaceId, environment, "s", segmentNo] → SegmentMeta
-//   [workspaceId, environment, "c", segmentNo, chunkNo] → [exportKey, exportData] (FlexSearch export)
+//   [workspaceId, environment, "c", segmentNo, chunkNo] → [exportKey, exportData] (FlexSearch export, fulltext-chunks.ts)
 import type { Database } from "lmdb";
 import type { Environment } from "../../schema.ts";
 import { FullTextWorker, MAX_BACKLOG } from "./fulltext-client.ts";
+import type { Chunk } from "./fulltext-chunks.ts";
 import type { DocumentText } from "./fulltext-encoder.ts";
 import { rangeKeys, type BlockRef, type ScanRange } from "../keys.ts";
 
@@ -240,7 +241,7 @@ export class FullText {
     let index = this.loaded.get(id);
     if (index === undefined) {
       index = this.worker.newIndex();
-      const chunks = this.db.getRange({ start: [ws, env, "c", seg.no], end: [ws, env, "c", seg.no + 1] }).map(({ value }) => value as [string, string]);
+      const chunks = this.db.getRange({ start: [ws, env, "c", seg.no], end: [ws, env, "c", seg.no + 1] }).map(({ value }) => value as Chunk);
       this.worker.import(index, [...chunks]);
     }
     this.remember(id, index);
