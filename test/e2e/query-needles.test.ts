@@ -141,4 +141,4 @@ test("a value in one block of five is read through its filter even when both cou
   expect(plan.estimates.map((c: { estimate_blocks: number }) => c.estimate_blocks)).toEqual([33, 33]); // a filter alone against the range scan: counted to 32
   const got = await s.call("POST", `${WS}/logs/query`, { key: other, body: { query: 'metadata.k="sparse"', pageSize: 100 } });
   expect(((await json(got)) as { id: string }[]).map((e) => e.id)).toEqual(want.slice(0, 100));
-});
+}, 30_000); // 1,300 writes one after another

@@ -1,6 +1,7 @@
 // block-readers: how a block's id and framed text columns are read one entry at a time (block.ts opens them).
-import { packr, textReader, type Reader } from "./columns.ts";
+import { packr, textEntriesWith, textReader, type Reader } from "./columns.ts";
 import { frameOf, frameSize, framesOf, unpackFrame } from "./packed.ts";
+import { ShapedColumn, isShaped } from "./shaped.ts";
 
 const ID_LENGTH = 36; // canonical UUID text
 
@@ -55,6 +56,58 @@ export function framedTextReader(bytes: Uint8Array, n: number): Reader<string | 
     const read = (readers[k] ??= textReader(unpackFrame(frames[k]), frameSize(n, k, per)));
     return read(i - k * per);
   };
+}
+
+/** ObjectsFrame is one frame of a framed objects column, opened: its texts and its search. */
+interface ObjectsFrame {
+  text(i: number): string | null;
+  entriesWith(utf8: Uint8Array): number[];
+}
+
+/**
+ * FramedObjects reads an objects column stored in frames, each frame shapes and leaves (shaped.ts) or JSON text (the
+ * columns before shapes), opened when one of its entries is first asked for: a page of 50 decompresses one frame.
+ */
+export class FramedObjects {
+  private readonly frames: Uint8Array[];
+  private readonly per: number;
+  private readonly opened: ObjectsFrame[] = [];
+
+  constructor(
+    bytes: Uint8Array,
+    private readonly n: number,
+  ) {
+    this.frames = framesOf(bytes);
+    this.per = frameOf(bytes);
+  }
+
+  /** text is entry i's objects JSON text, or null. */
+  text(i: number): string | null {
+    const k = (i / this.per) | 0;
+    return this.frame(k).text(i - k * this.per);
+  }
+
+  /** entriesWith lists, ascending, the entries with a scalar (or, in a text frame, a text) holding `utf8`. */
+  entriesWith(utf8: Uint8Array): number[] {
+    const out: number[] = [];
+    for (let k = 0; k < this.frames.length; k++) for (const i of this.frame(k).entriesWith(utf8)) out.push(k * this.per + i);
+    return out;
+  }
+
+  private frame(k: number): ObjectsFrame {
+    let frame = this.opened[k];
+    if (frame === undefined) {
+      const bytes = unpackFrame(this.frames[k]);
+      const size = frameSize(this.n, k, this.per);
+      if (isShaped(bytes)) frame = new ShapedColumn(bytes, size);
+      else {
+        const read = textReader(bytes, size);
+        frame = { text: read, entriesWith: (utf8) => textEntriesWith(bytes, size, utf8) };
+      }
+      this.opened[k] = frame;
+    }
+    return frame;
+  }
 }
 
 // where a msgpack string of `length` bytes starts (after its header), or -1 when the bytes are not one of that length

@@ -26,7 +26,7 @@ import {
   type DictListColumn,
   type Reader,
 } from "./columns.ts";
-import { asciiIdReader, framedTextReader, idReader } from "./block-readers.ts";
+import { FramedObjects, asciiIdReader, framedTextReader, idReader } from "./block-readers.ts";
 import { idsReader, packIds } from "./id-column.ts";
 import { rawSize } from "./raw-size.ts";
 import { isFramed, packFramed, packNumbers, packPlain, packWhole, unpackWhole } from "./packed.ts";
@@ -107,10 +107,12 @@ export function encodeWithObjects(entries: readonly Omit<Entry, "id">[], objects
   return { columns, raw };
 }
 
-// the objects as shapes and leaves (shaped.ts), or as text in frames when some text does not split
+// the objects in frames, each as shapes and leaves (shaped.ts), or as text when some text of it does not split
 function objectsColumn(objects: (string | null)[]): Uint8Array {
-  const shaped = encodeShaped(objects);
-  return shaped !== undefined ? packWhole(shaped) : packFramed(objects.length, (start, end) => encodeText(objects.slice(start, end)));
+  return packFramed(objects.length, (start, end) => {
+    const frame = objects.slice(start, end);
+    return encodeShaped(frame) ?? encodeText(frame);
+  });
 }
 
 /**
@@ -148,8 +150,10 @@ interface Opened {
   unpacked: (Uint8Array | null | undefined)[];
   /** searched by every case-insensitive needle of a query */
   foldedMessages?: FoldedText;
-  /** the objects column, when it is shaped */
+  /** the objects column, when it is shaped whole */
   shaped?: ShapedColumn;
+  /** the objects column, when it is in frames */
+  framedObjects?: FramedObjects;
 }
 
 /**
@@ -236,6 +240,10 @@ export class Block {
     const { v, n, c: cols } = this.stored;
     if (cols[c] === null) return () => null;
     if (c === Col.Id && v >= 6) return idsReader(cols[c]!, n, asciiIdReader);
+    if (c === Col.Objects && v >= 6 && isFramed(cols[c]!)) {
+      const framed = this.framedObjectsOf(cols[c]!);
+      return (i) => framed.text(i);
+    }
     // a scan that unpacked the whole column already serves the reads of single entries too
     if (v >= 6 && (c === Col.Message || c === Col.Objects) && isFramed(cols[c]!) && this.opened.unpacked[c] === undefined) return framedTextReader(cols[c]!, n);
     const bytes = this.column(c)!;
@@ -252,6 +260,10 @@ export class Block {
     if (c === Col.Tags) return dictListReader(bytes, n);
     if (c === Col.ClientMs) return float64Reader(bytes);
     return textReader(bytes, n);
+  }
+
+  private framedObjectsOf(bytes: Uint8Array): FramedObjects {
+    return (this.opened.framedObjects ??= new FramedObjects(bytes, this.stored.n));
   }
 
   private shapedObjects(bytes: Uint8Array): ShapedColumn {
@@ -301,6 +313,8 @@ export class Block {
   }
   /** objectsWith is messagesWith for the entries' objects, as the JSON text they are stored in. */
   objectsWith(utf8: Uint8Array): number[] | undefined {
+    const stored = this.stored.c[Col.Objects];
+    if (stored !== null && this.stored.v >= 6 && isFramed(stored)) return this.local(this.framedObjectsOf(stored).entriesWith(utf8));
     const bytes = this.column(Col.Objects);
     if (bytes === null) return [];
     if (this.stored.v < 5) return undefined;

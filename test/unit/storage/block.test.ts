@@ -7,10 +7,11 @@ const generator = new IdGenerator();
 const nextIds = (count: number, now = Date.now()) => generator.next(count, now);
 import fc from "fast-check";
 import { logEntryText, toLogEntry } from "../../../src/http/wire.ts";
-import { assembleBlock, Block, encodeBlock, encodeSized, type Columns, type Entry } from "../../../src/storage/format/block.ts";
+import { assembleBlock, Block, encodeBlock, encodeSized, encodeWithObjects, type Columns, type Entry } from "../../../src/storage/format/block.ts";
 import { framedTextReader } from "../../../src/storage/format/block-readers.ts";
 import { encodeDict, encodeDictList, encodeFloat64, encodeText, packr as columnPackr, textReader } from "../../../src/storage/format/columns.ts";
-import { FRAME, isFramed, packFramed, unpackWhole } from "../../../src/storage/format/packed.ts";
+import { FRAME, framesOf, isFramed, packFramed, packWhole, unpackFrame, unpackWhole } from "../../../src/storage/format/packed.ts";
+import { encodeShaped, isShaped } from "../../../src/storage/format/shaped.ts";
 
 const entries = (n: number): Entry[] =>
   nextIds(n).ids.map((id, i) => ({
@@ -184,6 +185,44 @@ test("a block whose objects are JSON text in frames, as format 6 wrote them befo
   );
   expect(read(Block.decode(0, value))).toEqual(sent.map(fields));
   expect(Block.decode(0, value).objectsWith(Buffer.from("room 1"))).toEqual(sent.flatMap((e, i) => (e.metadata && `room ${i}`.includes("room 1") ? [i] : [])));
+});
+
+test("a block whose objects are shapes and leaves in one column, as format 6 wrote them before frames of shapes, reads and searches as sent", () => {
+  const sent = entries(FRAME * 2 + 5);
+  const [level, action, message, tags, clientMs] = encodeSized(sent).columns;
+  const objects = sent.map((e) => (e.actor === null && e.metadata === null ? null : JSON.stringify([e.actor, e.target, e.context, e.metadata])));
+  const whole = packWhole(encodeShaped(objects)!);
+  const value = assembleBlock(
+    sent.map((e) => e.id),
+    [level, action, message, tags, clientMs, whole],
+  );
+  expect(read(Block.decode(0, value))).toEqual(sent.map(fields));
+  expect(Block.decode(0, value).objectsWith(Buffer.from("room 1"))).toEqual(sent.flatMap((e, i) => (e.metadata && `room ${i}`.includes("room 1") ? [i] : [])));
+});
+
+test("a block's objects are stored in frames of FRAME entries, each shapes and leaves, and entries of a mix of frames read as sent", () => {
+  const sent = entries(FRAME * 2 + 5);
+  const objects = encodeSized(sent).columns[5]!;
+  expect(isFramed(objects)).toBe(true);
+  expect(framesOf(objects).map((frame) => isShaped(unpackFrame(frame)))).toEqual([true, true, true]);
+  // a text that does not split (it holds U+0000, which JSON.stringify never writes) keeps its frame alone as text
+  const odd = sent.map((e, i) => (i === FRAME + 3 ? { ...e, metadata: { note: "nul \u0000 here" } } : e));
+  const texts = odd.map((e) =>
+    e.actor === null && e.target === null && e.context === null && e.metadata === null
+      ? null
+      : JSON.stringify([e.actor, e.target, e.context, e.metadata]).replace("\\u0000", "\u0000"),
+  );
+  const { columns } = encodeWithObjects(odd, texts);
+  expect(framesOf(columns[5]!).map((frame) => isShaped(unpackFrame(frame)))).toEqual([true, false, true]);
+  const block = Block.decode(
+    0,
+    assembleBlock(
+      odd.map((e) => e.id),
+      columns,
+    ),
+  );
+  for (let i = 0; i < odd.length; i += 7) expect(block.objectsText(i)).toBe(texts[i]);
+  expect(block.objectsWith(Buffer.from("room 1"))).toEqual(odd.flatMap((e, i) => (e.metadata && `room ${i}`.includes("room 1") ? [i] : [])));
 });
 
 test("a packed block takes far fewer bytes than its columns unpacked", () => {
