@@ -7,7 +7,7 @@
 // its 4 random bytes. Ids of any other shape are kept as their joined ASCII text (packed.ts).
 import type { Reader } from "./columns.ts";
 import { packWhole, unpackWhole } from "./packed.ts";
-import { varint } from "./varint.ts";
+import { VarintReader, varint } from "./varint.ts";
 
 /** COUNTED is the tag of ids stored as counts, SPANNED of ids over many milliseconds; packed.ts's tags (0–2) mark the joined text. */
 const COUNTED = 3;
@@ -85,18 +85,10 @@ function sumChanges(raw: Buffer, firstMs: number, firstHigh: number, at: number,
   const highs = new Array<number>(n);
   ms[0] = firstMs;
   highs[0] = firstHigh;
-  const next = (): number => {
-    let v = 0;
-    for (let scale = 1; at < raw.length; scale *= 0x80) {
-      const b = raw[at++];
-      v += (b & 0x7f) * scale;
-      if (b < 0x80) return v;
-    }
-    throw new Error("a block's id column ends early: the data directory is damaged; restore it from a backup");
-  };
+  const read = new VarintReader(raw.subarray(at), "a block's id column");
   for (let i = 1; i < n; i++) {
-    ms[i] = ms[i - 1] + unzigzag(next());
-    highs[i] = highs[i - 1] + unzigzag(next());
+    ms[i] = ms[i - 1] + unzigzag(read.next());
+    highs[i] = highs[i - 1] + unzigzag(read.next());
   }
   return { ms, highs };
 }
@@ -126,16 +118,7 @@ export function idsReader(bytes: Uint8Array, n: number, text: (joined: Uint8Arra
 function sumSteps(raw: Buffer, first: number, at: number, n: number): number[] {
   const highs = new Array<number>(n);
   highs[0] = first;
-  for (let i = 1; i < n; i++) {
-    let step = 0;
-    let scale = 1;
-    for (;;) {
-      const b = raw[at++];
-      step += (b & 0x7f) * scale;
-      if (b < 0x80) break;
-      scale *= 0x80;
-    }
-    highs[i] = highs[i - 1] + step;
-  }
+  const read = new VarintReader(raw.subarray(at), "a block's id column");
+  for (let i = 1; i < n; i++) highs[i] = highs[i - 1] + read.next();
   return highs;
 }

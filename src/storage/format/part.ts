@@ -12,7 +12,7 @@ import type { Database } from "lmdb";
 import type { Environment } from "../../schema.ts";
 import { Block, assembleBlock, encodeWithObjects, type Entry } from "./block.ts";
 import { clientBoundsOf, type ClientBounds } from "../indexes/bounds.ts";
-import { varint } from "./varint.ts";
+import { VarintReader, varint } from "./varint.ts";
 
 /** Pointer says where a merged block's entries are in its part: entries [start, start + size). */
 export interface Pointer {
@@ -25,7 +25,6 @@ export interface Pointer {
 /** POINTER_TAG starts every pointer value: msgpack never writes 0xc1, so no block value starts with it. */
 const POINTER_TAG = 0xc1;
 const LAST = 1;
-const DAMAGED = "a block's pointer into its part is cut short: the data directory is damaged; restore it from a backup";
 
 /** FRONTIER_MS is the millisecond of a tenant's merge frontier key in `parts`: below any block's. */
 export const FRONTIER_MS = -1;
@@ -41,18 +40,9 @@ export function encodePointer(p: Pointer): Uint8Array {
 /** pointerOf reads a pointer value; undefined when the value is a block. It copies out all it needs: lmdb-js may reuse the buffer. */
 export function pointerOf(value: Uint8Array): Pointer | undefined {
   if (value[0] !== POINTER_TAG) return undefined;
-  let at = 2;
-  const read = (): number => {
-    let n = 0;
-    for (let shift = 1; at < value.length && shift < 2 ** 53; shift *= 128) {
-      const b = value[at++];
-      n += (b & 0x7f) * shift;
-      if (b < 0x80) return n;
-    }
-    throw new Error(DAMAGED);
-  };
-  const start = read();
-  const size = read();
+  const read = new VarintReader(value.subarray(2), "a block's pointer into its part");
+  const start = read.next();
+  const size = read.next();
   return { start, size, last: (value[1] & LAST) !== 0 };
 }
 

@@ -8,7 +8,7 @@
 // either their gaps as varints or a bitmap, whichever is shorter. A group value has an odd length, ending in GROUP;
 // a value of even length is a single block's positions as uint16 (the layout before groups), keyed by that block.
 
-import { varint } from "../format/varint.ts";
+import { VarintReader, varint } from "../format/varint.ts";
 
 /** A group spans at most this many milliseconds, so a reverse scan that starts this far above its top finds them all. */
 export const GROUP_SPAN_MS = 4096;
@@ -81,43 +81,33 @@ export const isGroup = (value: Uint8Array): boolean => value.length % 2 === 1;
  * is true; when false, `positions` is null for every entry and an array of the right length (holes) otherwise.
  */
 export function decodeGroup(ms: number, value: Uint8Array, positions: boolean): GroupedBlock[] {
-  let at = 0;
-  const next = (): number => {
-    let v = 0;
-    let scale = 1;
-    for (;;) {
-      if (at >= value.length) throw damaged();
-      const b = value[at++];
-      v += (b & 0x7f) * scale;
-      if (b < 0x80) return v;
-      scale *= 0x80;
-    }
-  };
+  const read = new VarintReader(value, "a stored posting group");
+  const next = () => read.next();
   const n = next();
   const out: GroupedBlock[] = [];
   for (let k = 0; k < n; k++) {
     const blockMs = ms - next();
     let firstId: string;
-    const tag = value[at++];
+    const tag = value[read.at++];
     if (tag === UUID_TAG || tag === OWN_MS_TAG) {
       const bytes = tag === UUID_TAG ? 16 : 10;
       const own = tag === UUID_TAG ? "" : msHex(blockMs).replace("-", "");
-      if (at + bytes > value.length || (tag === OWN_MS_TAG && own === "")) throw damaged();
-      const hex = own + Buffer.from(value.buffer, value.byteOffset + at, bytes).toString("hex");
+      if (read.at + bytes > value.length || (tag === OWN_MS_TAG && own === "")) throw damaged();
+      const hex = own + Buffer.from(value.buffer, value.byteOffset + read.at, bytes).toString("hex");
       firstId = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-      at += bytes;
+      read.at += bytes;
     } else {
       const units = next();
-      if (at + 2 * units > value.length) throw damaged();
+      if (read.at + 2 * units > value.length) throw damaged();
       let s = "";
-      for (let i = 0; i < units; i++, at += 2) s += String.fromCharCode(value[at] | (value[at + 1] << 8));
+      for (let i = 0; i < units; i++, read.at += 2) s += String.fromCharCode(value[read.at] | (value[read.at + 1] << 8));
       firstId = s;
     }
     const count = next();
     if (count > MAX_POSITIONS) throw damaged();
     let list: number[] | null = null;
     if (count > 0) {
-      const mode = value[at++];
+      const mode = value[read.at++];
       list = positions ? [] : new Array<number>(count);
       if (mode === GAPS) {
         let p = -1;
@@ -127,8 +117,9 @@ export function decodeGroup(ms: number, value: Uint8Array, positions: boolean): 
         }
       } else {
         const bytes = next();
-        if (positions) for (let i = 0; i < bytes * 8; i++) if (value[at + (i >> 3)] & (1 << (i & 7))) list.push(i);
-        at += bytes;
+        if (read.at + bytes > value.length) throw damaged();
+        if (positions) for (let i = 0; i < bytes * 8; i++) if (value[read.at + (i >> 3)] & (1 << (i & 7))) list.push(i);
+        read.at += bytes;
       }
     }
     out.push({ ms: blockMs, firstId, positions: list });

@@ -90,3 +90,27 @@ test("a damaged column of spanned ids reads as an error or as ids, never hangs o
     { numRuns: 1_000 },
   );
 });
+
+test("a column of counted ids cut short is refused with an error, never looped on", () => {
+  const { ids } = new IdGenerator().next(1000, Date.now());
+  const packed = packIds(ids);
+  expect(packed[0]).toBe(3); // counted: the steps come last
+  const read = idsReader(packed.subarray(0, packed.length - 300), ids.length, asText);
+  expect(() => read(999)).toThrow("damaged");
+});
+
+test("a damaged column of counted ids reads as an error or as ids, never hangs or crashes (fuzz)", () => {
+  fc.assert(
+    fc.property(fc.uint8Array({ maxLength: 80 }), fc.integer({ min: 1, max: 20 }), (tail, n) => {
+      const read = idsReader(new Uint8Array([3, ...tail]), n, asText);
+      for (let i = 0; i < n; i++) {
+        try {
+          expect(read(i)).toMatch(/^[0-9a-f-]*$/);
+        } catch (e) {
+          expect(e).toBeInstanceOf(Error);
+        }
+      }
+    }),
+    { numRuns: 1_000 },
+  );
+});
