@@ -12,7 +12,6 @@ import {
   dictReader,
   encodeDict,
   encodeDictList,
-  encodeFloat64,
   encodeText,
   float64Reader,
   packr,
