@@ -16,7 +16,7 @@ import type { Environment } from "../../schema.ts";
 import { packr } from "../format/columns.ts";
 import { newer, type BlockRef, type ScanRange, type Tenant } from "../keys.ts";
 import { storedBlock } from "../format/part.ts";
-import { REGION_WORDS, STRIPE, blockFilters, filterMayHold, probeHolds, probeOf, type Needle } from "./needles.ts";
+import { REGION_WORDS, STRIPE, blockFilters, probeHolds, probesHold, probesOf, type Needle, type Probes } from "./needles.ts";
 import {
   bytesOf,
   packHeld,
@@ -107,12 +107,13 @@ export class NeedleIndex {
     const t = this.tenant(tenant.ws, tenant.env);
     const segments = this.segmentsOf(tenant, t);
     const held = t.held.slice().sort((a, b) => (newer(a, b) ? -1 : newer(b, a) ? 1 : 0));
+    const probes = probesOf(needle); // once a query: every stripe of every segment is tested with them
     const sources: Source[] = [];
-    if (held.length > 0) sources.push({ top: held[0], open: () => heldCandidates(held, needle, range) });
+    if (held.length > 0) sources.push({ top: held[0], open: () => heldCandidates(held, probes, range) });
     for (const s of segments) {
       if (s.topMs < range.fromMs) break; // sorted by top: every later one is older still
       if (s.bottomMs >= range.toMs || (range.after && s.bottomMs > range.after.ms)) continue;
-      sources.push({ top: { ms: s.topMs, firstId: s.topId }, open: () => this.segmentCandidates(tenant, s, needle, range) });
+      sources.push({ top: { ms: s.topMs, firstId: s.topId }, open: () => this.segmentCandidates(tenant, s, probes, range) });
     }
     sources.sort((a, b) => (newer(a.top, b.top) ? -1 : newer(b.top, a.top) ? 1 : 0));
     return lazyMerge(sources);
@@ -144,17 +145,17 @@ export class NeedleIndex {
    * is tested whole as soon as it is opened: a needle's single partition is then read in place, with no copy, as
    * nothing else reads storage before the test ends. A needle whose terms fall in several partitions copies them.
    */
-  private segmentCandidates(tenant: Tenant, s: Segment, needle: Needle, range: ScanRange): Iterator<BlockRef> {
+  private segmentCandidates(tenant: Tenant, s: Segment, probes: Probes, range: ScanRange): Iterator<BlockRef> {
     const mask = (1 << s.logP) - 1;
     const wanted = new Set<number>();
-    for (const alternative of needle) for (const t of alternative) wanted.add(t.h & mask);
+    for (const alternative of probes) for (const p of alternative) wanted.add(p.h & mask);
     const partitions = new Map<number, Uint32Array | null>(); // null: the segment went (retention)
     for (const p of wanted) partitions.set(p, this.partition(tenant, s, p, wanted.size > 1));
-    const probes = needle.map((alternative) => alternative.map((t) => ({ probe: probeOf(t), words: partitions.get(t.h & mask)! })));
+    const terms = probes.map((alternative) => alternative.map((probe) => ({ probe, words: partitions.get(probe.h & mask)! })));
     const holds = (j: number) => {
       const logR = s.logR[j];
       const at = s.offsets[j];
-      for (const alternative of probes) {
+      for (const alternative of terms) {
         let all = true;
         for (const { probe, words } of alternative) {
           const region = logR >= s.logP ? (probe.h & ((1 << logR) - 1)) >>> s.logP : 0;
@@ -214,14 +215,14 @@ export class NeedleIndex {
   }
 }
 
-function* heldCandidates(held: FilteredBlock[], needle: Needle, range: ScanRange): Generator<BlockRef> {
+function* heldCandidates(held: FilteredBlock[], probes: Probes, range: ScanRange): Generator<BlockRef> {
   const top = Math.min(range.toMs - 1, range.after ? range.after.ms : Number.POSITIVE_INFINITY);
   for (const b of held) {
     if (b.ms > top) continue;
     if (b.ms < range.fromMs) return;
     // positions are listed only for a block some of whose stripes cannot hold the needle: a common term names whole blocks
     const held: number[] = [];
-    for (let s = 0; s < b.stripes.length; s++) if (filterMayHold(b.stripes[s], needle)) held.push(s);
+    for (let s = 0; s < b.stripes.length; s++) if (probesHold(b.stripes[s], probes)) held.push(s);
     if (held.length === 0) continue;
     const positions = held.length === b.stripes.length ? null : held.flatMap((s) => stripePositions(s, Math.min(STRIPE, b.size - s * STRIPE)));
     yield { ms: b.ms, firstId: b.firstId, positions };

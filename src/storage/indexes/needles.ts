@@ -259,23 +259,11 @@ export function blockFilter(entries: readonly Omit<Entry, "id">[]): Uint32Array 
 /** regionsOf is how many regions a filter of `words` words has. */
 export const regionsOf = (words: Uint32Array): number => words.length / REGION_WORDS;
 
-/** mayHold tests one term against the region at word `base` of `words`. */
-export function mayHold(words: Uint32Array, base: number, { h, k }: FilterTerm): boolean {
-  const b = (h << 15) | (h >>> 17) | 1;
-  let x = h;
-  for (let i = 0; i < k; i++) {
-    const bit = x >>> 23; // 9 bits: a position within the region
-    if ((words[base + (bit >>> 5)] & (1 << (bit & 31))) === 0) return false;
-    x = (x + b) >>> 0;
-  }
-  return true;
-}
-
 function setBits(words: Uint32Array, base: number, h: number, k: number): void {
   const b = (h << 15) | (h >>> 17) | 1; // the step between bits: h rotated, odd
   let x = h;
   for (let i = 0; i < k; i++) {
-    const bit = x >>> 23;
+    const bit = x >>> 23; // 9 bits: a position within the region
     words[base + (bit >>> 5)] |= 1 << (bit & 31);
     x = (x + b) >>> 0;
   }
@@ -288,11 +276,14 @@ export interface Probe {
   bits: Int32Array;
 }
 
-/** probeOf works out a term's bits once, for testing it against many regions (probeHolds). */
+/** Probes are a needle's terms worked out by probeOf: what a query tests every stripe with. */
+export type Probes = readonly (readonly Probe[])[];
+
+/** probeOf works out a term's bits once (the ones setBits sets), for testing it against many regions (probeHolds). */
 export function probeOf({ h, k }: FilterTerm): Probe {
   const at = new Int32Array(k);
   const bits = new Int32Array(k);
-  const b = (h << 15) | (h >>> 17) | 1; // as mayHold steps
+  const b = (h << 15) | (h >>> 17) | 1; // as setBits steps
   let x = h;
   for (let i = 0; i < k; i++) {
     const bit = x >>> 23;
@@ -303,17 +294,23 @@ export function probeOf({ h, k }: FilterTerm): Probe {
   return { h, at, bits };
 }
 
-/** probeHolds is mayHold for a term worked out by probeOf. */
+/** probesOf works out every term of a needle once. */
+export const probesOf = (needle: Needle): Probes => needle.map((terms) => terms.map(probeOf));
+
+/** probeHolds tests one term against the region at word `base` of `words`. */
 export function probeHolds(words: Uint32Array, base: number, { at, bits }: Probe): boolean {
   for (let i = 0; i < at.length; i++) if ((words[base + at[i]] & bits[i]) === 0) return false;
   return true;
 }
 
-/** filterMayHold tests a needle against a whole filter (one block's). */
-export function filterMayHold(words: Uint32Array, needle: Needle): boolean {
+/** probesHold tests a needle's probes against a whole filter (one stripe's). */
+export function probesHold(words: Uint32Array, probes: Probes): boolean {
   const mask = regionsOf(words) - 1;
-  return needle.some((terms) => terms.every((t) => mayHold(words, (t.h & mask) * REGION_WORDS, t)));
+  return probes.some((terms) => terms.every((p) => probeHolds(words, (p.h & mask) * REGION_WORDS, p)));
 }
+
+/** filterMayHold tests a needle against a whole filter (one stripe's). */
+export const filterMayHold = (words: Uint32Array, needle: Needle): boolean => probesHold(words, probesOf(needle));
 
 /** estimateDistinct estimates the distinct terms of a filter from its bits set, `k` bits a term on average. */
 function estimateDistinct(words: Uint32Array, k: number): number {

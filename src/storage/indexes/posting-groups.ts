@@ -82,11 +82,10 @@ export const isGroup = (value: Uint8Array): boolean => value.length % 2 === 1;
  */
 export function decodeGroup(ms: number, value: Uint8Array, positions: boolean): GroupedBlock[] {
   const read = new VarintReader(value, "a stored posting group");
-  const next = () => read.next();
-  const n = next();
+  const n = read.next();
   const out: GroupedBlock[] = [];
   for (let k = 0; k < n; k++) {
-    const blockMs = ms - next();
+    const blockMs = ms - read.next();
     let firstId: string;
     const tag = value[read.at++];
     if (tag === UUID_TAG || tag === OWN_MS_TAG) {
@@ -97,13 +96,13 @@ export function decodeGroup(ms: number, value: Uint8Array, positions: boolean): 
       firstId = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
       read.at += bytes;
     } else {
-      const units = next();
+      const units = read.next();
       if (read.at + 2 * units > value.length) throw damaged();
       let s = "";
       for (let i = 0; i < units; i++, read.at += 2) s += String.fromCharCode(value[read.at] | (value[read.at + 1] << 8));
       firstId = s;
     }
-    const count = next();
+    const count = read.next();
     if (count > MAX_POSITIONS) throw damaged();
     let list: number[] | null = null;
     if (count > 0) {
@@ -112,11 +111,11 @@ export function decodeGroup(ms: number, value: Uint8Array, positions: boolean): 
       if (mode === GAPS) {
         let p = -1;
         for (let i = 0; i < count; i++) {
-          p += next() + 1;
+          p += read.next() + 1;
           if (positions) list.push(p);
         }
       } else {
-        const bytes = next();
+        const bytes = read.next();
         if (read.at + bytes > value.length) throw damaged();
         if (positions) for (let i = 0; i < bytes * 8; i++) if (value[read.at + (i >> 3)] & (1 << (i & 7))) list.push(i);
         read.at += bytes;
