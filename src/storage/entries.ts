@@ -149,13 +149,20 @@ export class EntryStore {
   /** settled ends what a clean stop waits for: a sealed full-text segment is persisted, held postings are stored (a restart has none to recover). */
   async settled(): Promise<void> {
     await this.merger.stop();
+    await this.needles.stopMerging();
     await this.fulltext.settled();
     await this.postings.settled();
   }
 
-  /** startMerging merges small blocks into parts in the background until settled (merge.ts). */
+  /** startMerging merges small blocks into parts, and filter segments into larger ones, in the background until settled (merge.ts, needle-index.ts). */
   startMerging(pace: MergePace = DEFAULT_PACE): void {
     this.merger.start(pace);
+    this.needles.startMerging(pace.retireMs);
+  }
+
+  /** mergeFilterSegments merges a tenant's filter segments as the background would, until none are due (needle-index.ts). */
+  mergeFilterSegments(tenant: Tenant): Promise<number> {
+    return this.needles.mergeAll(tenant.ws, tenant.env);
   }
 
   /** close ends the full-text worker thread; settle first. */

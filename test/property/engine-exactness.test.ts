@@ -20,7 +20,7 @@ import { parseRfc3339 } from "../../src/time.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "sluice-exact-"));
 const dbs = openDatabases(dir);
-const store = new EntryStore(dbs, new UsageStore(dbs.usage), 12); // tiny full-text and filter segments: sealing and reloading happen
+const store = new EntryStore(dbs, new UsageStore(dbs.usage), 2); // tiny full-text and filter segments: sealing, reloading and merging happen
 afterAll(async () => {
   await store.settled();
   await dbs.root.close();
@@ -279,6 +279,7 @@ const key = (r: Row) => `${r.serverMs}/${r.entry.id}`;
 test("every plan returns exactly the entries of a full scan by the reference evaluator, in order, across cursor pages, over blocks merged into parts and not (1,000 random cases)", async () => {
   const seen = new Map<string, number>();
   let parts = 0; // cases that read merged parts
+  let segmentMerges = 0; // filter segments merged (needle-index.ts)
   await fc.assert(
     fc.asyncProperty(caseArb, async (c) => {
       const ws = crypto.randomUUID();
@@ -293,7 +294,13 @@ test("every plan returns exactly the entries of a full scan by the reference eva
         if (w.postings === "stored") await store.postings.flush();
         else if (w.postings === "in flight") void store.postings.flush();
         for (const entry of entries) all.push({ env: w.env, row: { serverMs: ms, entry } });
-        if (k === c.mergeAt) for (const env of ENVIRONMENTS) merged += await store.merger.mergeTenant({ ws, env }, { ageMs: 0, idleMs: 0 });
+        if (k === c.mergeAt) {
+          await new Promise((r) => setTimeout(r, 2)); // the seals of the writes so far commit
+          for (const env of ENVIRONMENTS) {
+            merged += await store.merger.mergeTenant({ ws, env }, { ageMs: 0, idleMs: 0 });
+            segmentMerges += await store.mergeFilterSegments({ ws, env });
+          }
+        }
       }
       const idList = all.map((x) => x.row.entry.id);
       const terms = c.terms.map((t): Term => (t.kind === "id" ? { ...t, values: t.values.map((v) => str(idList[Number(v.text.slice(1))])) } : t));
@@ -331,4 +338,6 @@ test("every plan returns exactly the entries of a full scan by the reference eva
   console.log("candidate plans exercised:", JSON.stringify(Object.fromEntries(seen)));
   for (const [index, n] of Object.entries(counts)) expect({ index, exercised: n >= 10 }).toEqual({ index, exercised: true });
   expect(parts).toBeGreaterThan(200);
+  console.log("filter segment merges:", segmentMerges);
+  expect(segmentMerges).toBeGreaterThan(15);
 }, 120_000);

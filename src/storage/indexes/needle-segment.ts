@@ -4,6 +4,9 @@ import { STRIPE, REGION_WORDS, regionsOf } from "./needles.ts";
 import { newer } from "../keys.ts";
 
 const MAX_PARTITIONS = 256;
+/** A merge joins this many sealed segments of one level, up to MAX_LEVEL: a segment covers at most FAN^MAX_LEVEL seals. */
+export const FAN = 4;
+export const MAX_LEVEL = 2;
 
 /** FilteredBlock is one block's filters (one per stripe of STRIPE entries) with its key and entry count. */
 export interface FilteredBlock {
@@ -13,12 +16,20 @@ export interface FilteredBlock {
   stripes: Uint32Array[];
 }
 
+/** SegmentName names a sealed segment: its newest block and its level (how many merges made it). */
+export type SegmentName = [topMs: number, topId: string, level: number];
+
 /** Segment is a sealed segment as a reader keeps it: its directory, with each stripe's place in the partitions. */
 export interface Segment {
   topMs: number;
   topId: string;
   bottomMs: number;
   logP: number;
+  level: number;
+  /** the segments merged into this one, which a crash may have left stored */
+  from: SegmentName[];
+  /** the segment this one was merged into: a reader that listed it before the merge finds its stripes there */
+  replacedBy?: Segment;
   /** the stripes, newest block first: its key, the stripe's place in it and entry count, its filter's regions (log 2) */
   ms: number[];
   ids: string[];
@@ -37,6 +48,10 @@ export interface Directory {
   s: number[];
   n: number[];
   r: number[];
+  /** level, absent for a seal's */
+  l?: number;
+  /** the segments merged into it */
+  from?: SegmentName[];
 }
 
 /** sealedParts lays out blocks' filters as one segment: its key (its newest block), directory and partitions. */
@@ -121,7 +136,75 @@ export function offsetsOf(logR: number[], logP: number): { offsets: number[]; to
 
 export function segmentOf([topMs, topId]: [number, string], d: Directory): Segment {
   const { ms, ids, s, n, r } = d;
-  return { topMs, topId, bottomMs: ms[ms.length - 1], logP: d.p, ms, ids, s, n, logR: r, offsets: offsetsOf(r, d.p).offsets };
+  const level = d.l ?? 0;
+  return { topMs, topId, bottomMs: ms[ms.length - 1], logP: d.p, level, from: d.from ?? [], ms, ids, s, n, logR: r, offsets: offsetsOf(r, d.p).offsets };
+}
+
+/** mergeRun picks, oldest first, FAN segments next to each other (newest top first) of one level under MAX_LEVEL and one partition count. */
+export function mergeRun(segments: readonly Segment[]): Segment[] | undefined {
+  for (let i = segments.length - FAN; i >= 0; i--) {
+    const run = segments.slice(i, i + FAN);
+    if (run[0].level < MAX_LEVEL && run.every((s) => s.level === run[0].level && s.logP === run[0].logP)) return run;
+  }
+  return undefined;
+}
+
+/**
+ * mergedParts lays out segments of one partition count as one segment of the next level: their stripes newest first
+ * (blocks of one segment may interleave with another's), each partition the sources' slices of that partition.
+ * `read(k, p)` reads partition p of sources[k], valid until the next read; undefined when one is gone.
+ */
+export function mergedParts(
+  sources: readonly Segment[],
+  read: (k: number, p: number) => Uint32Array | null,
+): { key: [number, string]; directory: Directory; partitions: Uint32Array[] } | undefined {
+  const logP = sources[0].logP;
+  const stripes = sources.flatMap((s, k) => s.ms.map((_, j) => [k, j] as const));
+  const block = ([k, j]: readonly [number, number]) => ({ ms: sources[k].ms[j], firstId: sources[k].ids[j] });
+  stripes.sort((a, b) => (newer(block(a), block(b)) ? -1 : newer(block(b), block(a)) ? 1 : 0)); // stable: a block's stripes keep their order
+  const directory: Directory = {
+    p: logP,
+    ms: [],
+    ids: [],
+    s: [],
+    n: [],
+    r: [],
+    l: sources[0].level + 1,
+    from: sources.map((s) => [s.topMs, s.topId, s.level]),
+  };
+  for (const [k, j] of stripes) {
+    const s = sources[k];
+    directory.ms.push(s.ms[j]);
+    directory.ids.push(s.ids[j]);
+    directory.s.push(s.s[j]);
+    directory.n.push(s.n[j]);
+    directory.r.push(s.logR[j]);
+  }
+  // runs of stripes next to each other in one source lie next to each other in each of its partitions too
+  const runs: { k: number; from: number; to: number }[] = [];
+  for (const [k, j] of stripes) {
+    const last = runs[runs.length - 1];
+    if (last && last.k === k && last.to === j) last.to++;
+    else runs.push({ k, from: j, to: j + 1 });
+  }
+  const words = (s: Segment, j: number) => (s.logR[j] >= logP ? 1 << (s.logR[j] - logP) : 1) * REGION_WORDS;
+  const { total } = offsetsOf(directory.r, logP);
+  const partitions: Uint32Array[] = [];
+  for (let p = 0; p < 1 << logP; p++) {
+    const into = new Uint32Array(total * REGION_WORDS);
+    let at = 0;
+    for (const { k, from, to } of runs) {
+      const s = sources[k];
+      const part = read(k, p);
+      if (!part) return undefined;
+      const start = s.offsets[from] * REGION_WORDS;
+      const end = s.offsets[to - 1] * REGION_WORDS + words(s, to - 1);
+      into.set(part.subarray(start, end), at);
+      at += end - start;
+    }
+    partitions.push(into);
+  }
+  return { key: [directory.ms[0], directory.ids[0]], directory, partitions };
 }
 
 /** packHeld stores a held block as words: its entry count, its stripe count, each stripe's length, then the stripes. */

@@ -18,10 +18,14 @@ export const MERGE_SMALL = 256;
 /** A part closes once its blocks hold this many entries. */
 export const PART_ENTRIES = 4096;
 
-/** MergePace says which blocks are merged: those older than ageMs, and a run short of a part once its newest is older than idleMs. */
+/**
+ * MergePace says which blocks are merged: those older than ageMs, and a run short of a part once its newest is older
+ * than idleMs; and how long a merged filter segment's sources stay stored (retireMs, needle-index.ts).
+ */
 export interface MergePace {
   ageMs: number;
   idleMs: number;
+  retireMs?: number;
 }
 export const DEFAULT_PACE: MergePace = { ageMs: 10_000, idleMs: 60_000 };
 /** How often the background merge looks for runs. */

@@ -95,7 +95,7 @@ test("a sealed segment's partitions fill the pages LMDB stores them on, and the 
   expect(stats.overflowPages * stats.pageSize - directories).toBeLessThan(bytes * 1.05);
   for (const b of [0, 64, 65, 66, 130, 199]) expect(found(store, order(b, 999))).toEqual([b]);
   await dbs.root.close();
-});
+}, 30_000); // 200,000 entries: over the 5 s default on a loaded machine
 
 test("the blocks come newest first, within the range and at or below a cursor's millisecond", async () => {
   const { dbs, store } = fresh();
