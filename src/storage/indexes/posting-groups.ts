@@ -79,6 +79,8 @@ export const isGroup = (value: Uint8Array): boolean => value.length % 2 === 1;
 /**
  * decodeGroup reads a group value keyed by (ms): its blocks, newest first, each with its positions when `positions`
  * is true; when false, `positions` is null for every entry and an array of the right length (holes) otherwise.
+ * Every block is checked whole here; its id and positions are made when first asked for (a page reads a few blocks
+ * of a group, and a planner's count none).
  */
 export function decodeGroup(ms: number, value: Uint8Array, positions: boolean): GroupedBlock[] {
   const read = new VarintReader(value, "a stored posting group");
@@ -86,44 +88,77 @@ export function decodeGroup(ms: number, value: Uint8Array, positions: boolean): 
   const out: GroupedBlock[] = [];
   for (let k = 0; k < n; k++) {
     const blockMs = ms - read.next();
-    let firstId: string;
     const tag = value[read.at++];
+    let id: number | string = read.at;
     if (tag === UUID_TAG || tag === OWN_MS_TAG) {
-      const bytes = tag === UUID_TAG ? 16 : 10;
-      const own = tag === UUID_TAG ? "" : msHex(blockMs).replace("-", "");
-      if (read.at + bytes > value.length || (tag === OWN_MS_TAG && own === "")) throw damaged();
-      const hex = own + Buffer.from(value.buffer, value.byteOffset + read.at, bytes).toString("hex");
-      firstId = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-      read.at += bytes;
+      read.at += tag === UUID_TAG ? 16 : 10;
+      if (read.at > value.length || (tag === OWN_MS_TAG && msHex(blockMs) === "-")) throw damaged();
     } else {
       const units = read.next();
       if (read.at + 2 * units > value.length) throw damaged();
       let s = "";
       for (let i = 0; i < units; i++, read.at += 2) s += String.fromCharCode(value[read.at] | (value[read.at + 1] << 8));
-      firstId = s;
+      id = s;
     }
     const count = read.next();
     if (count > MAX_POSITIONS) throw damaged();
-    let list: number[] | null = null;
+    const positionsAt = count === 0 ? -1 : read.at;
     if (count > 0) {
       const mode = value[read.at++];
-      list = positions ? [] : new Array<number>(count);
-      if (mode === GAPS) {
-        let p = -1;
-        for (let i = 0; i < count; i++) {
-          p += read.next() + 1;
-          if (positions) list.push(p);
-        }
-      } else {
+      if (mode === GAPS) for (let i = 0; i < count; i++) read.next();
+      else {
         const bytes = read.next();
         if (read.at + bytes > value.length) throw damaged();
-        if (positions) for (let i = 0; i < bytes * 8; i++) if (value[read.at + (i >> 3)] & (1 << (i & 7))) list.push(i);
         read.at += bytes;
       }
     }
-    out.push({ ms: blockMs, firstId, positions: list });
+    out.push(new StoredBlock(blockMs, value, tag, id, positionsAt, count, positions));
   }
   return out;
+}
+
+/** StoredBlock is a block of a decoded group, its id and positions read from the group's bytes when first asked for. */
+class StoredBlock implements GroupedBlock {
+  private id: string | undefined;
+  private list: number[] | null | undefined;
+
+  constructor(
+    readonly ms: number,
+    private readonly value: Uint8Array,
+    private readonly tag: number,
+    /** where the id's bytes start, or the id itself (UNITS_TAG) */
+    private readonly idAt: number | string,
+    /** where the positions start; -1 when they are every entry */
+    private readonly positionsAt: number,
+    private readonly count: number,
+    private readonly withPositions: boolean,
+  ) {}
+
+  get firstId(): string {
+    if (this.id !== undefined) return this.id;
+    if (typeof this.idAt === "string") return (this.id = this.idAt);
+    const own = this.tag === UUID_TAG ? "" : msHex(this.ms).replace("-", "");
+    const hex = own + Buffer.from(this.value.buffer, this.value.byteOffset + this.idAt, this.tag === UUID_TAG ? 16 : 10).toString("hex");
+    return (this.id = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`);
+  }
+
+  get positions(): number[] | null {
+    if (this.list !== undefined) return this.list;
+    if (this.positionsAt < 0) return (this.list = null);
+    if (!this.withPositions) return (this.list = new Array<number>(this.count));
+    const value = this.value;
+    const read = new VarintReader(value, "a stored posting group");
+    read.at = this.positionsAt + 1;
+    const list: number[] = [];
+    if (value[this.positionsAt] === GAPS) {
+      let p = -1;
+      for (let i = 0; i < this.count; i++) list.push((p += read.next() + 1));
+    } else {
+      const bytes = read.next();
+      for (let i = 0; i < bytes * 8; i++) if (value[read.at + (i >> 3)] & (1 << (i & 7))) list.push(i);
+    }
+    return (this.list = list);
+  }
 }
 
 /** msHex is a millisecond as a UUIDv7 starts with it: 12 hex digits, a dash after the eighth. */

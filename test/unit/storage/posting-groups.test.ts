@@ -43,7 +43,7 @@ test("a group value returns its blocks as they were given: any first id, no posi
           .sort((a, b) => b.ms - a.ms);
         const value = encodeGroup(blocks);
         expect(value.length % 2).toBe(1);
-        expect(decodeGroup(top, value, true)).toEqual(blocks);
+        expect(decodeGroup(top, value, true).map(({ ms, firstId, positions }) => ({ ms, firstId, positions }))).toEqual(blocks);
         expect(decodeGroup(top, value, false).map((b) => b.positions?.length ?? null)).toEqual(blocks.map((b) => b.positions?.length ?? null));
       },
     ),
