@@ -86,8 +86,8 @@ export class EntryStore {
   readonly inFlight = new InFlight();
   private readonly deletedListeners: ((tenant: Tenant, beforeMs: number) => void)[] = [];
 
-  /** segmentEntries: entries per full-text and filter segment (tests make them tiny) */
-  constructor(dbs: EntryDatabases, usage: UsageStore, segmentEntries?: number) {
+  /** segmentEntries: entries per full-text and filter segment, filterSegmentEntries per filter segment apart (tests make them tiny) */
+  constructor(dbs: EntryDatabases, usage: UsageStore, segmentEntries?: number, filterSegmentEntries = segmentEntries) {
     this.db = dbs.entries;
     this.parts = dbs.parts;
     this.stored = new StoredBlocks(this.db, this.parts);
@@ -101,7 +101,7 @@ export class EntryStore {
     });
     this.dictionary = new Dictionary(dbs.dictionary);
     this.fulltext = new FullText(dbs.fulltext, (ws, env, after) => this.blockTextsAfter(ws, env, after), segmentEntries);
-    this.needles = new NeedleIndex(dbs.filters, dbs.filtersHeld, segmentEntries);
+    this.needles = new NeedleIndex(dbs.filters, dbs.filtersHeld, filterSegmentEntries);
     this.needles.recover();
     this.turns = new TurnCommitter({
       entries: this.db,

@@ -92,7 +92,7 @@ export function decodeGroup(ms: number, value: Uint8Array, positions: boolean): 
     let id: number | string = read.at;
     if (tag === UUID_TAG || tag === OWN_MS_TAG) {
       read.at += tag === UUID_TAG ? 16 : 10;
-      if (read.at > value.length || (tag === OWN_MS_TAG && msHex(blockMs) === "-")) throw damaged();
+      if (read.at > value.length || (tag === OWN_MS_TAG && !uuidMs(blockMs))) throw damaged();
     } else {
       const units = read.next();
       if (read.at + 2 * units > value.length) throw damaged();
@@ -161,9 +161,12 @@ class StoredBlock implements GroupedBlock {
   }
 }
 
+/** uuidMs tells whether a millisecond can start a UUIDv7 (48 bits). */
+const uuidMs = (ms: number): boolean => ms >= 0 && ms < 2 ** 48 && Number.isInteger(ms);
+
 /** msHex is a millisecond as a UUIDv7 starts with it: 12 hex digits, a dash after the eighth. */
 function msHex(ms: number): string {
-  const hex = ms >= 0 && ms < 2 ** 48 && Number.isInteger(ms) ? ms.toString(16).padStart(12, "0") : "";
+  const hex = uuidMs(ms) ? ms.toString(16).padStart(12, "0") : "";
   return hex === "" ? "-" : `${hex.slice(0, 8)}-${hex.slice(8)}`; // "-": no UUID starts with it
 }
 

@@ -290,6 +290,11 @@ export class Postings {
     let n = 0;
     this.eachHeld(ws, env, kind, rawTerm, range, () => n++);
     if (n >= cap) return cap;
+    // each stored value keyed within the range names a block of its own in it (its newest): counted by LMDB, unread
+    const { start, fromMs } = rangeKeys(range);
+    if (!start) return n;
+    const term = textKey(rawTerm);
+    if (n + this.db.getKeysCount({ start: [ws, env, kind, term, fromMs], end: [ws, env, kind, term, start[0] as number] }) >= cap) return cap;
     for (const _ of this.stored(ws, env, kind, rawTerm, range, false)) if (++n >= cap) return cap;
     return n;
   }
