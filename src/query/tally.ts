@@ -135,12 +135,7 @@ export async function tally(store: EntryStore, scope: ReadScope, query: Query, w
   for (const ref of plan.chosen.open()) {
     if (slice.due()) await slice.pause();
     if (ref.ms < fromMs || ref.ms >= toMs) continue;
-    let bounds: ClientBounds | undefined;
-    if (client) {
-      if (past(ref)) break; // this block and every one after it hold only earlier client times
-      bounds = store.clientBounds(scope, ref.ms, ref.firstId);
-      if (bounds && unwanted(bounds)) continue;
-    }
+    // the millisecond before is counted first: what the counter then still wants may leave this block unread
     if (ref.ms !== groupMs) {
       flush();
       groupMs = ref.ms;
@@ -148,6 +143,12 @@ export async function tally(store: EntryStore, scope: ReadScope, query: Query, w
     }
     const had = group.get(ref.firstId);
     if (had && had.positions === null) continue;
+    let bounds = had?.bounds;
+    if (client && !had) {
+      if (past(ref)) break; // this block and every one after it hold only earlier client times
+      bounds = store.clientBounds(scope, ref.ms, ref.firstId);
+      if (bounds && unwanted(bounds)) continue;
+    }
     // kept ascending: a counter taking a block newest first walks its positions from the last
     const positions = ref.positions === null ? null : ascending(ref.positions);
     group.set(ref.firstId, { positions: had && positions ? merged(had.positions!, positions) : positions, bounds });
