@@ -2,8 +2,15 @@
 // (app.handle) on a real LMDB. Baselines in the same run: a query_range logs query against POST /logs/query with the
 // same filter, and sum by (level) (count_over_time(…[1m])) over 24 h against POST /logs/hits grouped by level on the
 // client axis. Every answer is checked against its baseline (BUG: otherwise).
-// BENCH_LOKI_ENTRIES sets the entry count (default 1,000,000).
-import { mkdtempSync, rmSync } from "node:fs";
+//
+// Each row times the Loki call and its native baseline in pairs, many rounds, the one going first changing each
+// round, so that the machine's noise falls on both alike; it prints both p50s, their ratio, and the median of the
+// rounds' own ratios (the steadier of the two when the load changes during a run).
+//
+// BENCH_LOKI_ENTRIES sets the entry count (default 1,000,000); BENCH_LOKI_ROUNDS the pairs of a log query (300; the
+// 24 h count takes a fortieth, `labels` a tenth, at least 5). BENCH_LOKI_DIR keeps the data directory: a later run
+// with the same count reads it instead of loading again, so two checkouts can be timed on the same data.
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { compose } from "../src/compose.ts";
@@ -12,9 +19,10 @@ import { checkEntry } from "../src/ingest/rules.ts";
 import { BUILT_IN_PLANS, PlanTable } from "../src/limits/plans.ts";
 import type { Entry } from "../src/storage/entries.ts";
 import { syntheticEntry } from "./data.ts";
-import { timeTogether } from "./query.ts";
 
 const ENTRIES = Number(process.env.BENCH_LOKI_ENTRIES ?? 1_000_000);
+const ROUNDS = Number(process.env.BENCH_LOKI_ROUNDS ?? 300);
+const KEPT_DIR = process.env.BENCH_LOKI_DIR;
 const BLOCK = 1000;
 const HITS_BUCKETS = 1000; // the most buckets one hits answer holds
 const T0 = Date.UTC(2026, 10, 1); // syntheticEntry's client times start here, 37 ms apart
@@ -33,24 +41,73 @@ interface Answer {
   total: number;
 }
 
+/** Paired is a row's figures: each call's p50 in ms, the ratio of the p50s, and the median of each round's ratio. */
+interface Paired {
+  loki: number;
+  native: number;
+  ratio: number;
+  pairRatio: number;
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/** timePairs times `loki` and `native` once each a round, `rounds` rounds after a warm-up, taking turns at going first. */
+export async function timePairs(loki: () => Promise<unknown>, native: () => Promise<unknown>, rounds: number): Promise<Paired> {
+  for (let i = 0; i < Math.min(20, rounds); i++) {
+    await loki();
+    await native();
+  }
+  const l: number[] = [];
+  const n: number[] = [];
+  const time = async (f: () => Promise<unknown>, into: number[]) => {
+    const t = performance.now();
+    await f();
+    into.push(performance.now() - t);
+  };
+  for (let i = 0; i < rounds; i++) {
+    if (i % 2 === 0) {
+      await time(loki, l);
+      await time(native, n);
+    } else {
+      await time(native, n);
+      await time(loki, l);
+    }
+  }
+  return { loki: median(l), native: median(n), ratio: median(l) / median(n), pairRatio: median(l.map((x, i) => x / n[i])) };
+}
+
+const row = (what: string, p: Paired, baseline: string) =>
+  `${what}: Loki p50 ${p.loki.toFixed(2)} ms, ${baseline} p50 ${p.native.toFixed(2)} ms, ×${p.ratio.toFixed(2)} (a round's own ratio: median ×${p.pairRatio.toFixed(2)})`;
+
+/** load writes ENTRIES synthetic entries in blocks of 1,000, client times 37 ms apart from T0, and gives a read key. */
+async function load(s: ReturnType<typeof compose>): Promise<string> {
+  const ws = await s.admin.createWorkspace({ name: "bench" });
+  const key = (await s.admin.createKey(ws.id, { environment: "production", type: "rw" })).key;
+  const tenant = { ws: ws.id, env: "production" as const };
+  const ids = new IdGenerator();
+  const plan = BUILT_IN_PLANS[3];
+  const t0 = performance.now();
+  for (let b = 0; b * BLOCK < ENTRIES; b++) {
+    const raws = Array.from({ length: Math.min(BLOCK, ENTRIES - b * BLOCK) }, (_, i) => syntheticEntry(b * BLOCK + i));
+    const { ms, ids: fresh } = ids.next(raws.length, T0 + b * BLOCK * 37);
+    const entries = raws.map((r, i) => ({ ...checkEntry(r, i, plan).entry!, id: fresh[i] }) as unknown as Entry);
+    await s.entries.append(tenant, ms, entries, -1);
+  }
+  await s.entries.settled();
+  console.error(`loaded ${ENTRIES} entries in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  return key;
+}
+
 export async function benchLoki() {
-  const dir = mkdtempSync(join(tmpdir(), "sluice-lokibench-"));
+  const dir = KEPT_DIR ?? mkdtempSync(join(tmpdir(), "sluice-lokibench-"));
+  const marker = join(dir, "bench-loki.json"); // what a kept directory holds: its entry count and a key to read it with
+  const kept = KEPT_DIR !== undefined && existsSync(marker) ? (JSON.parse(readFileSync(marker, "utf8")) as { entries: number; key: string }) : undefined;
+  if (kept && kept.entries !== ENTRIES) throw new Error(`${dir} holds ${kept.entries} entries, not ${ENTRIES}: set BENCH_LOKI_DIR to another directory`);
+  mkdirSync(dir, { recursive: true });
   const s = compose({ dataDir: dir, plans: new PlanTable(), adminToken: "bench", log: () => {}, ipRatePerMinute: -1, clock: () => T0 + 40 * 86_400_000 });
   try {
-    const ws = await s.admin.createWorkspace({ name: "bench" });
-    const key = (await s.admin.createKey(ws.id, { environment: "production", type: "rw" })).key;
-    const tenant = { ws: ws.id, env: "production" as const };
-    const ids = new IdGenerator();
-    const plan = BUILT_IN_PLANS[3];
-    const t0 = performance.now();
-    for (let b = 0; b * BLOCK < ENTRIES; b++) {
-      const raws = Array.from({ length: Math.min(BLOCK, ENTRIES - b * BLOCK) }, (_, i) => syntheticEntry(b * BLOCK + i));
-      const { ms, ids: fresh } = ids.next(raws.length, T0 + b * BLOCK * 37);
-      const entries = raws.map((r, i) => ({ ...checkEntry(r, i, plan).entry!, id: fresh[i] }) as unknown as Entry);
-      await s.entries.append(tenant, ms, entries, -1);
-    }
-    await s.entries.settled();
-    console.error(`loaded ${ENTRIES} entries in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    const key = kept?.key ?? (await load(s));
+    if (KEPT_DIR !== undefined && !kept) writeFileSync(marker, JSON.stringify({ entries: ENTRIES, key }));
     const call = async (path: string, init: RequestInit = {}) => {
       const r = await s.app.handle(
         new Request(`http://localhost${path}`, { ...init, headers: { "x-api-key": key, "content-type": "application/json", ...init.headers } }),
@@ -59,6 +116,7 @@ export async function benchLoki() {
       return r.json() as Promise<Answer>;
     };
     const endMs = T0 + ENTRIES * 37;
+    console.log(`${ENTRIES.toLocaleString("en-US")} entries${kept ? ` (kept in ${dir})` : ""}, ${ROUNDS} pairs a log query`);
     // 1. the newest 100 entries of log queries that map onto a native query, against the native page
     for (const [logql, query] of LOG_QUERIES) {
       const loki = () => call(`/loki/api/v1/query_range?${new URLSearchParams({ query: logql, limit: "100", start: ns(T0), end: ns(endMs) })}`);
@@ -67,10 +125,7 @@ export async function benchLoki() {
       const nativeIds = ((await native()) as unknown as { id: string }[]).map((e) => e.id);
       if (lokiIds.length === 0 || JSON.stringify(lokiIds) !== JSON.stringify(nativeIds))
         throw new Error(`BUG: the Loki logs query ${logql} and the native page differ`);
-      const [l, n] = await timeTogether([loki, native], 20);
-      console.log(
-        `logs ${logql} limit 100: p50 ${l.p50.toFixed(1)} ms (native POST /logs/query ${query} p50 ${n.p50.toFixed(1)} ms, ×${(l.p50 / n.p50).toFixed(2)})`,
-      );
+      console.log(row(`logs ${logql} limit 100`, await timePairs(loki, native, ROUNDS), `native POST /logs/query ${query}`));
     }
     // 2. counts by level per minute over 24 h (or what the data covers)
     const from = Math.max(T0, endMs - 86_400_000);
@@ -97,9 +152,9 @@ export async function benchLoki() {
     const hitsTotal = (await hits()).total;
     // the Loki points count (t − 1m, t], the buckets [t, t + 1m): the same entries but for the millisecond at each edge
     if (Math.abs(lokiTotal - hitsTotal) > 2) throw new Error(`BUG: count_over_time totals ${lokiTotal}, hits ${hitsTotal}`);
-    const [m, h] = await timeTogether([metric, hits], 5);
+    const hours = ((lastMs - startMs) / 3_600_000).toFixed(1);
     console.log(
-      `sum by (level) (count_over_time([1m])) over ${((lastMs - startMs) / 3_600_000).toFixed(1)} h: p50 ${m.p50.toFixed(1)} ms (native hits p50 ${h.p50.toFixed(1)} ms, ×${(m.p50 / h.p50).toFixed(2)})`,
+      row(`sum by (level) (count_over_time([1m])) over ${hours} h`, await timePairs(metric, hits, Math.max(5, Math.round(ROUNDS / 40))), "native hits"),
     );
     // 3. the label browser: label names over the last hour of data (every entry read: exact), beside facets of level
     const hourStart = endMs - 3_600_000;
@@ -109,11 +164,10 @@ export async function benchLoki() {
         method: "POST",
         body: JSON.stringify({ from: new Date(hourStart).toISOString(), to: new Date(endMs).toISOString(), fields: ["level"], axis: "client" }),
       });
-    const [lb, fc] = await timeTogether([labelNames, facets], 3);
-    console.log(`labels over 1 h: p50 ${lb.p50.toFixed(1)} ms (native facets of level p50 ${fc.p50.toFixed(1)} ms, ×${(lb.p50 / fc.p50).toFixed(2)})`);
+    console.log(row("labels over 1 h", await timePairs(labelNames, facets, Math.max(5, Math.round(ROUNDS / 10))), "native facets of level"));
   } finally {
     await s.close();
-    rmSync(dir, { recursive: true, force: true });
+    if (KEPT_DIR === undefined) rmSync(dir, { recursive: true, force: true });
   }
 }
 

@@ -31,14 +31,24 @@ function lineTest(s: Extract<Stage, { kind: "line" }>): (line: string) => boolea
   return positive ? (line) => tests.some((t) => t(line)) : (line) => !tests.some((t) => t(line));
 }
 
+/** regexes compiled already, by their anchored source: a dashboard sends the same few patterns with every refresh */
+const compiled = new Map<string, RE2JS>();
+const COMPILED_KEPT = 256;
+
 function regex(pattern: string, anchored: boolean): (s: string) => boolean {
-  let re: RE2JS;
-  try {
-    re = RE2JS.compile(anchored ? `^(?:${pattern})$` : pattern);
-  } catch (e) {
-    throw badRequest("VALIDATION_QUERY_INVALID", `invalid regular expression ${JSON.stringify(pattern)}: ${(e as Error).message}; write it in RE2 syntax`);
+  const source = anchored ? `^(?:${pattern})$` : pattern;
+  let re = compiled.get(source);
+  if (!re) {
+    try {
+      re = RE2JS.compile(source);
+    } catch (e) {
+      throw badRequest("VALIDATION_QUERY_INVALID", `invalid regular expression ${JSON.stringify(pattern)}: ${(e as Error).message}; write it in RE2 syntax`);
+    }
+    if (compiled.size >= COMPILED_KEPT) compiled.clear();
+    compiled.set(source, re);
   }
-  return anchored ? (s) => re.matches(s) : (s) => re.matcher(s).find();
+  const one = re;
+  return anchored ? (s) => one.matches(s) : (s) => one.matcher(s).find();
 }
 
 /** matcherTest compiles `name op value` into a test of a label's value ("" when absent), regexes fully anchored. */
@@ -255,6 +265,7 @@ export function compileLog(expr: LogExpr, answered: ReadonlySet<string> = new Se
     selects: (stream) => all.every((m) => m.test(stream[m.name] ?? "")),
     run(e) {
       if (!selector.every((m) => m.test(e.stream[m.name] ?? ""))) return null;
+      if (steps.length === 0) return { stream: e.stream, metadata: e.metadata, parsed: {}, line: e.line }; // nothing changes them: no copies
       const p: Processed = { stream: { ...e.stream }, metadata: { ...e.metadata }, parsed: {}, line: e.line };
       for (const step of steps) if (!step(p)) return null;
       return p;

@@ -10,8 +10,9 @@ import { type Counter, tally } from "../query/tally.ts";
 import type { Block } from "../storage/format/block.ts";
 import type { EntryStore } from "../storage/entries.ts";
 import type { LogExpr, Matcher } from "./ast.ts";
-import { FIXED_LABELS, type Labels, type LokiEntry, leafNames, lokiEntry, streamLabels } from "./labels.ts";
+import { FIXED_LABELS, type Labels, type LokiEntry, leafNames, streamLabels } from "./labels.ts";
 import { type Compiled, compileLog, matcherTest, type Processed, PUSHED_LABELS } from "./pipeline.ts";
+import { lokiEntryAt } from "./shape-labels.ts";
 
 /** ClientWindow is [fromMs, toMs) on the client axis, in whole milliseconds. */
 export interface ClientWindow {
@@ -67,7 +68,7 @@ export async function selectEntries(
       if (admit && !admit(block.clientMs(i), block.id(i))) return;
       const message = block.message(i); // the line, when there is one: line filters first, before the entry is decoded
       if (message !== null && !compiled.keepsLine(message)) return;
-      const entry = lokiEntry(block.detach(i), scope.env);
+      const entry = lokiEntryAt(block, i, message, scope.env);
       const out = compiled.run(entry);
       if (out) visit({ entry, out });
     },

@@ -4,6 +4,7 @@
 import { EntryView, type Block } from "../storage/format/block.ts";
 import type { EntryStore, Row } from "../storage/entries.ts";
 import type { BlockRef, ScanRange, Tenant } from "../storage/keys.ts";
+import { ascending, merged, within } from "./positions.ts";
 
 /** BlockReader is what the executor reads blocks through. */
 export type BlockReader = Pick<EntryStore, "readBlock" | "readBlockTransient">;
@@ -19,42 +20,6 @@ const DETACH_MAX = 64;
 /** Narrow gives the ascending positions of a block's entries that may be accepted; undefined: all of them. */
 export type Narrow = (block: Block) => readonly number[] | undefined;
 const all: Narrow = () => undefined;
-
-/** within is the ascending positions both a reference and the narrowing allow; null: every entry. */
-function within(positions: readonly number[] | null, narrowed: readonly number[] | undefined): readonly number[] | null {
-  if (positions === null) return narrowed ?? null;
-  if (narrowed === undefined) return positions;
-  const out: number[] = [];
-  for (let i = 0, j = 0; i < positions.length && j < narrowed.length; ) {
-    if (positions[i] === narrowed[j]) {
-      out.push(positions[i]);
-      i++;
-      j++;
-    } else if (positions[i] < narrowed[j]) i++;
-    else j++;
-  }
-  return out;
-}
-
-/** merged is the ascending union of two ascending position lists, each position once. */
-function merged(a: readonly number[], b: readonly number[]): number[] {
-  const out: number[] = [];
-  let i = 0;
-  let j = 0;
-  while (i < a.length || j < b.length) {
-    const next = j >= b.length || (i < a.length && a[i] <= b[j]) ? a[i] : b[j];
-    if (out.length === 0 || out[out.length - 1] !== next) out.push(next);
-    if (i < a.length && a[i] === next) i++;
-    if (j < b.length && b[j] === next) j++;
-  }
-  return out;
-}
-
-// a reference's positions as an ascending list of distinct positions (indexes list them so; this makes sure)
-function ascending(positions: readonly number[]): readonly number[] {
-  for (let k = 1; k < positions.length; k++) if (positions[k] <= positions[k - 1]) return [...new Set(positions)].sort((a, b) => a - b);
-  return positions;
-}
 
 /** Walk is what a read of block references walks through: where it reads, and which entries it keeps. */
 export interface Walk {

@@ -16,6 +16,7 @@ import { compileBlockTest, compileQuery } from "./compile.ts";
 import type { Window } from "./explore-request.ts";
 import type { ReadScope } from "./page.ts";
 import { planQuery, type Candidate } from "./plan.ts";
+import { ascending, merged, within } from "./positions.ts";
 import type { Slice } from "./slice.ts";
 
 /** Counter takes the matching entries: one at a time, or (when it can) a block's at once. */
@@ -99,8 +100,7 @@ export async function tally(store: EntryStore, scope: ReadScope, query: Query, w
       // read at once and let go before the next read: the block's bytes sit in a buffer lmdb-js reuses
       const block = store.readBlockTransient(scope, groupMs, firstId, read++ < DECODED_KEPT); // more would only be copied to evict the first
       if (!block) continue;
-      const narrowed = mayHold?.(block); // undefined: any entry may match
-      const at = narrowed === undefined ? positions : positions === null ? narrowed : inBoth(positions, narrowed);
+      const at = within(positions, mayHold?.(block)); // the narrowing's undefined: any entry may match
       if (at !== null && at.length === 0) continue;
       probe.serverMs = groupMs;
       if (wholeBlocks) counter.block!(block, at, groupMs);
@@ -135,12 +135,7 @@ export async function tally(store: EntryStore, scope: ReadScope, query: Query, w
   for (const ref of plan.chosen.open()) {
     if (slice.due()) await slice.pause();
     if (ref.ms < fromMs || ref.ms >= toMs) continue;
-    let bounds: ClientBounds | undefined;
-    if (client) {
-      if (past(ref)) break; // this block and every one after it hold only earlier client times
-      bounds = store.clientBounds(scope, ref.ms, ref.firstId);
-      if (bounds && unwanted(bounds)) continue;
-    }
+    // the millisecond before is counted first: what the counter then still wants may leave this block unread
     if (ref.ms !== groupMs) {
       flush();
       groupMs = ref.ms;
@@ -148,8 +143,15 @@ export async function tally(store: EntryStore, scope: ReadScope, query: Query, w
     }
     const had = group.get(ref.firstId);
     if (had && had.positions === null) continue;
-    if (ref.positions === null || !had) group.set(ref.firstId, { positions: ref.positions, bounds });
-    else group.set(ref.firstId, { positions: [...new Set([...had.positions!, ...ref.positions])], bounds });
+    let bounds = had?.bounds;
+    if (client && !had) {
+      if (past(ref)) break; // this block and every one after it hold only earlier client times
+      bounds = store.clientBounds(scope, ref.ms, ref.firstId);
+      if (bounds && unwanted(bounds)) continue;
+    }
+    // kept ascending: a counter taking a block newest first walks its positions from the last
+    const positions = ref.positions === null ? null : ascending(ref.positions);
+    group.set(ref.firstId, { positions: had && positions ? merged(had.positions!, positions) : positions, bounds });
   }
   flush();
 }
@@ -177,10 +179,4 @@ export async function tallyLevels(
       if (n) add(level, n, ref.ms);
     }
   }
-}
-
-/** inBoth is the positions of `positions` (in their order) that `narrowed` (ascending) also lists. */
-function inBoth(positions: readonly number[], narrowed: readonly number[]): number[] {
-  const allowed = new Set(narrowed);
-  return positions.filter((i) => allowed.has(i));
 }

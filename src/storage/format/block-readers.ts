@@ -1,7 +1,7 @@
 // block-readers: how a block's id and framed text columns are read one entry at a time (block.ts opens them).
 import { packr, textEntriesWith, textReader, type Reader } from "./columns.ts";
 import { frameOf, frameSize, framesOf, unpackFrame } from "./packed.ts";
-import { ShapedColumn, isShaped } from "./shaped.ts";
+import { type Scalars, ShapedColumn, isShaped } from "./shaped.ts";
 
 const ID_LENGTH = 36; // canonical UUID text
 
@@ -61,6 +61,8 @@ export function framedTextReader(bytes: Uint8Array, n: number): Reader<string | 
 /** ObjectsFrame is one frame of a framed objects column, opened: its texts and its search. */
 interface ObjectsFrame {
   text(i: number): string | null;
+  /** undefined: the frame is JSON text, not shapes */
+  scalars?(i: number): Scalars | null;
   entriesWith(utf8: Uint8Array): number[];
 }
 
@@ -85,6 +87,12 @@ export class FramedObjects {
   text(i: number): string | null {
     const k = (i / this.per) | 0;
     return this.frame(k).text(i - k * this.per);
+  }
+
+  /** scalars is entry i's objects as a shape and its scalars (null: none); undefined when its frame is JSON text. */
+  scalars(i: number): Scalars | null | undefined {
+    const k = (i / this.per) | 0;
+    return this.frame(k).scalars?.(i - k * this.per);
   }
 
   /** entriesWith lists, ascending, the entries with a scalar (or, in a text frame, a text) holding `utf8`. */

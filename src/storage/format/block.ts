@@ -29,7 +29,7 @@ import { FramedObjects, asciiIdReader, framedTextReader, idReader } from "./bloc
 import { idsReader, packIds } from "./id-column.ts";
 import { rawSize } from "./raw-size.ts";
 import { isFramed, packFramed, packNumbers, packPlain, packWhole, unpackWhole } from "./packed.ts";
-import { ShapedColumn, encodeShaped, isShaped } from "./shaped.ts";
+import { type Scalars, ShapedColumn, encodeShaped, isShaped } from "./shaped.ts";
 import { DetachedEntry, EntryView, type Entry, type Objects } from "./entry-view.ts";
 
 export { EntryView, storedObjectsText, type Entry } from "./entry-view.ts";
@@ -326,6 +326,15 @@ export class Block {
     if (this.stored.v < 5) return undefined;
     if (this.stored.c[Col.Objects] === null) return null;
     return this.read<string | null>(Col.Objects, i);
+  }
+  /** objectScalars is entry i's objects as a shape and its scalars (shaped.ts; null: it has none); undefined when they are stored as text. */
+  objectScalars(i: number): Scalars | null | undefined {
+    if (this.stored.v < 5) return undefined;
+    const stored = this.stored.c[Col.Objects];
+    if (stored === null) return null;
+    if (this.stored.v >= 6 && isFramed(stored)) return this.framedObjectsOf(stored).scalars(this.base + i);
+    const bytes = this.column(Col.Objects)!;
+    return isShaped(bytes) ? this.shapedObjects(bytes).scalars(this.base + i) : undefined;
   }
   /** codes opens the level or action column for counting: undefined for blocks of earlier formats (read them entry by entry). */
   codes(column: "level" | "action"): DictColumn | undefined {

@@ -109,8 +109,15 @@ export function encodeShaped(texts: readonly (string | null)[]): Uint8Array | un
 /** isShaped tells whether a column's bytes (unpacked) are a shaped column. */
 export const isShaped = (bytes: Uint8Array): boolean => bytes[0] === SHAPED;
 
-/** ShapedColumn reads a shaped column: an entry's text, and the entries with a leaf holding some bytes. */
+/** Scalars are an entry's objects as stored: their shape (the JSON text with each scalar a hole, \u0000) and each scalar's JSON text in order. */
+export interface Scalars {
+  shape: string;
+  leaves: string[];
+}
+
+/** ShapedColumn reads a shaped column: an entry's text or scalars, and the entries with a leaf holding some bytes. */
 export class ShapedColumn {
+  private readonly shapeTexts: string[];
   private readonly shapes: string[][]; // each shape cut at its holes
   private readonly codes: Uint32Array; // one type, whatever the stored width: reads stay monomorphic
   private readonly leaves: Buffer;
@@ -126,6 +133,7 @@ export class ShapedColumn {
 
   constructor(bytes: Uint8Array, n: number) {
     const [shapes, codes, lengths, leaves] = packr.unpack(bytes.subarray(1)) as [string[], Uint8Array, Uint8Array, Uint8Array];
+    this.shapeTexts = shapes;
     this.shapes = shapes.map((s) => s.split(HOLE));
     const code = (this.codes = new Uint32Array(n));
     code.set(unpackCodes(codes, n)); // set, not from: from walks an iterator
@@ -158,6 +166,16 @@ export class ShapedColumn {
     let out = parts[0];
     for (let j = 1, k = this.first[i]; j < parts.length; j++, k += this.rowsOf[s]) out += this.leaf(k) + parts[j];
     return out;
+  }
+
+  /** scalars is entry i's shape and leaves, or null when it has no objects. */
+  scalars(i: number): Scalars | null {
+    const s = this.codes[i] - 1;
+    if (s < 0) return null;
+    if (this.ascii === undefined && ++this.reads > WHOLE_AFTER) this.decodeWhole();
+    const leaves = new Array<string>(this.shapes[s].length - 1);
+    for (let j = 0, k = this.first[i]; j < leaves.length; j++, k += this.rowsOf[s]) leaves[j] = this.leaf(k);
+    return { shape: this.shapeTexts[s], leaves };
   }
 
   private leaf(k: number): string {

@@ -85,3 +85,30 @@ test("a backward log query takes the newest blocks' references only, and a forwa
   );
   expect(seen.refs).toBe(BLOCKS);
 });
+
+test("a backward log query whose newest block holds `limit` entries reads that block alone: the next block's bounds are tested once it is counted", async () => {
+  const own = { ...scope, ws: "ws-first-alone" };
+  const ids = new IdGenerator();
+  for (let b = 0; b < 20; b++) {
+    const { ms, ids: fresh } = ids.next(10, T0 + b * 1000);
+    const entries = fresh.map(
+      (id, i): Entry => ({
+        id,
+        level: "info",
+        action: "a.b",
+        message: `m${b}`,
+        tags: [],
+        actor: null,
+        target: null,
+        context: null,
+        metadata: null,
+        clientMs: T0 + b * 1000 + i,
+      }),
+    );
+    await store.append(own, ms, entries, -1);
+  }
+  const log = parseLogQL('{environment="production"}') as LogExpr;
+  const [kept, seen] = await visits(() => firstEntries(store, own, log, { fromMs: T0, toMs: T0 + 21_000 }, 10, "backward", new TimeSlicer(30_000)));
+  expect(kept.map((s) => s.entry.clientMs)).toEqual(Array.from({ length: 10 }, (_, i) => T0 + 19_000 + 9 - i));
+  expect(seen.reads).toBe(1);
+});

@@ -175,7 +175,7 @@ test("a block's text columns are stored in frames: entries read alone or all tog
 });
 
 // entries over three frames with their objects column as `pack` stores their texts, read and searched back
-function objectsStoredAs(pack: (objects: (string | null)[]) => Uint8Array) {
+function objectsStoredAs(pack: (objects: (string | null)[]) => Uint8Array, shaped: boolean) {
   const sent = entries(FRAME * 2 + 5);
   const [level, action, message, tags, clientMs] = encodeSized(sent).columns;
   const objects = sent.map((e) => (e.actor === null && e.metadata === null ? null : JSON.stringify([e.actor, e.target, e.context, e.metadata])));
@@ -185,14 +185,19 @@ function objectsStoredAs(pack: (objects: (string | null)[]) => Uint8Array) {
   );
   expect(read(Block.decode(0, value))).toEqual(sent.map(fields));
   expect(Block.decode(0, value).objectsWith(Buffer.from("room 1"))).toEqual(sent.flatMap((e, i) => (e.metadata && `room ${i}`.includes("room 1") ? [i] : [])));
+  // an entry with objects gives them as scalars when they are stored as shapes, else none (read as text)
+  const block = Block.decode(0, value);
+  const withObjects = objects.findIndex((o) => o !== null);
+  expect(block.objectScalars(withObjects) === undefined).toBe(!shaped);
+  expect(block.objectScalars(objects.indexOf(null))).toBe(shaped ? null : undefined);
 }
 
 test("a block whose objects are JSON text in frames, as format 6 wrote them before shapes, reads and searches as sent", () => {
-  objectsStoredAs((objects) => packFramed(objects.length, (start, end) => encodeText(objects.slice(start, end))));
+  objectsStoredAs((objects) => packFramed(objects.length, (start, end) => encodeText(objects.slice(start, end))), false);
 });
 
 test("a block whose objects are shapes and leaves in one column, as format 6 wrote them before frames of shapes, reads and searches as sent", () => {
-  objectsStoredAs((objects) => packWhole(encodeShaped(objects)!));
+  objectsStoredAs((objects) => packWhole(encodeShaped(objects)!), true);
 });
 
 test("a block's objects are stored in frames of FRAME entries, each shapes and leaves, and entries of a mix of frames read as sent", () => {
@@ -217,6 +222,8 @@ test("a block's objects are stored in frames of FRAME entries, each shapes and l
     ),
   );
   for (let i = 0; i < odd.length; i += 7) expect(block.objectsText(i)).toBe(texts[i]);
+  // scalars come off shaped frames only: the text frame's entries are read as text
+  expect([0, FRAME + 3, 2 * FRAME + 1].map((i) => block.objectScalars(i) === undefined)).toEqual([false, true, false]);
   expect(block.objectsWith(Buffer.from("room 1"))).toEqual(odd.flatMap((e, i) => (e.metadata && `room ${i}`.includes("room 1") ? [i] : [])));
 });
 

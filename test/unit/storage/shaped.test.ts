@@ -51,6 +51,20 @@ test("a shaped objects column reads back every JSON text exactly, in any order, 
   );
 });
 
+test("an entry's scalars, put back into its shape's holes in order, are its JSON text (property)", () => {
+  fc.assert(
+    fc.property(fc.array(objectsText, { minLength: 1, maxLength: 40 }), (texts) => {
+      const column = read(texts);
+      for (const i of [...texts.keys(), ...texts.keys(), ...texts.keys()]) {
+        const scalars = column.scalars(i); // read often enough to decode the leaves whole
+        if (texts[i] === null) expect(scalars).toBeNull();
+        else expect(scalars!.shape.split("\u0000").reduce((text, part, j) => text + scalars!.leaves[j - 1] + part)).toBe(texts[i]!);
+      }
+    }),
+    { numRuns: 200 },
+  );
+});
+
 test("a text that holds the shapes' hole character is not shaped: its block keeps the text encoding", () => {
   expect(encodeShaped(['{"a":"x"}', '["\u0000"]'])).toBeUndefined();
   expect(encodeShaped(['{"\u0000":1}'])).toBeUndefined();
