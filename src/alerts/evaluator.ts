@@ -1,10 +1,10 @@
 // evaluator: evaluates every enabled rule at each t = k·every (epoch-aligned) and stores what changed, with the
 // notices it decided, in one transaction (contract §16). An evaluation that changed no state (only values and times,
 // which no notice depends on) is stored with others of its round, a few short transactions a round, so writes wait
-// behind neither a commit a rule nor one long callback. Evaluations work in the round's slices of the event loop, so a
-// write waits for one slice at most. A rule that missed instants (the server was down) is evaluated once, at the latest one.
+// behind neither a commit a rule nor one long callback. Evaluations work in the round's slices of the event loop, and
+// let writes under way go first (pace.ts), so a write waits for one slice at most. A rule that missed instants (the server was down) is evaluated once, at the latest one.
 import type { ReadScope } from "../query/page.ts";
-import { PacedSlice, TimeSlicer } from "../query/slice.ts";
+import { PacedSlice } from "../query/slice.ts";
 import type { AlertStore, NoticePayload, Reading, StoredNotice, StoredState, StoredTransition } from "../storage/records/alerts.ts";
 import type { Channel } from "./channels.ts";
 import type { Tenant } from "../storage/keys.ts";
@@ -17,6 +17,7 @@ import { isSilenced, type Silence } from "./silences.ts";
 import { type Announcement, decide, retireAll } from "./states.ts";
 import { collectSamples } from "./samples.ts";
 import { EVERYWHERE, type Placement } from "./placement.ts";
+import { RoundPace } from "./pace.ts";
 import { WindowCounts } from "./window-counts.ts";
 
 const EVALUATION_BUDGET_MS = 30_000;
@@ -64,10 +65,11 @@ export class AlertEvaluator {
   /** count rules' counts per cell of server time, kept from one evaluation to the next */
   private readonly counts: WindowCounts;
   /** the slices all evaluations work in: a round of many short evaluations gives the event loop back as one long one does */
-  private readonly pace = new TimeSlicer(Number.POSITIVE_INFINITY, EVALUATION_SLICE_MS);
+  private readonly pace: RoundPace;
 
   constructor(private readonly d: EvaluatorDeps) {
     this.counts = new WindowCounts(d.entries);
+    this.pace = new RoundPace(d.entries.inFlight, EVALUATION_SLICE_MS);
   }
 
   start(periodMs = 250): void {
