@@ -24,7 +24,7 @@ export class RoundPace implements Slice {
   /** due tells whether the slice is used up: one clock reading. */
   readonly due = (): boolean => this.clock() >= this.until;
 
-  /** pause lets the event loop turn twice (I/O in, then what it queued), then waits while writes are under way, up to WRITES_FIRST_MS. */
+  /** pause lets the event loop turn twice (I/O in, then what it queued), then waits while writes are under way and answered, up to WRITES_FIRST_MS. */
   async pause(): Promise<void> {
     await nextTurn();
     await nextTurn();
@@ -33,6 +33,7 @@ export class RoundPace implements Slice {
       let timer: ReturnType<typeof setTimeout> | undefined;
       await Promise.race([this.writes.nextSettled(), new Promise<void>((resolve) => (timer = setTimeout(resolve, deadline - this.clock())))]);
       clearTimeout(timer);
+      await nextTurn(); // the answered writes' own continuations (their responses) run before the next slice
     }
     this.until = this.clock() + this.sliceMs;
   }
