@@ -210,7 +210,7 @@ test("GET /alerts lists the value and last_evaluated_at of the latest evaluation
   expect(await alerts(id)).toMatchObject(want);
 });
 
-test("an evaluation never delays writes: evaluations that change no state are stored in one transaction a round", async () => {
+test("an evaluation never delays writes: evaluations that change no state are stored together, not a transaction each", async () => {
   await fresh();
   const t = BASE + 110 * 60_000;
   await write([{ level: "fatal" }, { level: "info" }], t - 1000);
