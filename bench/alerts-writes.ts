@@ -1,41 +1,67 @@
 // alerts-writes: whether evaluations delay writes (contract §16): single POSTs one after another, in 10 s phases
 // without and with the rules evaluated (a round at the start of each 10 s, as their `every` asks), alternated in
 // pairs in one run; each POST's latency through app.handle, the evaluations sharing its event loop as in a server.
+// Most POSTs of a phase come after its round: the POSTs begun while a round ran are shown apart, beside the POSTs
+// of the same span at the start of the phases without rules.
 const PHASE_MS = 10_000;
 
 const pct = (xs: number[], p: number) => xs[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
 
+/** Post is one POST's start (ms into its phase) and latency. */
+interface Post {
+  at: number;
+  ms: number;
+}
+
+/** latencies is p50, p99 and the largest of some POSTs' latencies. */
+export function latencies(what: string, ms: number[]) {
+  const sorted = [...ms].sort((a, b) => a - b);
+  const f = (x: number | undefined) => (x === undefined ? "-" : x.toFixed(1));
+  return { what, posts: sorted.length, p50_ms: f(pct(sorted, 50)), p99_ms: f(pct(sorted, 99)), max_ms: f(sorted.at(-1)) };
+}
+
+/** postsDuring posts one after another until `work` settles; each POST's start and latency. */
+export async function postsDuring(post: () => Promise<void>, work: Promise<unknown>): Promise<Post[]> {
+  let done = false;
+  const settled = work.finally(() => (done = true));
+  const start = performance.now();
+  const out: Post[] = [];
+  while (!done) {
+    const t = performance.now();
+    await post();
+    out.push({ at: t - start, ms: performance.now() - t });
+  }
+  await settled;
+  return out;
+}
+
 /** writeLatency alternates `pairs` phases without and with rounds; `post` is one single POST, `round` one round of every rule. */
-export async function writeLatency(post: () => Promise<void>, round: () => Promise<unknown>, pairs = 3) {
-  const phases: { rules: boolean; ms: number[]; rounds: number }[] = [];
+export async function writeLatency(post: () => Promise<void>, round: () => Promise<unknown>, pairs = 4) {
+  const phases: { rules: boolean; posts: Post[]; roundMs: number }[] = [];
   for (let p = 0; p < 2 * pairs; p++) {
     const rules = p % 2 === 1;
-    const ms: number[] = [];
-    let rounds = 0;
-    let evaluating: Promise<unknown> = Promise.resolve();
-    const end = performance.now() + PHASE_MS;
-    if (rules) {
-      rounds++;
-      evaluating = round();
-    }
-    while (performance.now() < end) {
-      const t = performance.now();
-      await post();
-      ms.push(performance.now() - t);
-    }
-    await evaluating;
-    phases.push({ rules, ms, rounds });
+    const start = performance.now();
+    let roundMs = 0;
+    const evaluating = rules ? round().then(() => (roundMs = performance.now() - start)) : Promise.resolve();
+    const posts = await postsDuring(post, Promise.all([evaluating, Bun.sleep(PHASE_MS)]));
+    phases.push({ rules, posts, roundMs });
   }
-  const summary = (rules: boolean) => {
-    const ms = phases
-      .filter((x) => x.rules === rules)
-      .flatMap((x) => x.ms)
-      .sort((a, b) => a - b);
-    return { rules, posts: ms.length, p50_ms: pct(ms, 50), p99_ms: pct(ms, 99), max_ms: ms[ms.length - 1] };
+  const all = (rules: boolean) => phases.filter((x) => x.rules === rules).flatMap((x) => x.posts.map((p) => p.ms));
+  // the span of each phase without rules matched to the round of the phase after it
+  const early: number[] = [];
+  const during: number[] = [];
+  for (let i = 0; i + 1 < phases.length; i += 2) {
+    const span = phases[i + 1].roundMs;
+    for (const p of phases[i].posts) if (p.at < span) early.push(p.ms);
+    for (const p of phases[i + 1].posts) if (p.at < span) during.push(p.ms);
+  }
+  const rounds = phases.filter((x) => x.rules).map((x) => x.roundMs.toFixed(0));
+  return {
+    pooled: [
+      latencies("single POST, no evaluation (all)", all(false)),
+      latencies("single POST, 100 rules evaluated every 10 s (all)", all(true)),
+      latencies("  no evaluation, the span a round took at the phase's start", early),
+      latencies(`  begun while a round ran (rounds of ${rounds.join(", ")} ms)`, during),
+    ],
   };
-  const each = phases.map((x, i) => {
-    const ms = [...x.ms].sort((a, b) => a - b);
-    return { phase: i + 1, rules: x.rules, posts: ms.length, p99_ms: pct(ms, 99), max_ms: ms[ms.length - 1] };
-  });
-  return { pooled: [summary(false), summary(true)], each };
 }

@@ -2,8 +2,9 @@
 // synthetic entries spread across a day, as a share of one core per 10 s period (contract §16 asks at most 10%).
 // Baseline in the same run: the same rules' windows counted through POST /logs/hits (app.handle), each count rule's
 // value checked against it (a difference stops the run with BUG:). Then how soon a notice follows the evaluation that
-// decided it (alerts-notice.ts), and single-POST latency without and with the rules evaluated, paired in this run
-// (alerts-writes.ts). BENCH_ALERT_ENTRIES (1,000,000) sets the size.
+// decided it (alerts-notice.ts), single-POST latency without and with the rules evaluated, paired in this run
+// (alerts-writes.ts), and the first round after a start (no counts kept across it) with POSTs beside it.
+// BENCH_ALERT_ENTRIES (1,000,000) sets the size.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -15,7 +16,7 @@ import { BUILT_IN_PLANS, PlanTable } from "../src/limits/plans.ts";
 import type { Entry } from "../src/storage/entries.ts";
 import { syntheticEntry } from "./data.ts";
 import { noticeLatency } from "./alerts-notice.ts";
-import { writeLatency } from "./alerts-writes.ts";
+import { latencies, postsDuring, writeLatency } from "./alerts-writes.ts";
 
 const ENTRIES = Number(process.env.BENCH_ALERT_ENTRIES ?? 1_000_000);
 const RULES = 100;
@@ -34,16 +35,24 @@ const cpuMs = () => {
 
 export async function benchAlerts() {
   const dir = mkdtempSync(join(tmpdir(), "sluice-abench-"));
+  // the server's clock runs from where the bench last set it, so that POSTs one after another get their own milliseconds
   let now = T0 + SPAN_MS;
-  const s = compose({
+  let setAt = performance.now();
+  const clockNow = () => now + Math.floor(performance.now() - setAt);
+  const setClock = (ms: number) => {
+    now = ms;
+    setAt = performance.now();
+  };
+  const options = {
     dataDir: dir,
     plans: new PlanTable(),
     adminToken: "bench",
     log: () => {},
     ipRatePerMinute: -1,
-    clock: () => now,
+    clock: clockNow,
     alertMinEveryMs: 10_000,
-  });
+  };
+  let s = compose(options);
   try {
     const ws = await s.admin.createWorkspace({ name: "bench", plan: "unlimited" });
     const key = (await s.admin.createKey(ws.id, { environment: "production", type: "rw", scopes: ["*"] })).key;
@@ -85,7 +94,7 @@ export async function benchAlerts() {
     }
     /** round runs the evaluator's tick at the next 10 s instant: every rule is due; its CPU and wall time */
     const round = async () => {
-      now = (Math.floor(now / 10_000) + 1) * 10_000 + 1000;
+      setClock((Math.floor(clockNow() / 10_000) + 1) * 10_000 + 1000);
       const wall = performance.now();
       const cpu = cpuMs();
       await s.evaluator.tick();
@@ -136,14 +145,42 @@ export async function benchAlerts() {
     ];
     console.table(out);
     const devKey = (await s.admin.createKey(ws.id, { environment: "development", type: "rw", scopes: ["*"] })).key;
-    const clock = { at: (ms: number) => void (now = ms), now: () => now };
-    const notices = await noticeLatency(s, clock.at, clock.now, call, devKey);
+    const notices = await noticeLatency(s, setClock, clockNow, call, devKey);
     console.table([{ what: "notice after the round whose evaluation decided it", ...notices }]);
     const single = { action: "bench.write", level: "info", clientTimestamp: new Date(T0 + SPAN_MS).toISOString() };
-    const writes = await writeLatency(async () => void (await call("/logs", single)), round);
-    console.table(writes.pooled.map((w) => ({ what: w.rules ? `single POST, ${RULES} rules evaluated every 10 s` : "single POST, no evaluation", ...w })));
-    console.table(writes.each);
-    return { rounds: out, notices, writes };
+    const post = async () => void (await call("/logs", single));
+    const writes = await writeLatency(post, round);
+    console.table(writes.pooled);
+    // the first round after a start: no counts are kept across it, so every window is counted whole; once alone for its
+    // CPU, then after a second start with POSTs beside it, and POSTs over as long a span without a round after it
+    const restart = async () => {
+      await s.close();
+      s = compose(options);
+      await postsDuring(post, Bun.sleep(3000)); // the start's own work (indexes loaded, code warmed) is not the round's
+    };
+    await restart();
+    const alone = await round();
+    await restart();
+    const wall = performance.now();
+    const during = await postsDuring(post, round());
+    const span = performance.now() - wall;
+    const after = await postsDuring(post, Bun.sleep(span));
+    console.table([
+      { what: "the first round after a start", cpu_ms: alone.cpu.toFixed(0), wall_ms: alone.wall.toFixed(0), cost: share(alone.cpu) },
+      { what: "the next round", cpu_ms: (await round()).cpu.toFixed(0) },
+    ]);
+    const restarted = [
+      latencies(
+        "single POST begun while the first round after a start ran",
+        during.map((p) => p.ms),
+      ),
+      latencies(
+        "  as long a span right after it, no evaluation",
+        after.map((p) => p.ms),
+      ),
+    ];
+    console.table(restarted);
+    return { rounds: out, notices, writes, restart: { cpu: alone.cpu, wall: alone.wall, posts: restarted } };
   } finally {
     await s.close();
     rmSync(dir, { recursive: true, force: true });

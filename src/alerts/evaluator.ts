@@ -1,9 +1,10 @@
 // evaluator: evaluates every enabled rule at each t = k·every (epoch-aligned) and stores what changed, with the
 // notices it decided, in one transaction (contract §16). An evaluation that changed no state (only values and times,
-// which no notice depends on) is stored with the rest of its round in one transaction, so writes wait behind one commit
-// a round, not one a rule. A rule that missed instants (the server was down) is evaluated once, at the latest one.
+// which no notice depends on) is stored with others of its round, a few short transactions a round, so writes wait
+// behind neither a commit a rule nor one long callback. Evaluations work in the round's slices of the event loop, and
+// let writes under way go first (pace.ts), so a write waits for one slice at most. A rule that missed instants (the server was down) is evaluated once, at the latest one.
 import type { ReadScope } from "../query/page.ts";
-import { TimeSlicer } from "../query/slice.ts";
+import { PacedSlice } from "../query/slice.ts";
 import type { AlertStore, NoticePayload, Reading, StoredNotice, StoredState, StoredTransition } from "../storage/records/alerts.ts";
 import type { Channel } from "./channels.ts";
 import type { Tenant } from "../storage/keys.ts";
@@ -16,11 +17,14 @@ import { isSilenced, type Silence } from "./silences.ts";
 import { type Announcement, decide, retireAll } from "./states.ts";
 import { collectSamples } from "./samples.ts";
 import { EVERYWHERE, type Placement } from "./placement.ts";
+import { RoundPace } from "./pace.ts";
 import { WindowCounts } from "./window-counts.ts";
 
 const EVALUATION_BUDGET_MS = 30_000;
 /** an evaluation is background work: it gives the event loop back after 1 ms, not a read's 5, so writes wait less behind it */
 const EVALUATION_SLICE_MS = 1;
+/** a transaction of a round's readings writes about this many records at most */
+const READINGS_PER_COMMIT = 64;
 
 /** EvaluatorDeps are what evaluations read and where their notices go. */
 export interface EvaluatorDeps {
@@ -60,9 +64,12 @@ export class AlertEvaluator {
   private running: Promise<void> | undefined;
   /** count rules' counts per cell of server time, kept from one evaluation to the next */
   private readonly counts: WindowCounts;
+  /** the slices all evaluations work in: a round of many short evaluations gives the event loop back as one long one does */
+  private readonly pace: RoundPace;
 
   constructor(private readonly d: EvaluatorDeps) {
     this.counts = new WindowCounts(d.entries);
+    this.pace = new RoundPace(d.entries.inFlight, EVALUATION_SLICE_MS);
   }
 
   start(periodMs = 250): void {
@@ -82,14 +89,17 @@ export class AlertEvaluator {
     if (!placement.active()) return;
     const now = this.d.clock();
     const readings: Reading[] = [];
+    const commits: Promise<void>[] = [];
     try {
-      await this.dueRules(placement, now, readings);
+      await this.dueRules(placement, now, readings, commits);
     } finally {
-      await this.d.store.commitReadings(readings);
+      commits.push(this.d.store.commitReadings(readings.splice(0)));
+      await Promise.allSettled(commits);
     }
+    for (const c of commits) await c; // a failed commit is reported once every one has settled
   }
 
-  private async dueRules(placement: Placement, now: number, readings: Reading[]): Promise<void> {
+  private async dueRules(placement: Placement, now: number, readings: Reading[], commits: Promise<void>[]): Promise<void> {
     let ready: Promise<boolean> | undefined;
     for (const { ws, env, rule } of this.d.store.allRules<Rule>()) {
       if (!rule.enabled || !placement.owns(ws)) continue;
@@ -101,11 +111,14 @@ export class AlertEvaluator {
       ready ??= placement.ready().catch(() => false);
       if (!(await ready)) return;
       if (!placement.owns(ws)) continue; // the ownership moved while this node caught up
+      if (this.pace.due()) await this.pace.pause();
       try {
         await this.evaluate({ ws, env }, rule, at, readings);
       } catch (e) {
         console.error(JSON.stringify({ level: "error", msg: "alert evaluation failed", rule_id: rule.id, error: String(e) }));
       }
+      // a transaction's callback runs on the event loop: a round's readings go in a few short ones, not one long one
+      if (readings.reduce((n, r) => n + r.values.length + 1, 0) >= READINGS_PER_COMMIT) commits.push(this.d.store.commitReadings(readings.splice(0)));
     }
   }
 
@@ -115,7 +128,7 @@ export class AlertEvaluator {
     if (floorMs === undefined) return;
     const scope: ReadScope = { ...t, floorMs };
     // a failed evaluation (its time budget, storage) puts the rule in state error and counts as done: no retry at every tick
-    const ev = await evaluateRule(this.d.entries, scope, rule, atMs, new TimeSlicer(EVALUATION_BUDGET_MS, EVALUATION_SLICE_MS), this.counts).catch(
+    const ev = await evaluateRule(this.d.entries, scope, rule, atMs, new PacedSlice(this.pace, EVALUATION_BUDGET_MS), this.counts).catch(
       (e): Evaluation => ({ ok: false, window: windowAt(rule, atMs), reason: `the evaluation failed: ${(e as Error).message}` }),
     );
     const silences = this.d.store.list<Silence>("silence", t);
@@ -125,9 +138,7 @@ export class AlertEvaluator {
     // samples only for the groups a notice announces (Alertmanager's re-posts carry none)
     const shown = rule.channels.length ? decision.announcements.map((a) => a.state.group) : [];
     const samples =
-      ev.ok && shown.length
-        ? await collectSamples(this.d.entries, scope, rule, ev.window, shown, new TimeSlicer(EVALUATION_BUDGET_MS, EVALUATION_SLICE_MS))
-        : new Map();
+      ev.ok && shown.length ? await collectSamples(this.d.entries, scope, rule, ev.window, shown, new PacedSlice(this.pace, EVALUATION_BUDGET_MS)) : new Map();
     for (const a of decision.announcements) a.samples = samples.get(JSON.stringify(a.state.group)) ?? [];
     const externalUrl = this.d.externalUrl();
     const everyMs = durationMs(rule.every)!;

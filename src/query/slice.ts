@@ -39,6 +39,29 @@ export class TimeSlicer implements Slice {
   }
 }
 
+/** PacedSlice holds one read to its own budget of wall time while it works in the slices of `pace`, a longer task's:
+ * the reads of that task share its slices, so a run of short reads gives the event loop back as a long read does. */
+export class PacedSlice implements Slice {
+  private readonly deadline: number;
+
+  constructor(
+    private readonly pace: Slice,
+    private readonly budgetMs: number,
+    private readonly clock: () => number = () => performance.now(),
+  ) {
+    this.deadline = clock() + budgetMs;
+  }
+
+  /** due tells whether the pace's slice is used up. */
+  readonly due = (): boolean => this.pace.due();
+
+  /** pause lets the event loop run as the pace does; past this read's budget it throws instead. */
+  async pause(): Promise<void> {
+    if (this.clock() >= this.deadline) throw overBudget(this.budgetMs);
+    await this.pace.pause();
+  }
+}
+
 /** overBudget is the answer to a read that ran past its time budget: what happened and how to narrow the read. */
 export function overBudget(budgetMs: number): ApiError {
   return badRequest(

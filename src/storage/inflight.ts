@@ -15,6 +15,7 @@ export const compareKeys = (a: Key, b: Key): number => a.ms - b.ms || (a.id < b.
 export class InFlight {
   private readonly writes = new Map<string, Set<Key>>();
   private readonly listeners: (() => void)[] = [];
+  private waiters: (() => void)[] = [];
 
   /** track holds `first` (the lowest key of a write) until `done` settles. */
   track<T>(tenant: Tenant, first: Key, done: Promise<T>): Promise<T> {
@@ -26,6 +27,9 @@ export class InFlight {
       set.delete(first);
       if (set.size === 0) this.writes.delete(name);
       for (const l of this.listeners) l();
+      const waiters = this.waiters;
+      this.waiters = [];
+      for (const w of waiters) w();
     };
     done.then(settle, settle);
     return done;
@@ -37,6 +41,16 @@ export class InFlight {
     let low: Key | undefined;
     if (set) for (const k of set) if (!low || compareKeys(k, low) < 0) low = k;
     return low;
+  }
+
+  /** busy tells whether a write is under way in any tenant. */
+  busy(): boolean {
+    return this.writes.size > 0;
+  }
+
+  /** nextSettled resolves when a write next leaves the set. */
+  nextSettled(): Promise<void> {
+    return new Promise((resolve) => this.waiters.push(resolve));
   }
 
   /** onSettled calls `listener` whenever a write leaves the set (committed, refused or failed). */
