@@ -152,7 +152,7 @@ export function mergeRun(segments: readonly Segment[]): Segment[] | undefined {
 /**
  * mergedParts lays out segments of one partition count as one segment of the next level: their stripes newest first
  * (blocks of one segment may interleave with another's), each partition the sources' slices of that partition.
- * `read(k, p)` reads partition p of sources[k], valid until the next read; undefined when one is gone.
+ * `read(k, p)` reads partition p of sources[k], valid until the next read, or null once it is gone: then no merge (undefined).
  */
 export function mergedParts(
   sources: readonly Segment[],
