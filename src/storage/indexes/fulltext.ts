@@ -248,17 +248,19 @@ export class FullText {
     return index;
   }
 
+  /** remember marks a segment most recently used; it stays loaded, however many others are being persisted, for the search at hand. */
   private remember(id: string, index: number): void {
     this.loaded.delete(id);
     this.loaded.set(id, index);
-    this.trim();
+    this.trim(id);
   }
 
-  /** trim unloads the least recently used sealed segments past MAX_LOADED. */
-  private trim(): void {
+  /** trim unloads the least recently used sealed segments past MAX_LOADED, but for `inUse`. */
+  private trim(inUse?: string): void {
     for (const old of this.loaded.keys()) {
       if (this.loaded.size <= MAX_LOADED) break;
-      if (!this.sealing.has(old)) this.unload(old); // a segment not yet persisted can only be searched in memory
+      // a segment not yet persisted can only be searched in memory
+      if (!this.sealing.has(old) && old !== inUse) this.unload(old);
     }
   }
 
