@@ -8,10 +8,11 @@ import { join } from "node:path";
 import { IdGenerator } from "../../../src/ids.ts";
 import { openDatabases, type Databases } from "../../../src/storage/db.ts";
 import { EntryStore, type Entry } from "../../../src/storage/entries.ts";
-import type { BlockRef, ScanRange } from "../../../src/storage/keys.ts";
+import type { ScanRange } from "../../../src/storage/keys.ts";
 import { INDEX_LAYOUT } from "../../../src/storage/layout.ts";
 import { STRIPE, pathTerm, substringTerms, type Needle } from "../../../src/storage/indexes/needles.ts";
 import { UsageStore } from "../../../src/storage/usage.ts";
+import { writeNumberedBlocks } from "../../helpers/needle-blocks.ts";
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -33,30 +34,9 @@ function fresh() {
   return { dir, ...open(dir) };
 }
 
-/** writeBlocks writes `count` blocks of `size` (10) entries, block b at T0 + b ms, entry i of it with order "o-<b>-<i>" and message "ref <b>x<i>". */
-async function writeBlocks(store: EntryStore, count: number, from = 0, size = 10): Promise<BlockRef[]> {
-  const refs: BlockRef[] = [];
-  for (let b = from; b < from + count; b++) {
-    const { ms, ids: fresh } = ids.next(size, T0 + b);
-    const entries = fresh.map(
-      (id, i): Entry => ({
-        id,
-        level: "info",
-        action: "needle.test",
-        message: `ref ${b}x${i}`,
-        tags: [],
-        clientMs: ms,
-        actor: null,
-        target: null,
-        context: null,
-        metadata: { order: `o-${b}-${i}` },
-      }),
-    );
-    await store.append(tenant, ms, entries, -1);
-    refs.push({ ms, firstId: fresh[0], positions: null });
-  }
-  return refs;
-}
+/** writeBlocks writes `count` blocks of `size` (10) entries (test/helpers/needle-blocks.ts). */
+const writeBlocks = (store: EntryStore, count: number, from = 0, size = 10) =>
+  writeNumberedBlocks({ store, tenant, ids, t0: T0, action: "needle.test" }, count, from, size);
 const order = (b: number, i: number) => [[pathTerm("metadata", ["order"], `o-${b}-${i}`)]];
 const found = (store: EntryStore, needle: Needle, range = ALL) => [...store.needleBlocks(tenant, needle, range)].map((r) => r.ms - T0);
 const sealedSegments = (dbs: Databases) => [...dbs.filters.getKeys({ snapshot: false })].filter((k) => (k as unknown[])[2] === 0).length;

@@ -8,12 +8,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { IdGenerator } from "../../../src/ids.ts";
 import { openDatabases, type Databases } from "../../../src/storage/db.ts";
-import { EntryStore, type Entry } from "../../../src/storage/entries.ts";
+import { EntryStore } from "../../../src/storage/entries.ts";
 import type { ScanRange } from "../../../src/storage/keys.ts";
 import { DEFAULT_PACE } from "../../../src/storage/merge/merge.ts";
 import { REGION_WORDS, pathTerm, substringTerms, type Needle } from "../../../src/storage/indexes/needles.ts";
 import { FAN, MAX_LEVEL, mergedParts, sealedParts, segmentOf, type FilteredBlock } from "../../../src/storage/indexes/needle-segment.ts";
 import { UsageStore } from "../../../src/storage/usage.ts";
+import { writeNumberedBlocks } from "../../helpers/needle-blocks.ts";
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -35,28 +36,9 @@ function fresh() {
   return { dir, ...open(dir) };
 }
 
-/** writeBlocks writes blocks [from, from + count) of 10 entries, block b at T0 + b ms, entry i with order "o-<b>-<i>" and message "ref <b>x<i>". */
-async function writeBlocks(store: EntryStore, count: number, from = 0): Promise<void> {
-  const ids = new IdGenerator();
-  for (let b = from; b < from + count; b++) {
-    const { ms, ids: fresh } = ids.next(10, T0 + b);
-    const entries = fresh.map(
-      (id, i): Entry => ({
-        id,
-        level: "info",
-        action: "needle.merge",
-        message: `ref ${b}x${i}`,
-        tags: [],
-        clientMs: ms,
-        actor: null,
-        target: null,
-        context: null,
-        metadata: { order: `o-${b}-${i}` },
-      }),
-    );
-    await store.append(tenant, ms, entries, -1);
-  }
-}
+/** writeBlocks writes blocks [from, from + count) of 10 entries (test/helpers/needle-blocks.ts). */
+const writeBlocks = (store: EntryStore, count: number, from = 0) =>
+  writeNumberedBlocks({ store, tenant, ids: new IdGenerator(), t0: T0, action: "needle.merge" }, count, from);
 
 const order = (b: number, i: number) => [pathTerm("metadata", ["order"], `o-${b}-${i}`)];
 const found = (store: EntryStore, needle: Needle, range = ALL) => [...store.needleBlocks(tenant, needle, range)].map((r) => [r.ms - T0, r.positions]);
