@@ -21,6 +21,7 @@ import type { Environment } from "../../schema.ts";
 import { packr } from "../format/columns.ts";
 import { newer, type BlockRef, type ScanRange, type Tenant } from "../keys.ts";
 import { storedBlock } from "../format/part.ts";
+import { lazyMerge, type Source } from "./newest-first.ts";
 import { REGION_WORDS, STRIPE, blockFilters, probeHolds, probesHold, probesOf, type Needle, type Probes } from "./needles.ts";
 import {
   bytesOf,
@@ -374,60 +375,6 @@ function* heldCandidates(held: FilteredBlock[], probes: Probes, range: ScanRange
     if (held.length === 0) continue;
     const positions = held.length === b.stripes.length ? null : held.flatMap((s) => stripePositions(s, Math.min(STRIPE, b.size - s * STRIPE)));
     yield { ms: b.ms, firstId: b.firstId, positions };
-  }
-}
-
-interface Source {
-  top: { ms: number; firstId: string };
-  open(): Iterator<BlockRef>;
-}
-
-/** lazyMerge merges sources (sorted by their newest possible reference) newest first, opening each only when it can be next. */
-function* lazyMerge(sources: Source[]): Generator<BlockRef> {
-  const heap: { ref: BlockRef; it: Iterator<BlockRef> }[] = [];
-  const before = (i: number, j: number) => newer(heap[i].ref, heap[j].ref);
-  const up = (i: number) => {
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      if (!before(i, parent)) return;
-      [heap[i], heap[parent]] = [heap[parent], heap[i]];
-      i = parent;
-    }
-  };
-  const down = (i: number) => {
-    for (;;) {
-      const l = 2 * i + 1;
-      let m = i;
-      if (l < heap.length && before(l, m)) m = l;
-      if (l + 1 < heap.length && before(l + 1, m)) m = l + 1;
-      if (m === i) return;
-      [heap[i], heap[m]] = [heap[m], heap[i]];
-      i = m;
-    }
-  };
-  const push = (it: Iterator<BlockRef>) => {
-    const first = it.next();
-    if (first.done) return;
-    heap.push({ ref: first.value, it });
-    up(heap.length - 1);
-  };
-  let next = 0;
-  for (;;) {
-    while (next < sources.length && (heap.length === 0 || !newer(heap[0].ref, sources[next].top))) push(sources[next++].open());
-    if (heap.length === 0) return;
-    const top = heap[0];
-    yield top.ref;
-    const following = top.it.next();
-    if (following.done) {
-      const last = heap.pop()!;
-      if (heap.length > 0) {
-        heap[0] = last;
-        down(0);
-      }
-    } else {
-      top.ref = following.value;
-      down(0);
-    }
   }
 }
 
