@@ -16,11 +16,12 @@
 // reads a few large partitions instead of thousands of small ones. The merged segment names its sources, which stay
 // stored for readers that listed them until RETIRE_MS later: a crash before they go leaves both, and the
 // next load skips the named ones.
-import type { Database, Key } from "lmdb";
+import type { Database } from "lmdb";
 import type { Environment } from "../../schema.ts";
 import { packr } from "../format/columns.ts";
 import { newer, type BlockRef, type ScanRange, type Tenant } from "../keys.ts";
 import { storedBlock } from "../format/part.ts";
+import { readInPlace } from "../in-place.ts";
 import { lazyMerge, type Source } from "./newest-first.ts";
 import { REGION_WORDS, STRIPE, blockFilters, probeHolds, probesHold, probesOf, type Needle, type Probes } from "./needles.ts";
 import {
@@ -226,7 +227,7 @@ export class NeedleIndex {
     const run = mergeRun(this.segmentsOf(t));
     if (!run) return;
     const parts = mergedParts(run, (k, p) => {
-      const value = this.readFast(partitionKey(t, run[k], p));
+      const value = readInPlace(this.db, partitionKey(t, run[k], p));
       return value ? wordsOf(value) : null;
     });
     if (!parts) return; // a source went with retention
@@ -321,7 +322,7 @@ export class NeedleIndex {
     for (const alternative of probes) for (const probe of alternative) wanted.add(probe.h & mask);
     const out = new Map<number, Uint32Array>();
     for (const p of wanted) {
-      const value = this.readFast(partitionKey(t, s, p));
+      const value = readInPlace(this.db, partitionKey(t, s, p));
       if (!value) return undefined;
       if (wanted.size === 1) out.set(p, wordsOf(value));
       else {
@@ -332,12 +333,6 @@ export class NeedleIndex {
       }
     }
     return out;
-  }
-
-  /** readFast reads a value in place, valid until the next read: lmdb-js's Buffer spans its whole shared buffer, and its `length` is the value's. */
-  private readFast(key: Key): Uint8Array | undefined {
-    const value = this.db.getBinaryFast(key) as Uint8Array | undefined;
-    return value?.subarray(0, value.length);
   }
 
   /** segmentsOf loads a tenant's sealed segments at the first use, skipping (and retiring) those a merged one names. */

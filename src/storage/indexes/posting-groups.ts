@@ -73,6 +73,31 @@ function putPositions(out: number[], positions: number[] | null): void {
   for (const byte of bitmap) out.push(byte);
 }
 
+/**
+ * groupExtent tells how many blocks a group value lists and how far below its key's millisecond the oldest of them
+ * lies, walking its bytes without decoding a block (a planner's count).
+ */
+export function groupExtent(value: Uint8Array): { blocks: number; oldestBelow: number } {
+  const read = new VarintReader(value, "a stored posting group");
+  const blocks = read.next();
+  let oldestBelow = 0;
+  for (let k = 0; k < blocks; k++) {
+    oldestBelow = read.next();
+    const tag = value[read.at++];
+    // a length is read before `read.at +=` reads read.at: `read.at += read.next()` would lose the varint's bytes
+    const idBytes = tag === UUID_TAG ? 16 : tag === OWN_MS_TAG ? 10 : 2 * read.next();
+    read.at += idBytes;
+    const count = read.next();
+    if (count > 0 && value[read.at++] === GAPS) for (let i = 0; i < count; i++) read.next();
+    else if (count > 0) {
+      const bitmapBytes = read.next();
+      read.at += bitmapBytes;
+    }
+    if (read.at > value.length) throw damaged();
+  }
+  return { blocks, oldestBelow };
+}
+
 /** isGroup tells a group value from a single block's positions (the layout before groups). */
 export const isGroup = (value: Uint8Array): boolean => value.length % 2 === 1;
 

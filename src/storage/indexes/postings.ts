@@ -15,7 +15,8 @@ import type { Database, Key } from "lmdb";
 import type { Environment } from "../../schema.ts";
 import type { Entry } from "../format/block.ts";
 import { newer, rangeKeys, textKey, type BlockRef, type ScanRange } from "../keys.ts";
-import { decodeGroup, encodeGroup, GROUP_BLOCKS, GROUP_SPAN_MS, groupsOf, isGroup, type GroupedBlock } from "./posting-groups.ts";
+import { readInPlace } from "../in-place.ts";
+import { decodeGroup, encodeGroup, GROUP_BLOCKS, GROUP_SPAN_MS, groupExtent, groupsOf, isGroup, type GroupedBlock } from "./posting-groups.ts";
 
 export type PostingKind = "l" | "t" | "a";
 
@@ -295,6 +296,51 @@ export class Postings {
     if (!start) return n;
     const term = textKey(rawTerm);
     if (n + this.db.getKeysCount({ start: [ws, env, kind, term, fromMs], end: [ws, env, kind, term, start[0] as number] }) >= cap) return cap;
+    return Math.min(cap, n + this.countStored(ws, env, kind, rawTerm, range, cap - n));
+  }
+
+  /**
+   * countStored counts a term's stored blocks in a range, stopping at `cap`, reading values in place: a group wholly
+   * inside the range by how many blocks it lists, one at the range's edges block by block. Groups that may share
+   * blocks (a flush after a crash) are counted as reads see them, each block once.
+   */
+  private countStored(ws: string, env: Environment, kind: PostingKind, rawTerm: string, range: ScanRange, cap: number): number {
+    const { start, fromMs } = rangeKeys(range);
+    if (!start) return 0;
+    const [topMs, topId] = start as [number, string | undefined];
+    const inRange = (b: { ms: number; firstId: string }) => b.ms >= fromMs && (b.ms < topMs || (topId !== undefined && b.ms === topMs && b.firstId <= topId));
+    const term = textKey(rawTerm);
+    let n = 0;
+    let floor = Number.POSITIVE_INFINITY; // the oldest millisecond of the groups counted so far
+    const keys = this.db.getKeys({
+      start: [ws, env, kind, term, topMs + GROUP_SPAN_MS + 1],
+      end: [ws, env, kind, term, fromMs],
+      reverse: true,
+      snapshot: false,
+    });
+    for (const key of keys) {
+      const k = key as unknown[];
+      const ms = k[4] as number;
+      if (ms >= floor) return this.countRead(ws, env, kind, rawTerm, range, cap);
+      const value = readInPlace(this.db, key);
+      if (!value) continue;
+      if (!isGroup(value)) {
+        n += inRange({ ms, firstId: k[5] as string }) ? 1 : 0;
+        floor = ms;
+      } else {
+        const { blocks, oldestBelow } = groupExtent(value);
+        floor = ms - oldestBelow;
+        if (ms < topMs && floor >= fromMs) n += blocks;
+        else for (const b of decodeGroup(ms, value, false)) if (inRange(b)) n++;
+      }
+      if (n >= cap) return cap;
+    }
+    return n;
+  }
+
+  /** countRead counts a term's stored blocks in a range as a read yields them, stopping at `cap`. */
+  private countRead(ws: string, env: Environment, kind: PostingKind, rawTerm: string, range: ScanRange, cap: number): number {
+    let n = 0;
     for (const _ of this.stored(ws, env, kind, rawTerm, range, false)) if (++n >= cap) return cap;
     return n;
   }

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { openDatabases } from "../../../src/storage/db.ts";
 import { newer, type ScanRange } from "../../../src/storage/keys.ts";
-import { decodeGroup, encodeGroup, GROUP_SPAN_MS, groupsOf, type GroupedBlock } from "../../../src/storage/indexes/posting-groups.ts";
+import { decodeGroup, encodeGroup, GROUP_SPAN_MS, groupExtent, groupsOf, type GroupedBlock } from "../../../src/storage/indexes/posting-groups.ts";
 import { Postings, type BlockTerms } from "../../../src/storage/indexes/postings.ts";
 
 const dirs: string[] = [];
@@ -29,7 +29,7 @@ const positions = fc.option(
   { nil: null },
 );
 
-test("a group value returns its blocks as they were given: any first id, no positions, sparse or dense ones", () => {
+test("a group value returns its blocks as they were given, and groupExtent their count and oldest: any first id, no positions, sparse or dense ones", () => {
   fc.assert(
     fc.property(
       fc.integer({ min: 0, max: 2 ** 45 }),
@@ -45,6 +45,7 @@ test("a group value returns its blocks as they were given: any first id, no posi
         expect(value.length % 2).toBe(1);
         expect(decodeGroup(top, value, true).map(({ ms, firstId, positions }) => ({ ms, firstId, positions }))).toEqual(blocks);
         expect(decodeGroup(top, value, false).map((b) => b.positions?.length ?? null)).toEqual(blocks.map((b) => b.positions?.length ?? null));
+        expect(groupExtent(value)).toEqual({ blocks: blocks.length, oldestBelow: top - blocks[blocks.length - 1].ms });
       },
     ),
     { numRuns: 300 },
@@ -102,7 +103,17 @@ test("reads through stored groups yield exactly the blocks a key per block would
         minLength: 1,
         maxLength: 60,
       }),
-      fc.array(fc.record({ from: fc.nat(21_000), span: fc.nat(21_000), cursor: fc.option(fc.nat(60)) }), { minLength: 1, maxLength: 8 }),
+      fc.array(
+        fc.record({
+          from: fc.nat(21_000),
+          span: fc.nat(21_000),
+          cursor: fc.option(fc.nat(60)),
+          edge: fc.option(fc.nat(60)),
+          until: fc.option(fc.nat(60)),
+          shift: fc.integer({ min: -1, max: 1 }),
+        }),
+        { minLength: 1, maxLength: 8 },
+      ),
       fc.subarray([...Array(60).keys()]),
       async (drafts, ranges, doomedAt) => {
         const ws = `ws-${Math.random()}`;
@@ -125,9 +136,12 @@ test("reads through stored groups yield exactly the blocks a key per block would
         const doomed = written.filter((_, i) => doomedAt.includes(i));
         const check = (kept: Written[]) => {
           const ordered = kept.slice().sort((a, b) => (newer(a, b) ? -1 : newer(b, a) ? 1 : 0));
-          for (const { from, span, cursor } of ranges) {
+          for (const { from, span, cursor, edge, until, shift } of ranges) {
             const after = cursor === null || ordered.length === 0 ? undefined : ordered[cursor % ordered.length];
-            const range: ScanRange = { fromMs: 1_000_000 + from, toMs: 1_000_000 + from + span, after: after && { ms: after.ms, id: after.firstId } };
+            // a range may start or end at a block's millisecond, or one either side of it: a group's edge
+            const fromMs = edge === null || ordered.length === 0 ? 1_000_000 + from : ordered[edge % ordered.length].ms + shift;
+            const toMs = until === null || ordered.length === 0 ? fromMs + span : ordered[until % ordered.length].ms + shift;
+            const range: ScanRange = { fromMs, toMs, after: after && { ms: after.ms, id: after.firstId } };
             for (const t of terms) {
               const expected = ordered
                 .filter((w) => w.terms.has(t) && w.ms >= range.fromMs && w.ms < range.toMs)
