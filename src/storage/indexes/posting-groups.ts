@@ -88,8 +88,14 @@ export function groupExtent(value: Uint8Array): { blocks: number; oldestBelow: n
     const idBytes = tag === UUID_TAG ? 16 : tag === OWN_MS_TAG ? 10 : 2 * read.next();
     read.at += idBytes;
     const count = read.next();
-    if (count > 0 && value[read.at++] === GAPS) for (let i = 0; i < count; i++) read.next();
-    else if (count > 0) {
+    if (count > 0 && value[read.at++] === GAPS) {
+      // past `count` varints: each ends at a byte below 0x80
+      let at = read.at;
+      let left = count;
+      for (; left > 0 && at < value.length; at++) if (value[at] < 0x80) left--;
+      if (left > 0) throw damaged();
+      read.at = at;
+    } else if (count > 0) {
       const bitmapBytes = read.next();
       read.at += bitmapBytes;
     }

@@ -62,13 +62,19 @@ test("a block's first id drawn in the block's own millisecond takes 10 bytes of 
   expect(decodeGroup(ms, encodeGroup([{ ms, firstId: other, positions: null }]), true)[0].firstId).toBe(other);
 });
 
-test("a damaged group value is refused with an error, never read past its end or looped on", () => {
+test("a damaged group value is refused with an error, never read past its end or looped on, by decodeGroup and groupExtent", () => {
   fc.assert(
     fc.property(fc.uint8Array({ maxLength: 200 }), (bytes) => {
       try {
         decodeGroup(1_000_000, bytes, true);
       } catch (e) {
         expect(e).toBeInstanceOf(Error);
+      }
+      try {
+        expect(groupExtent(bytes).blocks).toBeLessThanOrEqual(bytes.length); // each block takes bytes of its own
+      } catch (e) {
+        expect(e).toBeInstanceOf(Error);
+        expect(String(e)).toMatch(/posting group/);
       }
     }),
     { numRuns: 2_000 },
