@@ -16,7 +16,19 @@ export function trigrams(text: string): string[] {
   return [...out];
 }
 
+/** Fragments whose matching actions a tenant keeps at most: a few queries' worth. */
+const KEPT_FRAGMENTS = 64;
+
+/** Kept is a tenant's actions found by fragment, forgotten when a new action is put. */
+interface Kept {
+  /** new actions put but not yet committed: nothing found meanwhile is kept, as it may lack them */
+  pending: number;
+  byFragment: Map<string, string[]>;
+}
+
 export class Dictionary {
+  private readonly kept = new Map<string, Kept>();
+
   constructor(readonly db: Database) {}
 
   /**
@@ -24,11 +36,19 @@ export class Dictionary {
    * with the entry's. A value still in flight may be put twice: the same keys and values, so harmless.
    */
   add(ws: string, env: Environment, action: string, puts: Promise<unknown>[]): void {
-    for (const [key, value] of this.records(ws, env, action)) puts.push(this.db.put(key, value));
+    const records = this.records(ws, env, action);
+    if (records.length === 0) return;
+    const kept = this.keptOf(ws, env);
+    kept.pending++;
+    kept.byFragment.clear();
+    const mine = records.map(([key, value]) => this.db.put(key, value));
+    puts.push(...mine);
+    void Promise.allSettled(mine).then(() => kept.pending--);
   }
 
   /** addSync records an action value inside a synchronous transaction (a rebuild, layout.ts). */
   addSync(ws: string, env: Environment, action: string): void {
+    this.kept.delete(`${ws}\u0000${env}`);
     for (const [key, value] of this.records(ws, env, action)) this.db.putSync(key, value);
   }
 
@@ -44,6 +64,20 @@ export class Dictionary {
    * of `literal` (a lowercased fragment every match must contain; "" when there is none).
    */
   actions(ws: string, env: Environment, literal: string, test: (action: string) => boolean): string[] {
+    const kept = this.keptOf(ws, env);
+    let found = kept.byFragment.get(literal);
+    if (!found) {
+      found = this.containing(ws, env, literal);
+      if (kept.pending === 0) {
+        if (kept.byFragment.size >= KEPT_FRAGMENTS) kept.byFragment.clear();
+        kept.byFragment.set(literal, found);
+      }
+    }
+    return found.filter(test);
+  }
+
+  /** containing lists the distinct action values whose lowercased text may contain `literal`, by its trigrams. */
+  private containing(ws: string, env: Environment, literal: string): string[] {
     const grams = trigrams(literal);
     let candidates: Iterable<string>; // term keys
     if (grams.length === 0) {
@@ -64,8 +98,15 @@ export class Dictionary {
     const out: string[] = [];
     for (const key of candidates) {
       const action = this.db.get([ws, env, "v", key]) as string | undefined;
-      if (action !== undefined && test(action)) out.push(action);
+      if (action !== undefined) out.push(action);
     }
     return out;
+  }
+
+  private keptOf(ws: string, env: Environment): Kept {
+    const id = `${ws}\u0000${env}`;
+    let kept = this.kept.get(id);
+    if (!kept) this.kept.set(id, (kept = { pending: 0, byFragment: new Map() }));
+    return kept;
   }
 }
