@@ -20,7 +20,7 @@ import { parseRfc3339 } from "../../src/time.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "sluice-exact-"));
 const dbs = openDatabases(dir);
-const store = new EntryStore(dbs, new UsageStore(dbs.usage), 12, 2); // tiny full-text and filter segments: sealing, reloading and merging happen
+const store = new EntryStore(dbs, new UsageStore(dbs.usage), 2, 2); // tiny full-text and filter segments: most writes seal one, so loads beside seals and merges happen
 afterAll(async () => {
   await store.settled();
   await dbs.root.close();
