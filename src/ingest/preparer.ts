@@ -6,7 +6,7 @@ import { ApiError, type ErrorCode } from "../errors.ts";
 import type { JsonBody } from "./scan.ts";
 import type { Plan } from "../limits/plans.ts";
 import type { Environment } from "../schema.ts";
-import type { BlockTerms, PostingKind } from "../storage/indexes/postings.ts";
+import type { BlockTerms, PostingKind } from "../storage/indexes/posting-terms.ts";
 import type { EncodedBlock } from "../storage/format/encode.ts";
 import { prepareBatch, type PreparedBatch } from "./prepare.ts";
 import { prepareShipped, type ShippedBatch, type ShippedBody } from "./shipped.ts";

@@ -4,7 +4,7 @@
 import type { EntryStore } from "../storage/entries.ts";
 import type { BlockRef, ScanRange, Tenant } from "../storage/keys.ts";
 import { pathTerm, substringTerms, wordTerms, type FilterTerm, type Needle } from "../storage/indexes/needles.ts";
-import type { PostingKind } from "../storage/indexes/postings.ts";
+import type { PostingKind } from "../storage/indexes/posting-terms.ts";
 import { lowerBoundMs, upperBoundMs } from "../time.ts";
 import type { Query, Term, TextTerm } from "./ast.ts";
 import { formatTerm } from "./format.ts";

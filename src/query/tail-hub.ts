@@ -6,7 +6,7 @@
 import type { EntryStore, Row } from "../storage/entries.ts";
 import { compareKeys, type Key } from "../storage/inflight.ts";
 import type { Tenant } from "../storage/keys.ts";
-import type { BlockTerms, PostingKind } from "../storage/indexes/postings.ts";
+import type { BlockTerms, PostingKind } from "../storage/indexes/posting-terms.ts";
 
 /** Subscriber takes each tenant's released entries, oldest first, in batches. */
 export type Subscriber = (batch: Batch) => void;

@@ -11,7 +11,7 @@ import { compileQuery } from "./compile.ts";
 import { PAUSE } from "./execute.ts";
 import { planFor, runSliced, type ReadScope } from "./page.ts";
 import type { Batch, TailHub } from "./tail-hub.ts";
-import type { PostingKind } from "../storage/indexes/postings.ts";
+import type { PostingKind } from "../storage/indexes/posting-terms.ts";
 import { TimeSlicer } from "./slice.ts";
 
 /** BOTTOM is a cursor below every entry: resuming from it sends everything. */

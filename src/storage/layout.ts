@@ -17,7 +17,7 @@ import type { Environment } from "../schema.ts";
 import type { Block } from "./format/block.ts";
 import { storedBlock, storedBytes } from "./format/part.ts";
 import { Dictionary } from "./indexes/dictionary.ts";
-import { blockTerms } from "./indexes/postings.ts";
+import { blockTerms } from "./indexes/posting-terms.ts";
 import { textKey } from "./keys.ts";
 import { rebuildFilters } from "./indexes/needle-index.ts";
 import { StatsStore } from "./stats.ts";

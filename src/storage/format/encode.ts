@@ -4,7 +4,7 @@ import { blockWords, encodeSized, type Columns, type Entry } from "./block.ts";
 import { documentTerms, type DocumentText } from "../indexes/fulltext-encoder.ts";
 import { clientBoundsOf, type ClientBounds } from "../indexes/bounds.ts";
 import { blockFilters } from "../indexes/needles.ts";
-import { blockTerms, type BlockTerms } from "../indexes/postings.ts";
+import { blockTerms, type BlockTerms } from "../indexes/posting-terms.ts";
 
 /** EncodedBlock is one block of entries encoded all but its ids, which only the main thread draws (they ascend across the process). */
 export interface EncodedBlock {

@@ -9,7 +9,8 @@ import fc from "fast-check";
 import { openDatabases } from "../../../src/storage/db.ts";
 import { newer, type ScanRange } from "../../../src/storage/keys.ts";
 import { decodeGroup, encodeGroup, GROUP_SPAN_MS, groupExtent, groupsOf, type GroupedBlock } from "../../../src/storage/indexes/posting-groups.ts";
-import { Postings, type BlockTerms } from "../../../src/storage/indexes/postings.ts";
+import { Postings } from "../../../src/storage/indexes/postings.ts";
+import type { BlockTerms } from "../../../src/storage/indexes/posting-terms.ts";
 
 const dirs: string[] = [];
 afterAll(() => {
