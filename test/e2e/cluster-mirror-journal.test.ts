@@ -24,7 +24,16 @@ const mirrors: MetaMirror[] = [];
 beforeAll(async () => {
   nats = await startNatsCluster(3);
   nc = await connect({ ...natsServers(nats.urls), timeout: 5000 });
-  kv = await new Kvm(nc).create("journal_test", { history: 1, replicas: 3 });
+  // a meta leader may be elected before every peer has joined it: an R3 bucket then finds "no suitable peers" a moment
+  for (let tries = 0; ; tries++) {
+    try {
+      kv = await new Kvm(nc).create("journal_test", { history: 1, replicas: 3 });
+      break;
+    } catch (e) {
+      if (tries >= 100 || !String(e).includes("no suitable peers")) throw e;
+      await Bun.sleep(200);
+    }
+  }
 }, 60_000);
 afterAll(async () => {
   for (const m of mirrors) await m.stop();
