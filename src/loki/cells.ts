@@ -39,6 +39,11 @@ export class Cells {
     return lo;
   }
 
+  /** edge is the client ms where cell j ends (edge j − 1 is where it starts, exclusive). */
+  edge(j: number): number {
+    return this.edges[j];
+  }
+
   /** countAt is the count of step k's range, from cumulative counts (sums[j]: the counts of cells 1..j). */
   countAt(sums: Float64Array, k: number): number {
     return sums[this.spans[2 * k + 1]] - sums[this.spans[2 * k]];

@@ -74,10 +74,21 @@ export class ColumnCounter {
       }
       return true;
     }
+    const times = block.clientTimes();
+    if (!times) return false;
     const groups: (Float64Array | null | undefined)[] = new Array(pairs.length);
+    // the cell (after, upTo] of the entry before: entries close in time share it, so most need no look-up
+    let cell = -1;
+    let after = Number.NaN;
+    let upTo = Number.NaN;
     for (let p = 0; p < n; p++) {
       const i = positions ? positions[p] : p;
-      const cell = this.cells.cellOf(block.clientMs(i));
+      const c = times[i];
+      if (!(c > after && c <= upTo)) {
+        cell = this.cells.cellOf(c);
+        after = cell > 0 ? this.cells.edge(cell - 1) : Number.NaN;
+        upTo = cell > 0 ? this.cells.edge(cell) : Number.NaN;
+      }
       if (cell < 0) continue;
       const g = pairOf(i);
       let counts = groups[g];

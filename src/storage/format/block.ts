@@ -13,7 +13,7 @@ import {
   encodeDict,
   encodeDictList,
   encodeText,
-  float64Reader,
+  float64Array,
   packr,
   foldText,
   isFolded,
@@ -153,6 +153,8 @@ interface Opened {
   shaped?: ShapedColumn;
   /** the objects column, when it is in frames */
   framedObjects?: FramedObjects;
+  /** every entry's client time, once a count asked for them all */
+  clientTimes?: Float64Array;
 }
 
 /**
@@ -257,7 +259,10 @@ export class Block {
     }
     if (c === Col.Level || c === Col.Action) return dictReader(bytes, n);
     if (c === Col.Tags) return dictListReader(bytes, n);
-    if (c === Col.ClientMs) return float64Reader(bytes);
+    if (c === Col.ClientMs) {
+      const times = (this.opened.clientTimes ??= float64Array(bytes));
+      return (i) => times[i];
+    }
     return textReader(bytes, n);
   }
 
@@ -341,6 +346,12 @@ export class Block {
     if (this.stored.v < 5) return undefined;
     const whole = dictColumn(this.column(column === "level" ? Col.Level : Col.Action)!, this.stored.n);
     return this.base === 0 && this.size === this.stored.n ? whole : { values: whole.values, codes: whole.codes.subarray(this.base, this.base + this.size) };
+  }
+  /** clientTimes is the block's entries' client times as one array, for counting: undefined for blocks of earlier formats. */
+  clientTimes(): Float64Array | undefined {
+    if (this.stored.v < 5) return undefined;
+    const whole = (this.opened.clientTimes ??= float64Array(this.column(Col.ClientMs)!));
+    return this.base === 0 && this.size === this.stored.n ? whole : whole.subarray(this.base, this.base + this.size);
   }
   /** tagCodes opens the tags column for counting: undefined for blocks of earlier formats. */
   tagCodes(): DictListColumn | undefined {

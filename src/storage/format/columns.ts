@@ -297,9 +297,14 @@ export function encodeFloat64(values: readonly number[]): Uint8Array {
 
 /** float64Reader reads a column of encodeFloat64. */
 export function float64Reader(bytes: Uint8Array): Reader<number> {
-  // a decompressed column is its own aligned buffer: read in place (a block's bytes live no longer than the block)
-  const values = bytes.byteOffset % 8 === 0 ? new Float64Array(bytes.buffer, bytes.byteOffset, bytes.length / 8) : new Float64Array(copyOf(bytes));
+  const values = float64Array(bytes);
   return (i) => values[i];
+}
+
+/** float64Array is a column of float64s as one array: in place when aligned, else copied. */
+export function float64Array(bytes: Uint8Array): Float64Array {
+  // a decompressed column is its own aligned buffer: read in place (a block's bytes live no longer than the block)
+  return bytes.byteOffset % 8 === 0 ? new Float64Array(bytes.buffer, bytes.byteOffset, bytes.length / 8) : new Float64Array(copyOf(bytes));
 }
 
 /** CodeTable numbers distinct strings in order of first appearance (not storage/dictionary.ts, the stored actions). */

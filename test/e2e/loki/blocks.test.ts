@@ -190,6 +190,26 @@ test("a block whose client times straddle a step's edge counts each entry in its
   });
 });
 
+test("a block whose client times jump back and forth across steps' edges counts each entry in its own step", async () => {
+  const edge = T0 + 50 * MIN; // beyond the corpus and the test before
+  // out of order: each entry's step differs from the one before it, and some sit on an edge itself
+  const times = [edge + 1, edge - 1, edge + MIN, edge, edge + 1, edge - MIN + 1, edge + MIN + 1, edge - MIN, edge + 2];
+  const r = await s.call("POST", `${WS}/logs/bulk`, {
+    key,
+    body: times.map((ms) => entry({ action: "jump", level: "info", message: "jump", clientTimestamp: new Date(ms).toISOString() })),
+  });
+  expect(r.status).toBe(201);
+  const data = await get({
+    query: 'sum by (level) (count_over_time({action="jump"}[1m]))',
+    start: `${edge - MIN}000000`,
+    end: `${edge + 2 * MIN}000000`,
+    step: "60s",
+  });
+  const counts = (t: number) => times.filter((ms) => ms > t - MIN && ms <= t).length;
+  const expected = [edge - MIN, edge, edge + MIN, edge + 2 * MIN].filter((t) => counts(t) > 0).map((t) => [t / 1000, String(counts(t))]);
+  expect((data.result as any[]).map((x) => x.values)).toEqual([expected]);
+});
+
 test("with categorize-labels the newest entries come grouped into one stream per label set, in order of first appearance", async () => {
   const start = T0 - MIN;
   const end = T0 + SPAN;

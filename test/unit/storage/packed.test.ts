@@ -33,3 +33,10 @@ test("a column of whole milliseconds a few apart takes a byte or less an entry, 
   expect(packed.length * 10).toBeLessThan(packWhole(encodeFloat64(values)).length);
   expect(readBack(values)).toEqual(values);
 });
+
+test("a column of client times mixing steps of one byte and of several reads back exactly, and one cut short says it is damaged", () => {
+  const values = [0, 5, 100_000, 100_003, -7, -6, 2 ** 40, 2 ** 40 + 1, 3];
+  expect(readBack(values)).toEqual(values);
+  // tag 5 (steps), then the steps packed plain: two steps for three entries
+  expect(() => unpackWhole(new Uint8Array([5, 0, 2, 4]), 3)).toThrow("ends early");
+});
