@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import { open as lmdbOpen } from "lmdb";
-import { spawnServer, type ServerProcess } from "../helpers/process.ts";
+import { serverFailure, spawnServer, type ServerProcess } from "../helpers/process.ts";
 import { mountSmallDisk, type SmallDisk } from "../helpers/small-disk.ts";
 
 const DISK_MB = 40;
@@ -50,16 +50,26 @@ const post = (path: string, body: unknown) =>
     method: "POST",
     headers: { "X-API-Key": key, "Content-Type": "application/json" },
     body: JSON.stringify(body),
+  }).catch((e) => {
+    throw serverFailure(server, `POST ${path}: ${e}`);
   });
+
+const failure = (what: string) => serverFailure(server, what);
 
 const count = async (query: string) => {
   const day = 86_400_000;
   const res = await post("/logs/hits", { from: new Date(Date.now() - day).toISOString(), to: new Date(Date.now() + day).toISOString(), step: "1d", query });
-  expect(res.status).toBe(200);
+  if (res.status !== 200) throw failure(`POST /logs/hits answered ${res.status}: ${await res.text()}`);
   return ((await res.json()) as { total: number }).total;
 };
 
 const readable = async (id: string) => (await fetch(`${server.base}/api/v1/workspace/logs/${id}`, { headers: { "X-API-Key": key } })).status;
+
+/** alive checks that the server process still runs and answers its health check. */
+async function alive() {
+  if (server.proc.exitCode !== null) throw failure(`the server exited with code ${server.proc.exitCode}`);
+  expect((await fetch(`${server.base}/healthz`)).status).toBe(200);
+}
 
 /** partsStored counts the parts the server has committed, read from its data directory beside it. */
 async function partsStored(): Promise<number> {
@@ -73,9 +83,13 @@ async function partsStored(): Promise<number> {
 
 /** everyAcknowledged checks that the count and a sample of the acknowledged entries read back. */
 async function everyAcknowledged() {
-  expect(await count("")).toBe(acknowledged.length);
-  for (const at of [0, 0.25, 0.5, 0.75, 1])
-    expect(await readable(acknowledged[Math.min(acknowledged.length - 1, Math.floor(at * acknowledged.length))])).toBe(200);
+  const counted = await count("");
+  if (counted !== acknowledged.length) throw failure(`counted ${counted} entries, ${acknowledged.length} were acknowledged`);
+  for (const at of [0, 0.25, 0.5, 0.75, 1]) {
+    const id = acknowledged[Math.min(acknowledged.length - 1, Math.floor(at * acknowledged.length))];
+    const status = await readable(id);
+    if (status !== 200) throw failure(`acknowledged entry ${id} (${Math.round(at * 100)}% in) answered ${status}`);
+  }
 }
 
 test("a full disk during the merge: writes answer 503, the process stays, and every acknowledged entry reads while merges are due", async () => {
@@ -85,11 +99,11 @@ test("a full disk during the merge: writes answer 503, the process stays, and ev
     if (res.status === 201) acknowledged.push(...((await res.json()) as { ids: string[] }).ids);
     else refused = res;
   }
-  expect(refused?.status).toBe(503);
-  await refused!.arrayBuffer();
+  if (refused?.status !== 503)
+    throw failure(`${acknowledged.length} entries acknowledged, then ${refused ? `${refused.status}: ${await refused.text()}` : "no refusal"}`);
+  await refused.arrayBuffer();
   await Bun.sleep(MERGE_DUE_MS); // every block written is due: the merge has tried them on the full disk
-  expect(server.proc.exitCode).toBeNull();
-  expect((await fetch(`${server.base}/healthz`)).status).toBe(200);
+  await alive();
   await everyAcknowledged();
   partsWhenFull = await partsStored();
 }, 120_000);
@@ -99,6 +113,7 @@ test("once space is freed the merge commits parts, and every count is what was a
   let parts = partsWhenFull;
   for (const deadline = Date.now() + MERGE_DUE_MS * 2; Date.now() < deadline && parts === partsWhenFull; await Bun.sleep(500)) parts = await partsStored();
   expect(parts).toBeGreaterThan(partsWhenFull);
+  await alive();
   await everyAcknowledged();
   expect(await count(`action="fill.m1z"`)).toBe(SMALL);
 

@@ -2,7 +2,7 @@
 // removes to free space. Writes are answered 503 while nothing fits, the process and every read keep answering, and
 // writes succeed again once space is freed; a kill -9 while full loses no acknowledged entry.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { spawnServer, type ServerProcess } from "../helpers/process.ts";
+import { serverFailure, spawnServer, type ServerProcess } from "../helpers/process.ts";
 import { mountSmallDisk, type SmallDisk } from "../helpers/small-disk.ts";
 
 const DISK_MB = 40;
@@ -10,6 +10,8 @@ const BALLAST_MB = 6;
 const KEY = /API key \(shown only now\):\s+(sl_development_rw_[A-Za-z0-9]+)/;
 const ADMIN = /Admin token \(shown only now\):\s+(sla_[A-Za-z0-9]+)/;
 const MAX_BATCHES = 600; // 40 MB holds far fewer batches than this: the loop ends at the first 503
+/** filling the disk takes 2–4 s, longer on a loaded machine; a test that times out has its server killed by bun */
+const SLOW_MS = 60_000;
 
 let disk: SmallDisk;
 let dataDir: string;
@@ -50,6 +52,8 @@ const post = (path: string, body: unknown) =>
     method: "POST",
     headers: { "X-API-Key": key, "Content-Type": "application/json" },
     body: JSON.stringify(body),
+  }).catch((e) => {
+    throw serverFailure(server, `POST ${path}: ${e}`);
   });
 
 /** fillUntilFull writes batches until one is refused, and returns that answer with the refused batch's marker. */
@@ -83,7 +87,7 @@ test("a write that finds the disk full is answered 503 with Retry-After, says st
   expect(body.error_code).toBe("INTERNAL_LOG_SERVICE_ERROR");
   expect(body.message).toContain("storage is full");
   expect(await count(`action="fill.${marker}"`)).toBe(0);
-});
+}, SLOW_MS);
 
 test("while the disk is full the process keeps running: reads, /metrics and the admin API answer, /readyz 503, /healthz 200", async () => {
   const single = await post("/logs", batch("single")[0]); // one entry may still fit in pages LMDB freed inside its file
@@ -116,7 +120,7 @@ test("once space is freed, writes succeed again within 10 s without a restart, a
   acknowledged.push(...((await stored!.json()) as { ids: string[] }).ids);
   expect(await status("/readyz")).toBe(200);
   expect(await count("")).toBe(acknowledged.length);
-});
+}, SLOW_MS);
 
 test("kill -9 while the disk is full loses no acknowledged entry and leaves a data directory that opens", async () => {
   const { res } = await fillUntilFull();
@@ -129,4 +133,4 @@ test("kill -9 while the disk is full loses no acknowledged entry and leaves a da
   const sample = [acknowledged[0], acknowledged[Math.floor(acknowledged.length / 2)], acknowledged[acknowledged.length - 1]];
   for (const id of sample) expect(await status(`/api/v1/workspace/logs/${id}`, { "X-API-Key": key })).toBe(200);
   expect((await post("/logs", batch("after")[0])).status).toBe(201);
-}, 60_000);
+}, SLOW_MS);

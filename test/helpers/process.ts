@@ -25,6 +25,12 @@ export interface ServerProcess {
   exited: Promise<number>;
 }
 
+/** serverFailure is an error saying what went wrong with what the server printed after its banner (which holds a key): in CI that log is all there is to go on. */
+export const serverFailure = (server: ServerProcess, what: string) =>
+  new Error(
+    `${what} (server exit code ${server.proc.exitCode}, signal ${server.proc.signalCode}); it printed after its banner:\n${server.output().slice(server.banner.length).slice(-8_000)}`,
+  );
+
 /**
  * spawnServer starts `bun src/main.ts` on dataDir, with the runtime settings npm start gives it, and resolves once it
  * listens. With SLUICE_TEST_CLUSTER set it starts a cluster of processes in dataDir instead (spawnCluster).
