@@ -1,5 +1,6 @@
 // The single binary (contract §1): `bun run build` makes an executable that serves and runs every CLI command
-// from a directory far from the repo and its node_modules, with lmdb's native addon embedded.
+// from a directory far from the repo and its node_modules, with lmdb's native addon embedded, and the libraries
+// read at run time (LogQL's grammar, RE2, nodemailer) bundled.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -7,6 +8,7 @@ import { join } from "node:path";
 import { compressSync } from "snappy";
 import { ExportLogsServiceRequest, PushRequest } from "../../src/ingest/protocols/schemas.ts";
 import { launchBrowser, role, signIn } from "../helpers/browser.ts";
+import { smtpReceiver } from "../helpers/receivers.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
 const KEY = /API key \(shown only now\):\s+(sl_development_rw_[A-Za-z0-9]+)/;
@@ -231,6 +233,64 @@ describe("the compiled binary", () => {
     }
     expect(await s.proc.exited).toBe(0);
   }, 60_000); // the first launch on a machine unpacks Chromium (@sparticuz/chromium): several seconds
+
+  test("LogQL (Grafana's grammar, RE2 regexes) answers in the binary, and an email channel's test notice leaves through nodemailer", async () => {
+    const dataDir = join(runDir, "loki-data");
+    const s = await serve(binary, dataDir);
+    const smtp = await smtpReceiver();
+    try {
+      const [ws] = await json(binary, ["workspaces", "list", "--data-dir", dataDir]);
+      const all = await json(binary, [
+        "keys",
+        "create",
+        "--workspace",
+        ws.id,
+        "--environment",
+        "development",
+        "--type",
+        "rw",
+        "--scopes",
+        "*",
+        "--data-dir",
+        dataDir,
+      ]);
+      const headers = { "x-api-key": all.key, "content-type": "application/json" };
+      const at = Date.parse("2026-11-22T10:00:00.000Z");
+      const bodies = ["card declined 4242", "card refused 17", "card declined soon", "all fine 3"].map((message, i) => ({
+        action: "checkout.pay",
+        level: i < 3 ? "error" : "info",
+        message,
+        clientTimestamp: new Date(at + i * 1000).toISOString(),
+      }));
+      expect((await fetch(`${s.base}${WS}/logs/bulk`, { method: "POST", headers, body: JSON.stringify(bodies) })).status).toBe(201);
+      const loki = async (params: Record<string, string>) => {
+        const r = await fetch(`${s.base}/loki/api/v1/query_range?${new URLSearchParams(params)}`, { headers });
+        if (r.status !== 200) throw new Error(`query_range ${params.query} answered ${r.status}: ${await r.text()}`);
+        return ((await r.json()) as { data: { result: { metric?: Record<string, string>; values: [string, string][] }[] } }).data.result;
+      };
+      const span = { start: `${at - 60_000}000000`, end: `${at + 60_000}000000` };
+      const lines = await loki({ query: '{action="checkout.pay"} |~ `card (declined|refused) \\d+`', limit: "10", direction: "forward", ...span });
+      expect(lines.flatMap((r) => r.values.map(([, line]) => line))).toEqual(["card declined 4242", "card refused 17"]);
+      const volume = await loki({ query: 'sum by (level) (count_over_time({action="checkout.pay"}[5m]))', step: "60s", ...span });
+      expect(Object.fromEntries(volume.map((r) => [r.metric?.level, Math.max(...r.values.map(([, v]) => Number(v)))]))).toEqual({ error: 3, info: 1 });
+
+      const channel = {
+        name: "mail",
+        type: "email",
+        config: { to: ["ops@example.com"], from: "sluice@example.com", smtp: { host: "127.0.0.1", port: smtp.port } },
+      };
+      const made = await fetch(`${s.base}${WS}/alerts/channels`, { method: "POST", headers, body: JSON.stringify(channel) });
+      expect(made.status).toBe(201);
+      const { id } = (await made.json()) as { id: string };
+      const tested = await sluice(binary, ["alerts", "test-channel", id, "--url", s.base, "--key", all.key]);
+      expect(tested.code).toBe(0);
+      expect(smtp.got.map((m) => m.to)).toEqual([["ops@example.com"]]);
+    } finally {
+      s.proc.kill("SIGTERM");
+      await smtp.stop();
+    }
+    expect(await s.proc.exited).toBe(0);
+  });
 
   test("without msgpackr's optional native extension the binary still writes and reads", async () => {
     const dd = ["--data-dir", join(runDir, "bare-data")];
