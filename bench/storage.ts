@@ -1,7 +1,7 @@
 // storage bench: what a data set costs on disk, divided by its raw JSON (each entry as GET /logs/{id} returns it).
-// Each data set is written through the app into a fresh data directory, in bulk requests of 1,000 distinct entries or
-// one entry a request; the server is stopped cleanly, and the directory's allocated size is read, with each LMDB
-// database's share. Sets written one a request are measured twice in the same run: as stored without the background
+// Each data set is written through the app into a fresh data directory, in bulk requests of 1,000 distinct entries (as
+// fast as they are stored, or a bulk every 10 s of the server's clock) or one entry a request; the server is stopped
+// cleanly, and the directory's allocated size is read, with each LMDB database's share. Sets written one a request are measured twice in the same run: as stored without the background
 // merge, the baseline, and with it merging small blocks into parts while they are written (storage/merge/merge.ts).
 // BENCH_STORAGE_ENTRIES sets the bulk sets' count (default 200,000), BENCH_STORAGE_SINGLE the others' (default 20,000);
 // BENCH_STORAGE_SETS=mix,as logged measures only the sets whose names contain one of its comma-separated words.
@@ -52,12 +52,16 @@ interface Measured {
 interface Writing {
   batch: number;
   merge: boolean;
+  /** the server's clock moves this far a request (unset: it is the real one, and bulks come as fast as they are stored) */
+  stepMs?: number;
 }
 
 /** measure writes `entries` through a fresh app, reads them all back as JSON for their raw size, and stops cleanly. */
-async function measure(name: string, count: number, entryAt: (i: number) => Record<string, unknown>, { batch, merge }: Writing): Promise<Measured> {
+async function measure(name: string, count: number, entryAt: (i: number) => Record<string, unknown>, { batch, merge, stepMs }: Writing): Promise<Measured> {
   const dataDir = mkdtempSync(join(tmpdir(), "sluice-bench-storage-"));
-  const s = compose({ dataDir, plans: new PlanTable(BUILT_IN_PLANS), adminToken: undefined, ipRatePerMinute: 1e9 }); // one client, many requests
+  let now = Date.now();
+  const clock = stepMs === undefined ? {} : { clock: () => now };
+  const s = compose({ dataDir, plans: new PlanTable(BUILT_IN_PLANS), adminToken: undefined, ipRatePerMinute: 1e9, ...clock }); // one client, many requests
   const ws = await s.admin.createWorkspace({ name: "bench", plan: "unlimited" });
   const key = (await s.admin.createKey(ws.id, { environment: "production", type: "rw" })).key;
   const headers = { "X-API-Key": key, "Content-Type": "application/json" };
@@ -68,6 +72,7 @@ async function measure(name: string, count: number, entryAt: (i: number) => Reco
     const body = batch === 1 ? JSON.stringify(entryAt(at)) : JSON.stringify(Array.from({ length: Math.min(batch, count - at) }, (_, k) => entryAt(at + k)));
     const res = await s.app.handle(new Request(`http://sluice/api/v1/workspace/logs${batch === 1 ? "" : "/bulk"}`, { method: "POST", headers, body }));
     if (res.status !== 201) throw new Error(`BUG: a write answered ${res.status}: ${await res.text()}`);
+    now += stepMs ?? 0;
   }
   if (merge) await s.entries.merger.mergeTenant({ ws: ws.id, env: "production" }, { ageMs: 0, idleMs: 0 }); // the last runs, not yet due
   const ingestPerSecond = count / ((performance.now() - started) / 1000);
@@ -120,10 +125,14 @@ export async function benchStorage() {
   const bulk = { batch: 1000, merge: false };
   const single = { batch: 1, merge: false };
   const merged = { batch: 1, merge: true };
+  const paced = { batch: 1000, merge: false, stepMs: 10_000 };
   const real = loghubEntries();
   const sets: [string, number, (i: number) => Record<string, unknown>, Writing][] = [
     ["standard mix (distinct), bulk", N, syntheticEntry, bulk],
     ["Loghub-style lines, bulk", N, loghubLike(), bulk],
+    // a service sending a bulk every 10 s (100 entries a second): blocks far apart in server time, as most are
+    ["standard mix, a bulk every 10 s", N, syntheticEntry, paced],
+    ["Loghub-style lines, a bulk every 10 s", N, loghubLike(), paced],
     // the issue's own reference: real lines as their systems logged them, where values repeat as they do in a service's log
     [
       hasLoghub()
