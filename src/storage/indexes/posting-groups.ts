@@ -5,16 +5,25 @@
 //
 // A group value is: a varint count, then per block, newest first, its millisecond below the key's (varint), its first
 // id (a UUIDv7 of the block's own millisecond as its last 10 bytes, another UUID as 16, else its UTF-16 units) and its positions: a varint count (0: every entry of the block), then
-// either their gaps as varints or a bitmap, whichever is shorter. A group value has an odd length, ending in GROUP;
-// a value of even length is a single block's positions as uint16 (the layout before groups), keyed by that block.
+// either their gaps as varints or a bitmap, whichever is shorter. A group value has an odd length, ending in
+// GROUP_EXTENT after how far below the key its oldest block lies (uint32, little-endian), so that a read passes over a
+// group or counts it without walking its blocks; values ending in GROUP (written before) lack it and are walked.
+// Decoders read the count's blocks and ignore what follows them. A value of even length is a single block's positions
+// as uint16 (the layout before groups), keyed by that block.
 
 import { VarintReader, varint } from "../format/varint.ts";
 
-/** A group spans at most this many milliseconds, so a reverse scan that starts this far above its top finds them all. */
-export const GROUP_SPAN_MS = 4096;
+/**
+ * A group spans at most this many milliseconds, so a reverse scan that starts this far above its top finds them all.
+ * Ten minutes: a service writing a bulk every few seconds still gets groups of many blocks (a key per block and term
+ * is what made postings six times larger at 100 entries a second), and a read of a past window passes over the few
+ * groups keyed above it by their extent alone. Reads of data stored under a shorter span only look further.
+ */
+export const GROUP_SPAN_MS = 600_000;
 /** Blocks in one group at most: a group is decoded whole. */
 export const GROUP_BLOCKS = 512;
 const GROUP = 0x47;
+const GROUP_EXTENT = 0x45;
 const UUID_TAG = 1;
 const UNITS_TAG = 0;
 /** a UUIDv7 whose first 6 bytes are its block's millisecond, as every id Sluice draws is: those 6 are not stored */
@@ -51,7 +60,9 @@ export function encodeGroup(blocks: readonly GroupedBlock[]): Uint8Array {
     putPositions(out, b.positions);
   }
   if (out.length % 2 === 1) out.push(0); // the value's length must be odd
-  out.push(GROUP);
+  const oldestBelow = top - blocks[blocks.length - 1].ms;
+  if (oldestBelow > 0xffffffff) out.push(GROUP);
+  else out.push(oldestBelow & 0xff, (oldestBelow >>> 8) & 0xff, (oldestBelow >>> 16) & 0xff, oldestBelow >>> 24, GROUP_EXTENT);
   return Uint8Array.from(out);
 }
 
@@ -75,11 +86,16 @@ function putPositions(out: number[], positions: number[] | null): void {
 
 /**
  * groupExtent tells how many blocks a group value lists and how far below its key's millisecond the oldest of them
- * lies, walking its bytes without decoding a block (a planner's count).
+ * lies: read from its end, or for a value written before that was kept, by walking its bytes without decoding a block.
  */
 export function groupExtent(value: Uint8Array): { blocks: number; oldestBelow: number } {
   const read = new VarintReader(value, "a stored posting group");
   const blocks = read.next();
+  const end = value.length - 1;
+  if (value[end] === GROUP_EXTENT && end >= 5) {
+    if (blocks > value.length) throw damaged(); // each block takes bytes of its own
+    return { blocks, oldestBelow: (value[end - 4] | (value[end - 3] << 8) | (value[end - 2] << 16) | (value[end - 1] << 24)) >>> 0 };
+  }
   let oldestBelow = 0;
   for (let k = 0; k < blocks; k++) {
     oldestBelow = read.next();

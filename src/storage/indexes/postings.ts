@@ -283,7 +283,7 @@ export class Postings {
         const { blocks, oldestBelow } = groupExtent(value);
         floor = ms - oldestBelow;
         if (ms < topMs && floor >= fromMs) n += blocks;
-        else for (const b of decodeGroup(ms, value, false)) if (inRange(b)) n++;
+        else if (floor <= topMs) for (const b of decodeGroup(ms, value, false)) if (inRange(b)) n++; // else every block is above the range
       }
       if (n >= cap) return cap;
     }
@@ -310,19 +310,23 @@ export class Postings {
     const inRange = (b: GroupedBlock) => b.ms >= fromMs && (b.ms < topMs || (topId !== undefined && b.ms === topMs && b.firstId <= topId));
     let pending: GroupedBlock[] = [];
     let last: GroupedBlock | undefined;
-    const scan = this.db.getRange({
+    const keys = this.db.getKeys({
       start: [ws, env, kind, term, topMs + GROUP_SPAN_MS + 1],
       end: [ws, env, kind, term, fromMs],
       reverse: true,
       snapshot: false,
     });
-    for (const { key, value } of scan) {
+    for (const key of keys) {
       const k = key as unknown[];
       const bound = { ms: k[4] as number, firstId: k[5] as string };
       let i = 0;
       for (; i < pending.length && newer(pending[i], bound); i++) if (!last || newer(last, pending[i])) yield (last = pending[i]);
       pending = pending.slice(i);
-      for (const b of blocksOf(k, value as Uint8Array, positions)) if (inRange(b)) pending.push(b);
+      // keyed above a past window: its extent, read in place, most often shows none of its blocks is in it
+      if (bound.ms > topMs && aboveRange(bound.ms, readInPlace(this.db, key), topMs)) continue;
+      const value = this.db.get(key) as Uint8Array | undefined; // a copy: its blocks read their ids from it later
+      if (!value) continue;
+      for (const b of blocksOf(k, value, positions)) if (inRange(b)) pending.push(b);
       if (pending.length > 1) pending.sort(byNewest);
     }
     for (const b of pending) if (!last || newer(last, b)) yield (last = b);
@@ -352,6 +356,11 @@ const byNewest = (a: { ms: number; firstId: string }, b: { ms: number; firstId: 
  * withStored is a group to store under a key that may already hold one (a block held again, as a restart does with
  * the blocks its marks list): the blocks of both, each once, so that storing it again never drops a block.
  */
+/** aboveRange tells whether every block of a stored value keyed at `ms` lies above `topMs`, by the group's extent alone. */
+function aboveRange(ms: number, value: Uint8Array | undefined, topMs: number): boolean {
+  return value === undefined || !isGroup(value) || ms - groupExtent(value).oldestBelow > topMs;
+}
+
 function withStored(key: unknown[], stored: Uint8Array | undefined, group: GroupedBlock[]): GroupedBlock[] {
   if (stored === undefined) return group;
   const all = [...group, ...blocksOf(key, stored, true)].sort(byNewest);
