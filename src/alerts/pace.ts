@@ -31,7 +31,8 @@ export class RoundPace implements Slice {
     const deadline = this.clock() + WRITES_FIRST_MS;
     while (this.writes.busy() && this.clock() < deadline) {
       let timer: ReturnType<typeof setTimeout> | undefined;
-      await Promise.race([this.writes.nextSettled(), new Promise<void>((resolve) => (timer = setTimeout(resolve, deadline - this.clock())))]);
+      const left = Math.max(0, deadline - this.clock()); // the clock moves on after the loop's test: never a negative timeout
+      await Promise.race([this.writes.nextSettled(), new Promise<void>((resolve) => (timer = setTimeout(resolve, left)))]);
       clearTimeout(timer);
       await nextTurn(); // the answered writes' own continuations (their responses) run before the next slice
     }
