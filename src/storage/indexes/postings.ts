@@ -38,6 +38,11 @@ const FLUSH_POSTINGS = 8192;
 const FLUSH_MS = 1000;
 /** Postings a flush puts in one event turn (one transaction): more would hold up the requests of that turn. */
 const FLUSH_TURN = 512;
+/**
+ * A flush's blocks join a term's newest stored group only while that group's value is at most this long: a term in
+ * every block would otherwise have its growing group decoded and written again by every flush, for ten minutes.
+ */
+const JOIN_MAX_BYTES = 2048;
 
 /** Postings reads posting lists, held and stored, and writes held ones a batch of blocks at a time. */
 export class Postings {
@@ -167,7 +172,8 @@ export class Postings {
       snapshot: false,
     })) {
       const k = at as unknown[];
-      return isGroup(value as Uint8Array) ? { at: k, blocks: blocksOf(k, value as Uint8Array, true) } : undefined;
+      const v = value as Uint8Array;
+      return isGroup(v) && v.length <= JOIN_MAX_BYTES ? { at: k, blocks: blocksOf(k, v, true) } : undefined;
     }
     return undefined;
   }

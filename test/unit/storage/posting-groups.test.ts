@@ -251,3 +251,27 @@ test("a term that comes once a flush joins its newest stored group while the gro
   );
   await dbs.root.close();
 });
+
+test("a flush leaves a term's newest stored group alone once its value passes 2 KB, and starts a group of its own", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "sluice-posting-groups-"));
+  dirs.push(dir);
+  const dbs = openDatabases(dir, () => {});
+  const postings = new Postings(dbs.postings, dbs.unindexed);
+  const tag: BlockTerms = [["t", "x", new Uint8Array(Uint16Array.from([0]).buffer)]];
+  const id = (i: number) => `00000000-0000-7000-8000-${i.toString(16).padStart(12, "0")}`;
+  const keys = () => dbs.postings.getKeysCount({ start: ["ws", "production", "t", "x"], end: ["ws", "production", "t", "x", 8.64e15 + 2] });
+  const written: { ms: number; firstId: string }[] = [];
+  // one block a flush, a millisecond apart: each joins the group until its value passes 2 KB (about 17 bytes a block)
+  for (let i = 0; keys() < 2; i++) {
+    written.push({ ms: 5_000 + i, firstId: id(i) });
+    postings.hold("ws", "production", 5_000 + i, id(i), tag);
+    expect(await postings.flush()).toBe(true);
+    expect(i).toBeLessThan(400);
+  }
+  const [newest, full] = [...dbs.postings.getRange({ start: ["ws", "production", "t", "x", 8.64e15], end: ["ws", "production", "t", "x", 0], reverse: true })];
+  expect((full.value as Uint8Array).length).toBeGreaterThan(2048);
+  expect((full.value as Uint8Array).length).toBeLessThan(2048 + 40);
+  expect(decodeGroup((newest.key as number[])[4], newest.value as Uint8Array, false)).toHaveLength(1);
+  expect([...postings.blocks("ws", "production", "t", "x", { fromMs: 0, toMs: 8.64e15 })]).toEqual(written.reverse().map((b) => ({ ...b, positions: [0] })));
+  await dbs.root.close();
+});
