@@ -78,16 +78,20 @@ const count = async (query: string) => {
 
 const status = async (path: string, headers: Record<string, string> = {}) => (await fetch(`${server.base}${path}`, { headers })).status;
 
-test("a write that finds the disk full is answered 503 with Retry-After, says storage is full, and stores none of the batch", async () => {
-  const { res, text, marker } = await fillUntilFull();
-  expect(acknowledged.length).toBeGreaterThan(0);
-  expect(res.status).toBe(503);
-  expect(Number(res.headers.get("retry-after"))).toBeGreaterThan(0);
-  const body = JSON.parse(text) as { error_code: string; message: string };
-  expect(body.error_code).toBe("INTERNAL_LOG_SERVICE_ERROR");
-  expect(body.message).toContain("storage is full");
-  expect(await count(`action="fill.${marker}"`)).toBe(0);
-}, SLOW_MS);
+test(
+  "a write that finds the disk full is answered 503 with Retry-After, says storage is full, and stores none of the batch",
+  async () => {
+    const { res, text, marker } = await fillUntilFull();
+    expect(acknowledged.length).toBeGreaterThan(0);
+    expect(res.status).toBe(503);
+    expect(Number(res.headers.get("retry-after"))).toBeGreaterThan(0);
+    const body = JSON.parse(text) as { error_code: string; message: string };
+    expect(body.error_code).toBe("INTERNAL_LOG_SERVICE_ERROR");
+    expect(body.message).toContain("storage is full");
+    expect(await count(`action="fill.${marker}"`)).toBe(0);
+  },
+  SLOW_MS,
+);
 
 test("while the disk is full the process keeps running: reads, /metrics and the admin API answer, /readyz 503, /healthz 200", async () => {
   const single = await post("/logs", batch("single")[0]); // one entry may still fit in pages LMDB freed inside its file
@@ -103,34 +107,42 @@ test("while the disk is full the process keeps running: reads, /metrics and the 
   expect(await count("")).toBe(acknowledged.length);
 });
 
-test("once space is freed, writes succeed again within 10 s without a restart, and /readyz answers 200", async () => {
-  disk.freeBallast(1);
-  const until = Date.now() + 10_000;
-  let stored: Response | undefined;
-  while (Date.now() < until) {
-    const res = await post("/logs/bulk", batch(`freed${++batchNo}z`));
-    if (res.status === 201) {
-      stored = res;
-      break;
+test(
+  "once space is freed, writes succeed again within 10 s without a restart, and /readyz answers 200",
+  async () => {
+    disk.freeBallast(1);
+    const until = Date.now() + 10_000;
+    let stored: Response | undefined;
+    while (Date.now() < until) {
+      const res = await post("/logs/bulk", batch(`freed${++batchNo}z`));
+      if (res.status === 201) {
+        stored = res;
+        break;
+      }
+      await res.arrayBuffer();
+      await Bun.sleep(250);
     }
-    await res.arrayBuffer();
-    await Bun.sleep(250);
-  }
-  expect(stored?.status).toBe(201);
-  acknowledged.push(...((await stored!.json()) as { ids: string[] }).ids);
-  expect(await status("/readyz")).toBe(200);
-  expect(await count("")).toBe(acknowledged.length);
-}, SLOW_MS);
+    expect(stored?.status).toBe(201);
+    acknowledged.push(...((await stored!.json()) as { ids: string[] }).ids);
+    expect(await status("/readyz")).toBe(200);
+    expect(await count("")).toBe(acknowledged.length);
+  },
+  SLOW_MS,
+);
 
-test("kill -9 while the disk is full loses no acknowledged entry and leaves a data directory that opens", async () => {
-  const { res } = await fillUntilFull();
-  expect(res.status).toBe(503);
-  server.proc.kill(9);
-  await server.exited;
-  disk.freeBallast(2);
-  server = await spawnServer(dataDir, { SLUICE_ACCESS_LOG: "off" });
-  expect(await count("")).toBe(acknowledged.length);
-  const sample = [acknowledged[0], acknowledged[Math.floor(acknowledged.length / 2)], acknowledged[acknowledged.length - 1]];
-  for (const id of sample) expect(await status(`/api/v1/workspace/logs/${id}`, { "X-API-Key": key })).toBe(200);
-  expect((await post("/logs", batch("after")[0])).status).toBe(201);
-}, SLOW_MS);
+test(
+  "kill -9 while the disk is full loses no acknowledged entry and leaves a data directory that opens",
+  async () => {
+    const { res } = await fillUntilFull();
+    expect(res.status).toBe(503);
+    server.proc.kill(9);
+    await server.exited;
+    disk.freeBallast(2);
+    server = await spawnServer(dataDir, { SLUICE_ACCESS_LOG: "off" });
+    expect(await count("")).toBe(acknowledged.length);
+    const sample = [acknowledged[0], acknowledged[Math.floor(acknowledged.length / 2)], acknowledged[acknowledged.length - 1]];
+    for (const id of sample) expect(await status(`/api/v1/workspace/logs/${id}`, { "X-API-Key": key })).toBe(200);
+    expect((await post("/logs", batch("after")[0])).status).toBe(201);
+  },
+  SLOW_MS,
+);
