@@ -15,9 +15,9 @@ import { VarintReader, varint } from "../format/varint.ts";
 
 /**
  * A group spans at most this many milliseconds, so a reverse scan that starts this far above its top finds them all.
- * Ten minutes: a service writing a bulk every few seconds still gets groups of many blocks (a key per block and term
- * is what made postings six times larger at 100 entries a second), and a read of a past window passes over the few
- * groups keyed above it by their extent alone. Reads of data stored under a shorter span only look further.
+ * Ten minutes: a service writing a bulk every few seconds still gets groups of many blocks, not a key per block and
+ * term, and a read of a past window passes over the few groups keyed above it by their extent alone. Reads of data
+ * stored under a shorter span only look further.
  */
 export const GROUP_SPAN_MS = 600_000;
 /** Blocks in one group at most: a group is decoded whole. */

@@ -358,15 +358,15 @@ const EMPTY = new Uint8Array(0);
 const MAX_MS = 8.64e15 + 1;
 const byNewest = (a: { ms: number; firstId: string }, b: { ms: number; firstId: string }) => (newer(a, b) ? -1 : newer(b, a) ? 1 : 0);
 
-/**
- * withStored is a group to store under a key that may already hold one (a block held again, as a restart does with
- * the blocks its marks list): the blocks of both, each once, so that storing it again never drops a block.
- */
 /** aboveRange tells whether every block of a stored value keyed at `ms` lies above `topMs`, by the group's extent alone. */
 function aboveRange(ms: number, value: Uint8Array | undefined, topMs: number): boolean {
   return value === undefined || !isGroup(value) || ms - groupExtent(value).oldestBelow > topMs;
 }
 
+/**
+ * withStored is a group to store under a key that may already hold one (a block held again, as a restart does with
+ * the blocks its marks list): the blocks of both, each once, so that storing it again never drops a block.
+ */
 function withStored(key: unknown[], stored: Uint8Array | undefined, group: GroupedBlock[]): GroupedBlock[] {
   if (stored === undefined) return group;
   const all = [...group, ...blocksOf(key, stored, true)].sort(byNewest);
