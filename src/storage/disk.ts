@@ -36,8 +36,9 @@ export async function commitCode(e: unknown): Promise<number | undefined> {
 }
 
 /**
- * DiskSpace tracks whether the data directory's disk refused a write for want of room. A smaller write may still fit
- * in pages LMDB freed inside its file, so only room on the disk, or a write as large as the refused one, ends it.
+ * DiskSpace tracks whether the data directory's disk refused a write for want of room. A small write may still fit in
+ * pages LMDB freed inside its file, so only room on the disk, or a write at least half as large as the refused one,
+ * ends it (a bulk stored after space was freed may be a little smaller than the bulk that was refused).
  */
 export class DiskSpace {
   /** the size of the smallest write refused since the disk was last known to have room */
@@ -53,9 +54,9 @@ export class DiskSpace {
     return new StorageFull(e);
   }
 
-  /** stored records a committed write of `bytes`: one as large as a refused one shows the disk has room again. */
+  /** stored records a committed write of `bytes`: one at least half as large as a refused one shows the disk has room again. */
   stored(bytes: number): void {
-    if (this.refusedBytes !== undefined && bytes >= this.refusedBytes) this.refusedBytes = undefined;
+    if (this.refusedBytes !== undefined && 2 * bytes >= this.refusedBytes) this.refusedBytes = undefined;
   }
 
   /** full tells whether writes cannot be stored: one found no room, and the disk has not had room freed since. */
