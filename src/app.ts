@@ -38,6 +38,7 @@ import { SessionStore } from "./storage/records/sessions.ts";
 import { AlertStore } from "./storage/records/alerts.ts";
 import { AlertService } from "./alerts/service.ts";
 import { AlertEvaluator } from "./alerts/evaluator.ts";
+import { SavedCells } from "./storage/records/cells.ts";
 import { Deliverer } from "./alerts/deliver.ts";
 import { sendMail } from "./alerts/email.ts";
 import type { Channel } from "./alerts/channels.ts";
@@ -112,6 +113,7 @@ export function services(deps: AppDeps) {
     notify: () => deliverer.pass(),
     resend: (channel, payload) => deliverer.resend(channel, payload),
     placement: deps.alertPlacement,
+    cells: new SavedCells(deps.dbs.cells),
   });
   const hub = new TailHub(entries);
   return {

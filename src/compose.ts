@@ -32,20 +32,27 @@ export function compose(options: SluiceOptions) {
   const dbs = { ...opened, ...(options.meta ? { meta: options.meta } : {}), ...(options.alerts ? { alerts: options.alerts } : {}) };
   const deps: AppDeps = { ...options, dbs };
   const parts = services(deps);
+  let closing: Promise<void> | undefined;
   return {
     ...parts,
     dbs,
     app: buildApp(deps, parts),
     /** close ends what a clean stop waits for (full-text segments, held postings), closes storage and ends the worker threads */
-    async close() {
-      parts.tails.closeAll(); // open tails would hold a clean stop forever
-      await parts.evaluator.stop(); // an evaluation under way stores its outcome before storage closes
-      await parts.deliverer.stop();
-      await parts.entries.settled();
-      await dbs.root.flushed;
-      await dbs.root.close();
-      await parts.entries.close();
-      await parts.ingest.close();
+    close(): Promise<void> {
+      // a second call waits for the first: nothing is written once storage is closing
+      closing ??= (async () => {
+        parts.tails.closeAll(); // open tails would hold a clean stop forever
+        await parts.evaluator.stop(); // an evaluation under way stores its outcome before storage closes
+        await parts.deliverer.stop();
+        await parts.entries.settled();
+        // count rules' cells for the next start; failing to save them costs that start a whole count, not the stop
+        await parts.evaluator.saveCells().catch((e) => console.error(JSON.stringify({ level: "warn", msg: "alert counts not saved", error: String(e) })));
+        await dbs.root.flushed;
+        await dbs.root.close();
+        await parts.entries.close();
+        await parts.ingest.close();
+      })();
+      return closing;
     },
   };
 }

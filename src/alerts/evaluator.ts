@@ -19,6 +19,8 @@ import { collectSamples } from "./samples.ts";
 import { EVERYWHERE, type Placement } from "./placement.ts";
 import { RoundPace } from "./pace.ts";
 import { WindowCounts } from "./window-counts.ts";
+import type { SavedCells } from "../storage/records/cells.ts";
+import { loadCells, saveCells } from "./saved-cells.ts";
 
 const EVALUATION_BUDGET_MS = 30_000;
 /** an evaluation is background work: it gives the event loop back after 1 ms, not a read's 5, so writes wait less behind it */
@@ -40,6 +42,8 @@ export interface EvaluatorDeps {
   resend(channel: Channel, payload: NoticePayload): void;
   /** which rules are evaluated here (a cluster's copy: its partition's, while its node owns them); default all */
   placement?: Placement;
+  /** where a clean stop leaves count rules' cells for the next start (saved-cells.ts); none: every start counts windows whole */
+  cells?: SavedCells;
 }
 
 /** movedAny tells whether a state changed in what a restart needs to decide notices alike: all but value and time. */
@@ -69,6 +73,14 @@ export class AlertEvaluator {
 
   constructor(private readonly d: EvaluatorDeps) {
     this.counts = new WindowCounts(d.entries);
+    if (d.cells) {
+      try {
+        loadCells(this.counts, d.entries, d.cells);
+      } catch (e) {
+        // the record is removed already: the first round counts every window whole, as without one
+        console.error(JSON.stringify({ level: "warn", msg: "saved alert counts unreadable; counting windows anew", error: String(e) }));
+      }
+    }
     this.pace = new RoundPace(d.entries.inFlight, EVALUATION_SLICE_MS);
   }
 
@@ -194,6 +206,20 @@ export class AlertEvaluator {
     const notices = this.noticesOf(t, rule, decision.announcements, windowAt(rule, atMs));
     await this.d.store.commitEvaluation(t, { ruleId: rule.id, atMs, ...decision, notices, retiring: true });
     if (notices.length) this.d.notify();
+  }
+
+  /** freshMs is the server time evaluations counted by /logs/hits' engine rather than from kept cells, since this start. */
+  get freshMs(): number {
+    return this.counts.freshMs;
+  }
+
+  /**
+   * saveCells stores the count rules' cells for the next start, after stop() and before storage closes; a write under
+   * way might not have dropped the cells it lands in yet, so then nothing is saved.
+   */
+  async saveCells(): Promise<void> {
+    if (!this.d.cells || this.running || this.d.entries.inFlight.busy()) return;
+    await saveCells(this.counts, this.d.entries, this.d.cells);
   }
 
   /** stop ends the timer and waits for an evaluation under way. */

@@ -59,6 +59,8 @@ const empty = (): Counts => ({ total: 0, groups: new Map() });
 export class WindowCounts {
   private readonly tenants = new Map<string, TenantCells>();
   private kept = 0;
+  /** server time counted by /logs/hits' engine rather than taken from kept cells, in all evaluations so far */
+  freshMs = 0;
 
   constructor(private readonly store: EntryStore) {
     store.onCommitted((b) => this.changed(b, b.ms, b.ms + 1));
@@ -134,6 +136,7 @@ export class WindowCounts {
   private async fresh(req: CountRequest, tenant: TenantCells, fromMs: number, toMs: number, cellMs: number, slice: Slice) {
     const { scope, query, field } = req;
     const run: Run = { fromMs, toMs, spoiled: false };
+    this.freshMs += toMs - fromMs;
     tenant.runs.add(run);
     tenant.horizon = Math.max(tenant.horizon, toMs);
     let hits: Awaited<ReturnType<typeof countHits>>;
@@ -165,6 +168,34 @@ export class WindowCounts {
     if (had) this.kept -= had.counts.groups.size + 1;
     level.set(start, { counts, usedAt: atMs });
     this.kept += size;
+  }
+
+  /** keptCells lists every cell kept, with what names its series, for a clean stop to save. */
+  *keptCells(): Generator<KeptCell> {
+    for (const [name, tenant] of this.tenants) {
+      const [ws, env] = name.split("\u0000") as [string, Tenant["env"]];
+      for (const [series, s] of tenant.series) {
+        for (const [coarse, level] of [
+          [false, s.fine],
+          [true, s.coarse],
+        ] as const) {
+          const cellMs = coarse ? COARSE * s.gridMs : s.gridMs;
+          for (const [startMs, cell] of level)
+            yield { ws, env, series, gridMs: s.gridMs, keepMs: s.keepMs, coarse, startMs, cellMs, counts: cell.counts, usedAt: cell.usedAt };
+        }
+      }
+    }
+  }
+
+  /** adopt keeps a cell an earlier run saved, once its caller has checked that no block inside it changed since. */
+  adopt(c: KeptCell): void {
+    const tenant = this.tenantOf(c);
+    let series = tenant.series.get(c.series);
+    if (!series)
+      tenant.series.set(c.series, (series = { gridMs: c.gridMs, fine: new Map(), coarse: new Map(), usedAt: c.usedAt, sweptAt: c.usedAt, keepMs: c.keepMs }));
+    series.usedAt = Math.max(series.usedAt, c.usedAt);
+    tenant.horizon = Math.max(tenant.horizon, c.startMs + c.cellMs); // a block committed inside it from now on drops it
+    this.keep(c.coarse ? series.coarse : series.fine, c.startMs, c.counts, c.usedAt);
   }
 
   /** changed drops the cells that a block committed or deleted at a server time in [fromMs, toMs) makes wrong, and spoils such runs. */
@@ -224,6 +255,19 @@ export class WindowCounts {
     for (const level of [series.fine, series.coarse]) for (const start of [...level.keys()]) this.forget(level, start);
     tenant.series.delete(key);
   }
+}
+
+/** KeptCell is one kept cell with the names of its tenant and series, as a clean stop saves it. */
+export interface KeptCell extends Tenant {
+  /** the series' name: its query's text, group field and grid */
+  series: string;
+  gridMs: number;
+  keepMs: number;
+  coarse: boolean;
+  startMs: number;
+  cellMs: number;
+  counts: Counts;
+  usedAt: number;
 }
 
 /** CountRequest is what one count rule's evaluation asks of its cells. */

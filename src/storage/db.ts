@@ -36,6 +36,8 @@ export interface Databases {
   bounds: Database;
   /** alerts: alert channels, rules, silences, states, history and the notification outbox (see alerts.ts). */
   alerts: Database;
+  /** cells: the alert evaluator's counts saved at a clean stop, for the next start to check and reuse (records/cells.ts). */
+  cells: Database;
 }
 
 /** 1 TiB: address space only, of the 128 TiB a process has; a process holding many environments maps less each */
@@ -73,6 +75,7 @@ export function openDatabases(dataDir: string, log = logLine, mapBytes = DEFAULT
     stats: root.openDB({ name: "stats", encoding: "msgpack" }),
     bounds: root.openDB({ name: "bounds", encoding: "binary" }),
     alerts: root.openDB({ name: "alerts", encoding: "msgpack" }),
+    cells: root.openDB({ name: "cells", encoding: "binary" }),
   };
   upgradeIndexes(dbs, log);
   return dbs;

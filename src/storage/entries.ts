@@ -33,6 +33,7 @@ import { rangeKeys, type BlockRef, type ScanRange, type Tenant } from "./keys.ts
 import { Postings } from "./indexes/postings.ts";
 import { blockTerms, termsOf, type PostingKind } from "./indexes/posting-terms.ts";
 import { countKeys } from "./count.ts";
+import { blockSignature } from "./signature.ts";
 import { resumingKeys } from "./resume.ts";
 import { StatsStore } from "./stats.ts";
 import { type BlockKey, BoundsStore, type ClientBounds } from "./indexes/bounds.ts";
@@ -268,6 +269,11 @@ export class EntryStore {
     if (!start) return { n: 0 };
     const { n, last } = countKeys(this.db, { start: [ws, env, ...start], end: [ws, env, fromMs], reverse: true }, cap);
     return { n, reach: last === undefined ? undefined : ((last as unknown[])[2] as number) };
+  }
+
+  /** signature digests which blocks [fromMs, toMs) holds: it differs once a block is stored or deleted there (signature.ts). */
+  signature(tenant: Tenant, fromMs: number, toMs: number): string {
+    return blockSignature(this.db, tenant, fromMs, toMs);
   }
 
   /**

@@ -9,7 +9,9 @@ import { IdGenerator } from "../../src/ids.ts";
 import { checkEntry } from "../../src/ingest/rules.ts";
 import { BUILT_IN_PLANS } from "../../src/limits/plans.ts";
 import { TimeSlicer } from "../../src/query/slice.ts";
-import type { Entry } from "../../src/storage/entries.ts";
+import { openDatabases } from "../../src/storage/db.ts";
+import { type Entry, EntryStore } from "../../src/storage/entries.ts";
+import { UsageStore } from "../../src/storage/usage.ts";
 import { removeDir, startTestSluice, type TestSluice, WS } from "../helpers/sluice.ts";
 
 const BASE = Date.parse("2026-11-27T10:00:00.000Z");
@@ -35,11 +37,11 @@ async function fresh() {
 }
 
 /** store commits `n` entries at server time `ms` straight into storage, as a cluster copy catching up does: at any time. */
-async function store(ms: number, n: number, level = (i: number) => LEVELS[i % LEVELS.length]) {
+async function store(ms: number, n: number, level = (i: number) => LEVELS[i % LEVELS.length], into: Pick<EntryStore, "append"> = s.svc.entries) {
   const raws = Array.from({ length: n }, (_, i) => ({ action: "a", level: level(i), clientTimestamp: new Date(ms).toISOString() }));
   const drawn = new IdGenerator().next(n, ms); // a generator of its own: one shared would not go back in time
   const entries = raws.map((r, i) => ({ ...checkEntry(r, i, BUILT_IN_PLANS[3]).entry!, id: drawn.ids[i] }) as unknown as Entry);
-  await s.svc.entries.append(tenant, drawn.ms, entries, -1);
+  await into.append(tenant, drawn.ms, entries, -1);
 }
 
 async function makeRule(over: Record<string, unknown>): Promise<Rule> {
@@ -137,4 +139,63 @@ test("a count rule's cells: after a restart, entries stored inside a window coun
   s = startTestSluice(s.dir, { clock: () => now, alertMinEveryMs: 1000 });
   await store(t - 3000, 6);
   expect(await evaluated(rule, t + 10_000)).toEqual(await counted(rule, t + 10_000, 60_000));
+});
+
+/** restart stops the server cleanly and starts it again on the same data directory. */
+async function restart() {
+  await s.close();
+  s = startTestSluice(s.dir, { clock: () => now, alertMinEveryMs: 1000 });
+}
+
+test("a count rule's cells: a clean stop keeps them, and the first evaluation after the start counts only the new cell", async () => {
+  await fresh();
+  const t = BASE + 50 * 60_000;
+  for (let k = 1; k <= 12; k++) await store(t - k * 4500, 3);
+  const rule = await makeRule({ group_by: ["level"], window: "1m" });
+  expect(await evaluated(rule, t)).toEqual(await counted(rule, t, 60_000));
+  await restart();
+  await store(t + 4000, 5); // in the one cell no evaluation has counted
+  expect(s.svc.evaluator.freshMs).toBe(0);
+  expect(await evaluated(rule, t + 10_000)).toEqual(await counted(rule, t + 10_000, 60_000));
+  expect(s.svc.evaluator.freshMs).toBe(10_000); // [t, t + 10 s) counted; the 50 s before it from the saved cells
+});
+
+test("a count rule's cells: a saved cell whose range got a block while the server was down is dropped at the start", async () => {
+  await fresh();
+  const t = BASE + 60 * 60_000;
+  for (let k = 1; k <= 12; k++) await store(t - k * 4500, 3);
+  const rule = await makeRule({ group_by: ["level"], window: "1m" });
+  const before = await evaluated(rule, t);
+  expect(before).toEqual(await counted(rule, t, 60_000));
+  await s.close();
+  // an import writing straight into storage while the server is down, at a server time inside a saved cell
+  const dbs = openDatabases(s.dir);
+  const entries = new EntryStore(dbs, new UsageStore(dbs.usage));
+  await store(t - 31_000, 4, undefined, entries);
+  await entries.settled();
+  await dbs.root.close();
+  await entries.close();
+  s = startTestSluice(s.dir, { clock: () => now, alertMinEveryMs: 1000 });
+  const want = await counted(rule, t + 10_000, 60_000);
+  expect(await evaluated(rule, t + 10_000)).toEqual(want);
+  expect(s.svc.evaluator.freshMs).toBe(20_000); // the new cell and the one the import changed
+});
+
+test("a count rule's cells: a saved cell whose blocks retention deleted while the server was down is dropped at the start", async () => {
+  await fresh();
+  const t = BASE + 70 * 60_000;
+  for (let k = 1; k <= 12; k++) await store(t - k * 4500, 3);
+  const rule = await makeRule({ group_by: ["level"], window: "1m" });
+  expect(await evaluated(rule, t)).toEqual(await counted(rule, t, 60_000));
+  await s.close();
+  // a retention sweep of another process on the data directory, its floor inside the saved cells
+  const dbs = openDatabases(s.dir);
+  const entries = new EntryStore(dbs, new UsageStore(dbs.usage));
+  while ((await entries.deleteBefore(tenant, t - 42_000, 64)) > 0);
+  await entries.settled();
+  await dbs.root.close();
+  await entries.close();
+  s = startTestSluice(s.dir, { clock: () => now, alertMinEveryMs: 1000 });
+  expect(await evaluated(rule, t + 10_000)).toEqual(await counted(rule, t + 10_000, 60_000));
+  expect(s.svc.evaluator.freshMs).toBe(20_000); // the new cell and [t − 50 s, t − 40 s), which lost blocks
 });
