@@ -135,15 +135,23 @@ test("a count rule's cells: after a restart, entries stored inside a window coun
   for (let k = 1; k <= 12; k++) await store(t - k * 4500, 3);
   const rule = await makeRule({ group_by: ["level"], window: "1m" });
   expect(await evaluated(rule, t)).toEqual(await counted(rule, t, 60_000));
-  await s.close();
-  s = startTestSluice(s.dir, { clock: () => now, alertMinEveryMs: 1000 });
+  await restart();
   await store(t - 3000, 6);
   expect(await evaluated(rule, t + 10_000)).toEqual(await counted(rule, t + 10_000, 60_000));
 });
 
-/** restart stops the server cleanly and starts it again on the same data directory. */
-async function restart() {
+/** restart stops the server cleanly and starts it again on the same data directory; `whileDown` works on that directory between. */
+async function restart(whileDown?: (entries: EntryStore) => Promise<unknown>) {
   await s.close();
+  if (whileDown) {
+    // another process on the data directory: an import writing straight into storage, a retention sweep
+    const dbs = openDatabases(s.dir);
+    const entries = new EntryStore(dbs, new UsageStore(dbs.usage));
+    await whileDown(entries);
+    await entries.settled();
+    await dbs.root.close();
+    await entries.close();
+  }
   s = startTestSluice(s.dir, { clock: () => now, alertMinEveryMs: 1000 });
 }
 
@@ -167,15 +175,7 @@ test("a count rule's cells: a saved cell whose range got a block while the serve
   const rule = await makeRule({ group_by: ["level"], window: "1m" });
   const before = await evaluated(rule, t);
   expect(before).toEqual(await counted(rule, t, 60_000));
-  await s.close();
-  // an import writing straight into storage while the server is down, at a server time inside a saved cell
-  const dbs = openDatabases(s.dir);
-  const entries = new EntryStore(dbs, new UsageStore(dbs.usage));
-  await store(t - 31_000, 4, undefined, entries);
-  await entries.settled();
-  await dbs.root.close();
-  await entries.close();
-  s = startTestSluice(s.dir, { clock: () => now, alertMinEveryMs: 1000 });
+  await restart((entries) => store(t - 31_000, 4, undefined, entries)); // at a server time inside a saved cell
   const want = await counted(rule, t + 10_000, 60_000);
   expect(await evaluated(rule, t + 10_000)).toEqual(want);
   expect(s.svc.evaluator.freshMs).toBe(20_000); // the new cell and the one the import changed
@@ -187,15 +187,9 @@ test("a count rule's cells: a saved cell whose blocks retention deleted while th
   for (let k = 1; k <= 12; k++) await store(t - k * 4500, 3);
   const rule = await makeRule({ group_by: ["level"], window: "1m" });
   expect(await evaluated(rule, t)).toEqual(await counted(rule, t, 60_000));
-  await s.close();
-  // a retention sweep of another process on the data directory, its floor inside the saved cells
-  const dbs = openDatabases(s.dir);
-  const entries = new EntryStore(dbs, new UsageStore(dbs.usage));
-  while ((await entries.deleteBefore(tenant, t - 42_000, 64)) > 0);
-  await entries.settled();
-  await dbs.root.close();
-  await entries.close();
-  s = startTestSluice(s.dir, { clock: () => now, alertMinEveryMs: 1000 });
+  await restart(async (entries) => {
+    while ((await entries.deleteBefore(tenant, t - 42_000, 64)) > 0); // its floor inside the saved cells
+  });
   expect(await evaluated(rule, t + 10_000)).toEqual(await counted(rule, t + 10_000, 60_000));
   expect(s.svc.evaluator.freshMs).toBe(20_000); // the new cell and [t − 50 s, t − 40 s), which lost blocks
 });
