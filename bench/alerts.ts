@@ -151,11 +151,18 @@ export async function benchAlerts() {
     const post = async () => void (await call("/logs", single));
     const writes = await writeLatency(post, round);
     console.table(writes.pooled);
-    // the first round after a start: no counts are kept across it, so every window is counted whole; once alone for its
-    // CPU, then after a second start with POSTs beside it, and POSTs over as long a span without a round after it
+    // the first round after a start: a clean stop saves the count rules' cells and the start adopts those whose blocks
+    // are unchanged; once alone for its CPU, then after a second start with POSTs beside it, and POSTs over as long a
+    // span without a round after it
+    const stops: number[] = [];
+    const starts: number[] = [];
     const restart = async () => {
+      let t = performance.now();
       await s.close();
+      stops.push(performance.now() - t);
+      t = performance.now();
       s = compose(options);
+      starts.push(performance.now() - t);
       await postsDuring(post, Bun.sleep(3000)); // the start's own work (indexes loaded, code warmed) is not the round's
     };
     await restart();
@@ -168,6 +175,8 @@ export async function benchAlerts() {
     console.table([
       { what: "the first round after a start", cpu_ms: alone.cpu.toFixed(0), wall_ms: alone.wall.toFixed(0), cost: share(alone.cpu) },
       { what: "the next round", cpu_ms: (await round()).cpu.toFixed(0) },
+      { what: "a clean stop (saves the cells), each of the two", wall_ms: stops.map((ms) => ms.toFixed(0)).join(", ") },
+      { what: "the start until it serves (adopts the cells), each of the two", wall_ms: starts.map((ms) => ms.toFixed(0)).join(", ") },
     ]);
     const restarted = [
       latencies(
