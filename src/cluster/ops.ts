@@ -100,7 +100,7 @@ export async function initCluster(
     made.push(retried(() => kvm.create(NODES_BUCKET, { replicas: settings.replicas, history: 1, ttl: NODE_TTL_MS })));
     await Promise.all(made);
     await clusterKv.put("config", JSON.stringify(settings));
-    // one writer, a plain put: conditional appends do not serialize on R3 streams of nats-server 2.9 (README)
+    // one writer, a plain put: conditional appends do not serialize on R3 streams of nats-server 2.9
     if ((await clusterKv.get(PEER_SECRET))?.operation !== "PUT")
       await clusterKv.put(PEER_SECRET, Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url"));
   });

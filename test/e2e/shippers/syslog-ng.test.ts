@@ -30,7 +30,7 @@ beforeAll(async () => {
   key = await (await l.s.workspace()).key("development", "rw");
   dir = mkdtempSync(join(tmpdir(), "sluice-syslog-ng-"));
   port = await freePort();
-  // the README's destination, with a batch of one line so the test need not wait for a batch to fill
+  // docs/sending-logs.md's destination, with a batch of one line so the test need not wait for a batch to fill
   writeFileSync(
     join(dir, "syslog-ng.conf"),
     `@version: 3.38
