@@ -124,7 +124,7 @@ export class TurnCommitter {
       puts.push(this.to.bounds.put(b.ws, b.env, b.ms, b.firstId, b.clientBounds));
       puts.push(this.to.postings.mark(b.ws, b.env, b.ms, b.firstId)); // its postings are held, then stored in batches (postings.ts)
       puts.push(this.to.needles.mark(b.ws, b.env, { ms: b.ms, firstId: b.firstId, size: b.size, stripes: b.filters }));
-      for (const action of b.actions) this.to.dictionary.add(b.ws, b.env, action, puts);
+      this.to.dictionary.add(b.ws, b.env, b.actions, puts);
     }
     const bytes = blocks.reduce((n, b) => n + b.value.length, 0);
     Promise.all(puts).then(

@@ -18,6 +18,8 @@ export function trigrams(text: string): string[] {
 
 /** Fragments whose matching actions a tenant keeps at most: a few queries' worth. */
 const KEPT_FRAGMENTS = 64;
+/** Actions known to be committed, kept at most, across tenants: past it they are forgotten and read again. */
+const KNOWN_ACTIONS = 100_000;
 
 /** Kept is a tenant's actions found by fragment, forgotten when a new action is put. */
 interface Kept {
@@ -28,22 +30,48 @@ interface Kept {
 
 export class Dictionary {
   private readonly kept = new Map<string, Kept>();
+  /** actions committed, by tenant: a block's distinct actions are looked up without a read (dictionary keys are never removed) */
+  private readonly known = new Map<string, Set<string>>();
+  private knownCount = 0;
 
   constructor(readonly db: Database) {}
 
   /**
-   * add queues the puts that record an action value, unless it is committed already, onto `puts`; queue them
-   * with the entry's. A value still in flight may be put twice: the same keys and values, so harmless.
+   * add queues the puts that record a block's distinct action values, but those committed already, onto `puts`;
+   * queue them with the block's. A value still in flight may be put twice: the same keys and values, so harmless.
    */
-  add(ws: string, env: Environment, action: string, puts: Promise<unknown>[]): void {
-    const records = this.records(ws, env, action);
-    if (records.length === 0) return;
-    const kept = this.keptOf(ws, env);
-    kept.pending++;
-    kept.byFragment.clear();
-    const mine = records.map(([key, value]) => this.db.put(key, value));
-    puts.push(...mine);
-    void Promise.allSettled(mine).then(() => kept.pending--);
+  add(ws: string, env: Environment, actions: Iterable<string>, puts: Promise<unknown>[]): void {
+    const tenant = `${ws}\u0000${env}`;
+    const known = this.known.get(tenant);
+    for (const action of actions) {
+      if (known?.has(action)) continue;
+      const records = this.records(ws, env, action);
+      if (records.length === 0) {
+        this.know(tenant, action);
+        continue;
+      }
+      const kept = this.keptOf(ws, env);
+      kept.pending++;
+      kept.byFragment.clear();
+      const mine = records.map(([key, value]) => this.db.put(key, value));
+      puts.push(...mine);
+      void Promise.allSettled(mine).then((settled) => {
+        kept.pending--;
+        if (settled.every((s) => s.status === "fulfilled")) this.know(tenant, action);
+      });
+    }
+  }
+
+  /** know notes an action as committed for a tenant. */
+  private know(tenant: string, action: string): void {
+    if (this.knownCount >= KNOWN_ACTIONS) {
+      this.known.clear();
+      this.knownCount = 0;
+    }
+    let set = this.known.get(tenant);
+    if (!set) this.known.set(tenant, (set = new Set()));
+    if (!set.has(action)) this.knownCount++;
+    set.add(action);
   }
 
   /** addSync records an action value inside a synchronous transaction (a rebuild, layout.ts). */
