@@ -48,6 +48,11 @@ export function encodeGroup(blocks: readonly GroupedBlock[]): Uint8Array {
   const top = blocks[0].ms;
   for (const b of blocks) {
     varint(out, top - b.ms);
+    if (b instanceof StoredBlock) {
+      // a block read from a group being joined: its bytes as they are, not its id and positions made and encoded again
+      for (const byte of b.encoded) out.push(byte);
+      continue;
+    }
     if (UUID.test(b.firstId)) {
       const own = b.firstId.startsWith(msHex(b.ms));
       out.push(own ? OWN_MS_TAG : UUID_TAG);
@@ -135,6 +140,7 @@ export function decodeGroup(ms: number, value: Uint8Array, positions: boolean): 
   const out: GroupedBlock[] = [];
   for (let k = 0; k < n; k++) {
     const blockMs = ms - read.next();
+    const start = read.at;
     const tag = value[read.at++];
     let id: number | string = read.at;
     if (tag === UUID_TAG || tag === OWN_MS_TAG) {
@@ -159,7 +165,7 @@ export function decodeGroup(ms: number, value: Uint8Array, positions: boolean): 
         read.at += bytes;
       }
     }
-    out.push(new StoredBlock(blockMs, value, tag, id, positionsAt, count, positions));
+    out.push(new StoredBlock(blockMs, value, tag, id, positionsAt, count, positions, start, read.at));
   }
   return out;
 }
@@ -179,7 +185,15 @@ class StoredBlock implements GroupedBlock {
     private readonly positionsAt: number,
     private readonly count: number,
     private readonly withPositions: boolean,
+    /** where its id's tag starts and its positions end: what encodeGroup copies instead of encoding them again */
+    private readonly start: number,
+    private readonly end: number,
   ) {}
+
+  /** encoded is the block's id and positions as its group value holds them. */
+  get encoded(): Uint8Array {
+    return this.value.subarray(this.start, this.end);
+  }
 
   get firstId(): string {
     if (this.id !== undefined) return this.id;

@@ -59,6 +59,31 @@ test("a group value returns its blocks as they were given, and groupExtent their
   );
 });
 
+test("a group joined from a stored group's blocks (their bytes copied) is the value the same blocks make given anew, under a new key too", () => {
+  fc.assert(
+    fc.property(
+      fc.integer({ min: 2 ** 33, max: 2 ** 45 }),
+      fc.array(fc.record({ back: fc.nat(GROUP_SPAN_MS), firstId, ownMs: fc.boolean(), positions }), { minLength: 2, maxLength: 20 }),
+      fc.nat({ max: 19 }),
+      (top, drafts, cut) => {
+        const blocks: GroupedBlock[] = drafts
+          .map((d, i) => {
+            const ms = top - (i === 0 ? 0 : d.back);
+            return { ms, firstId: d.ownMs && UUID.test(d.firstId) ? withMs(d.firstId, ms) : d.firstId, positions: d.positions };
+          })
+          .sort((a, b) => b.ms - a.ms);
+        // the older blocks stored as a group keyed by the newest of them; a flush puts the newer ones before them
+        const split = 1 + (cut % (blocks.length - 1));
+        const older = blocks.slice(split);
+        const stored = decodeGroup(older[0].ms, encodeGroup(older), cut % 2 === 0);
+        expect(encodeGroup([...blocks.slice(0, split), ...stored])).toEqual(encodeGroup(blocks));
+        expect(encodeGroup(stored)).toEqual(encodeGroup(older));
+      },
+    ),
+    { numRuns: 300 },
+  );
+});
+
 test("a block's first id drawn in the block's own millisecond takes 10 bytes of a group value, any other UUID 16", () => {
   const ms = Date.UTC(2026, 10, 28, 12, 34, 56, 789);
   const own = withMs("0190c5a1-2b3c-7d4e-8f5a-6b7c8d9e0f1a", ms);
