@@ -103,7 +103,10 @@ export async function benchScale() {
       const r = await call(server.base, cursor ? { ...pageBody, cursorID: cursor[0], cursorTS: cursor[1] } : pageBody);
       cursor = [r.headers.get("x-next-cursor-id")!, r.headers.get("x-next-cursor-ts")!];
       await r.arrayBuffer();
-      if (!cursor[0]) throw new Error(`level=warn ends at page ${page} of ${TOTAL.toLocaleString("en")} entries, before page 100: set BENCH_SCALE_ENTRIES to 200,000 or more`);
+      if (!cursor[0])
+        throw new Error(
+          `level=warn ends at page ${page} of ${TOTAL.toLocaleString("en")} entries, before page 100: set BENCH_SCALE_ENTRIES to 200,000 or more`,
+        );
     }
     const [page1, page100] = await timeTogether(
       [

@@ -30,6 +30,7 @@
 //   written by an older version, opened by one process.
 // - loki/tail.test.ts (§17): a Loki tail is a WebSocket on a listening server, which a TestSluice cluster does not
 //   run; cluster-loki-tail.test.ts tails through a listening front that relays it to the partition's tail owner.
+// - docs.test.ts: the guide's commands, run as a newcomer runs them against one process that `npm start` started.
 // - binary, compose, crash, internal-error, ui-browser: the compiled binary, the composition root, kill -9 of one
 //   process mid-write, injected storage faults, and a headless Chromium, all of one process.
 import { expect, test } from "bun:test";
