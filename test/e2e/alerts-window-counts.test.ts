@@ -132,13 +132,19 @@ test("a count rule's cells: retention deleting inside a counted window takes the
 test("a count rule's cells: after a restart, entries stored inside a window counted before it are counted", async () => {
   await fresh();
   const t = BASE + 40 * 60_000;
-  for (let k = 1; k <= 12; k++) await store(t - k * 4500, 3);
-  const rule = await makeRule({ group_by: ["level"], window: "1m" });
-  expect(await evaluated(rule, t)).toEqual(await counted(rule, t, 60_000));
+  const rule = await evaluatedOverAMinute(t);
   await restart();
   await store(t - 3000, 6);
   expect(await evaluated(rule, t + 10_000)).toEqual(await counted(rule, t + 10_000, 60_000));
 });
+
+/** evaluatedOverAMinute stores 12 writes in the minute before t, and evaluates a 1m count rule by level at t (checked against hits). */
+async function evaluatedOverAMinute(t: number) {
+  for (let k = 1; k <= 12; k++) await store(t - k * 4500, 3);
+  const rule = await makeRule({ group_by: ["level"], window: "1m" });
+  expect(await evaluated(rule, t)).toEqual(await counted(rule, t, 60_000));
+  return rule;
+}
 
 /** restart stops the server cleanly and starts it again on the same data directory; `whileDown` works on that directory between. */
 async function restart(whileDown?: (entries: EntryStore) => Promise<unknown>) {
@@ -158,9 +164,7 @@ async function restart(whileDown?: (entries: EntryStore) => Promise<unknown>) {
 test("a count rule's cells: a clean stop keeps them, and the first evaluation after the start counts only the new cell", async () => {
   await fresh();
   const t = BASE + 50 * 60_000;
-  for (let k = 1; k <= 12; k++) await store(t - k * 4500, 3);
-  const rule = await makeRule({ group_by: ["level"], window: "1m" });
-  expect(await evaluated(rule, t)).toEqual(await counted(rule, t, 60_000));
+  const rule = await evaluatedOverAMinute(t);
   await restart();
   await store(t + 4000, 5); // in the one cell no evaluation has counted
   expect(s.svc.evaluator.freshMs).toBe(0);
@@ -171,10 +175,7 @@ test("a count rule's cells: a clean stop keeps them, and the first evaluation af
 test("a count rule's cells: a saved cell whose range got a block while the server was down is dropped at the start", async () => {
   await fresh();
   const t = BASE + 60 * 60_000;
-  for (let k = 1; k <= 12; k++) await store(t - k * 4500, 3);
-  const rule = await makeRule({ group_by: ["level"], window: "1m" });
-  const before = await evaluated(rule, t);
-  expect(before).toEqual(await counted(rule, t, 60_000));
+  const rule = await evaluatedOverAMinute(t);
   await restart((entries) => store(t - 31_000, 4, undefined, entries)); // at a server time inside a saved cell
   const want = await counted(rule, t + 10_000, 60_000);
   expect(await evaluated(rule, t + 10_000)).toEqual(want);
@@ -184,9 +185,7 @@ test("a count rule's cells: a saved cell whose range got a block while the serve
 test("a count rule's cells: a saved cell whose blocks retention deleted while the server was down is dropped at the start", async () => {
   await fresh();
   const t = BASE + 70 * 60_000;
-  for (let k = 1; k <= 12; k++) await store(t - k * 4500, 3);
-  const rule = await makeRule({ group_by: ["level"], window: "1m" });
-  expect(await evaluated(rule, t)).toEqual(await counted(rule, t, 60_000));
+  const rule = await evaluatedOverAMinute(t);
   await restart(async (entries) => {
     while ((await entries.deleteBefore(tenant, t - 42_000, 64)) > 0); // its floor inside the saved cells
   });
