@@ -1,8 +1,9 @@
 // alerts-writes: whether evaluations delay writes (contract §16): single POSTs one after another, in 10 s phases
-// without and with the rules evaluated (a round at the start of each 10 s, as their `every` asks), alternated in
-// pairs in one run; each POST's latency through app.handle, the evaluations sharing its event loop as in a server.
-// Most POSTs of a phase come after its round: the POSTs begun while a round ran are shown apart, beside the POSTs
-// of the same span at the start of the phases without rules.
+// without and with the rules (a round at the start of each 10 s, as their `every` asks), alternated in pairs in one
+// run; each POST's latency through app.handle, the evaluations sharing its event loop as in a server. Without the
+// rules, the POSTs go to a workspace that has none; with them, to the rules' own, whose count series count each
+// committed block. Most POSTs of a phase come after its round: the POSTs begun while a round ran are shown apart,
+// beside the POSTs of the same span at the start of the phases without rules. The process's CPU a POST, per kind.
 const PHASE_MS = 10_000;
 
 const pct = (xs: number[], p: number) => xs[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
@@ -13,12 +14,19 @@ interface Post {
   ms: number;
 }
 
-/** latencies is p50, p99 and the largest of some POSTs' latencies. */
-export function latencies(what: string, ms: number[]) {
+/** latencies is p50, p99 and the largest of some POSTs' latencies, and the CPU a POST when it is known. */
+export function latencies(what: string, ms: number[], cpuMs?: number) {
   const sorted = [...ms].sort((a, b) => a - b);
   const f = (x: number | undefined) => (x === undefined ? "-" : x.toFixed(1));
-  return { what, posts: sorted.length, p50_ms: f(pct(sorted, 50)), p99_ms: f(pct(sorted, 99)), max_ms: f(sorted.at(-1)) };
+  const cpu = cpuMs === undefined ? "-" : `${((1000 * cpuMs) / sorted.length).toFixed(0)} µs`;
+  return { what, posts: sorted.length, p50_ms: f(pct(sorted, 50)), p99_ms: f(pct(sorted, 99)), max_ms: f(sorted.at(-1)), cpu_a_post: cpu };
 }
+
+/** cpuMs is this process's CPU time so far, user and system. */
+const cpuMs = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+};
 
 /** postsDuring posts one after another until `work` settles; each POST's start and latency. */
 export async function postsDuring(post: () => Promise<void>, work: Promise<unknown>): Promise<Post[]> {
@@ -35,18 +43,24 @@ export async function postsDuring(post: () => Promise<void>, work: Promise<unkno
   return out;
 }
 
-/** writeLatency alternates `pairs` phases without and with rounds; `post` is one single POST, `round` one round of every rule. */
-export async function writeLatency(post: () => Promise<void>, round: () => Promise<unknown>, pairs = 4) {
-  const phases: { rules: boolean; posts: Post[]; roundMs: number }[] = [];
+/**
+ * writeLatency alternates `pairs` phases without and with the rules: `postWithout` is one single POST to a workspace
+ * without rules, `postWith` one to the rules' workspace, `round` one round of every rule.
+ */
+export async function writeLatency(postWithout: () => Promise<void>, postWith: () => Promise<void>, round: () => Promise<unknown>, pairs = 4) {
+  const phases: { rules: boolean; posts: Post[]; roundMs: number; cpuMs: number }[] = [];
   for (let p = 0; p < 2 * pairs; p++) {
     const rules = p % 2 === 1;
     const start = performance.now();
+    const cpu = cpuMs();
     let roundMs = 0;
     const evaluating = rules ? round().then(() => (roundMs = performance.now() - start)) : Promise.resolve();
-    const posts = await postsDuring(post, Promise.all([evaluating, Bun.sleep(PHASE_MS)]));
-    phases.push({ rules, posts, roundMs });
+    const posts = await postsDuring(rules ? postWith : postWithout, Promise.all([evaluating, Bun.sleep(PHASE_MS)]));
+    phases.push({ rules, posts, roundMs, cpuMs: cpuMs() - cpu });
   }
-  const all = (rules: boolean) => phases.filter((x) => x.rules === rules).flatMap((x) => x.posts.map((p) => p.ms));
+  const of = (rules: boolean) => phases.filter((x) => x.rules === rules);
+  const all = (rules: boolean) => of(rules).flatMap((x) => x.posts.map((p) => p.ms));
+  const cpu = (rules: boolean) => of(rules).reduce((n, x) => n + x.cpuMs, 0);
   // the span of each phase without rules matched to the round of the phase after it
   const early: number[] = [];
   const during: number[] = [];
@@ -55,12 +69,12 @@ export async function writeLatency(post: () => Promise<void>, round: () => Promi
     for (const p of phases[i].posts) if (p.at < span) early.push(p.ms);
     for (const p of phases[i + 1].posts) if (p.at < span) during.push(p.ms);
   }
-  const rounds = phases.filter((x) => x.rules).map((x) => x.roundMs.toFixed(0));
+  const rounds = of(true).map((x) => x.roundMs.toFixed(0));
   return {
     pooled: [
-      latencies("single POST, no evaluation (all)", all(false)),
-      latencies("single POST, 100 rules evaluated every 10 s (all)", all(true)),
-      latencies("  no evaluation, the span a round took at the phase's start", early),
+      latencies("single POST, a workspace without rules (all)", all(false), cpu(false)),
+      latencies("single POST, 100 rules evaluated every 10 s (all)", all(true), cpu(true)),
+      latencies("  without rules, the span a round took at the phase's start", early),
       latencies(`  begun while a round ran (rounds of ${rounds.join(", ")} ms)`, during),
     ],
   };

@@ -149,7 +149,9 @@ export async function benchAlerts() {
     console.table([{ what: "notice after the round whose evaluation decided it", ...notices }]);
     const single = { action: "bench.write", level: "info", clientTimestamp: new Date(T0 + SPAN_MS).toISOString() };
     const post = async () => void (await call("/logs", single));
-    const writes = await writeLatency(post, round);
+    const other = await s.admin.createWorkspace({ name: "no rules", plan: "unlimited" });
+    const otherKey = (await s.admin.createKey(other.id, { environment: "production", type: "rw", scopes: ["*"] })).key;
+    const writes = await writeLatency(async () => void (await call("/logs", single, otherKey)), post, round);
     console.table(writes.pooled);
     // the first round after a start: a clean stop saves the count rules' cells and the start adopts those whose blocks
     // are unchanged; once alone for its CPU, then after a second start with POSTs beside it, and POSTs over as long a

@@ -1,14 +1,19 @@
 // window-counts: a count rule's counts per group on the server axis, kept between evaluations in cells of server time,
 // so that an evaluation counts only the cells no earlier evaluation (of this rule or another with the same query and
 // group field) has counted. A cell is counted by POST /logs/hits' engine and dropped as soon as a block is committed
-// or deleted inside it, so a window's sum of cells equals what /logs/hits counts over it (contract §16).
+// or deleted inside it, so a window's sum of cells equals what /logs/hits counts over it (contract §16). Once a series
+// has been evaluated, the blocks committed after its newest stored one are counted into its cells as they commit
+// (block-count.ts), a turn's blocks after its answers: a round under steady writes then finds its newest cells counted.
 import type { Query } from "../query/ast.ts";
+import { blockCounter, type BlockCounter } from "../query/block-count.ts";
 import type { Window } from "../query/explore-request.ts";
 import type { GroupField } from "../query/group-field.ts";
 import { countHits, MAX_GROUPS } from "../query/hits.ts";
 import type { ReadScope } from "../query/page.ts";
 import type { Slice } from "../query/slice.ts";
+import type { CommittedBlock } from "../storage/commit.ts";
 import type { EntryStore } from "../storage/entries.ts";
+import { Block } from "../storage/format/block.ts";
 import type { Tenant } from "../storage/keys.ts";
 
 /** Counts is a count per group (the null group for entries without a value) and the count of all entries. */
@@ -37,6 +42,15 @@ interface Series {
   usedAt: number;
   sweptAt: number;
   keepMs: number;
+  /** the longest span back from an evaluation's instant its windows reach: fine cells that young are kept for their edges */
+  reachMs: number;
+  /**
+   * blocks committed at or after this server time (a multiple of gridMs) are counted into the fine cells as they
+   * commit, so from it on a fine cell not kept holds no match; Infinity: none are
+   */
+  liveFrom: number;
+  /** counts one block's matches per group: set once the series is evaluated */
+  counter?: BlockCounter;
 }
 
 /** Run is a range being counted: a block committed or deleted inside it meanwhile spoils it, and it is not kept. */
@@ -46,25 +60,48 @@ interface Run {
   spoiled: boolean;
 }
 
-interface TenantCells {
+interface TenantCells extends Tenant {
   series: Map<string, Series>;
   runs: Set<Run>;
-  /** no cell or run reaches this server time: a block committed at or after it changes none */
+  /** no kept cell (but the fine ones of live series) or run reaches this server time: a block committed at or after it changes none */
   horizon: number;
 }
 
 const empty = (): Counts => ({ total: 0, groups: new Map() });
 
+const newSeries = (gridMs: number, usedAt: number, keepMs: number): Series => ({
+  gridMs,
+  fine: new Map(),
+  coarse: new Map(),
+  usedAt,
+  sweptAt: usedAt,
+  keepMs,
+  reachMs: 0,
+  liveFrom: Number.POSITIVE_INFINITY,
+});
+
 /** WindowCounts keeps the cells of every count rule evaluated here; it learns of commits and deletions from the store. */
 export class WindowCounts {
   private readonly tenants = new Map<string, TenantCells>();
-  private kept = 0;
+  private keptCounts = 0;
+  /** blocks committed at or after some series' liveFrom, not yet counted into its cells */
+  private arrived: CommittedBlock[] = [];
   /** server time counted by /logs/hits' engine rather than taken from kept cells, in all evaluations so far */
   freshMs = 0;
+  /** blocks counted into live series' cells as they committed, so far */
+  liveBlocks = 0;
 
-  constructor(private readonly store: EntryStore) {
-    store.onCommitted((b) => this.changed(b, b.ms, b.ms + 1));
-    store.onDeleted((t, beforeMs) => this.changed(t, Number.NEGATIVE_INFINITY, beforeMs));
+  /** kept is the number of group counts in all cells together (each cell counts one more for its total). */
+  get kept(): number {
+    return this.keptCounts;
+  }
+
+  constructor(
+    private readonly store: EntryStore,
+    private readonly maxKept = MAX_KEPT,
+  ) {
+    store.onCommitted((b) => this.committed(b));
+    store.onDeleted((t, beforeMs) => this.deleted(t, beforeMs));
   }
 
   /**
@@ -78,6 +115,7 @@ export class WindowCounts {
     const toMs = window.toMs;
     const out = empty();
     if (fromMs >= toMs) return out;
+    this.drain();
     const tenant = this.tenantOf(scope);
     const series = this.seriesOf(tenant, req);
     const whole = async (from: number, to: number) => add(out, sum((await this.fresh(req, tenant, from, to, to - from, slice)).cells.values()));
@@ -92,7 +130,7 @@ export class WindowCounts {
     const coarseMs = COARSE * gridMs;
     const A = Math.ceil(a / coarseMs) * coarseMs;
     const B = Math.floor(b / coarseMs) * coarseMs;
-    const cells = (level: Map<number, Cell>, from: number, to: number, cellMs: number) => this.cells(req, tenant, level, from, to, cellMs, out, slice);
+    const cells = (level: Map<number, Cell>, from: number, to: number, cellMs: number) => this.cells(req, tenant, series, level, from, to, cellMs, out, slice);
     if (A < B) {
       await cells(series.coarse, A, B, coarseMs);
       await cells(series.fine, a, A, gridMs);
@@ -105,6 +143,7 @@ export class WindowCounts {
   private async cells(
     req: CountRequest,
     tenant: TenantCells,
+    series: Series,
     level: Map<number, Cell>,
     fromMs: number,
     toMs: number,
@@ -114,7 +153,7 @@ export class WindowCounts {
   ) {
     let missingFrom: number | undefined;
     for (let at = fromMs; at <= toMs; at += cellMs) {
-      const cell = at < toMs ? level.get(at) : undefined;
+      const cell = at < toMs ? this.known(tenant, series, level, at, req.atMs) : undefined;
       if (cell) {
         cell.usedAt = req.atMs;
         add(out, cell.counts);
@@ -124,12 +163,30 @@ export class WindowCounts {
           const { cells, spoiled } = await this.fresh(req, tenant, missingFrom, at, cellMs, slice);
           for (const [start, counts] of cells) {
             add(out, counts);
-            if (!spoiled) this.keep(level, start, counts, req.atMs);
+            if (!spoiled) this.keep(tenant, level, start, cellMs, counts, req.atMs);
           }
         }
         missingFrom = undefined;
       } else missingFrom ??= at;
     }
+  }
+
+  /**
+   * known is the cell of `level` at `start` if its count is known without reading: kept; a fine one of the live range
+   * (none kept: no match); or a coarse one summed from its fine cells, each known.
+   */
+  private known(tenant: TenantCells, series: Series, level: Map<number, Cell>, start: number, atMs: number): Cell | undefined {
+    this.drain(); // blocks that committed while this count paused, before their cells are read
+    const kept = level.get(start);
+    if (kept || level === series.fine) return kept ?? (start >= series.liveFrom ? { counts: empty(), usedAt: atMs } : undefined);
+    const counts = empty();
+    for (let at = start, end = start + COARSE * series.gridMs; at < end; at += series.gridMs) {
+      const fine = series.fine.get(at);
+      if (fine) add(counts, fine.counts);
+      else if (at < series.liveFrom) return undefined;
+    }
+    this.keep(tenant, level, start, COARSE * series.gridMs, counts, atMs);
+    return { counts, usedAt: atMs };
   }
 
   /** fresh counts [fromMs, toMs) by POST /logs/hits' engine per cell of `cellMs`; spoiled: a block was committed or deleted inside it meanwhile. */
@@ -161,17 +218,19 @@ export class WindowCounts {
   }
 
   /** keep stores a counted cell, unless the cells kept already hold as many counts as they may. */
-  private keep(level: Map<number, Cell>, start: number, counts: Counts, atMs: number): void {
+  private keep(tenant: TenantCells, level: Map<number, Cell>, start: number, cellMs: number, counts: Counts, atMs: number): void {
     const size = counts.groups.size + 1;
-    if (this.kept + size > MAX_KEPT) return;
+    if (this.keptCounts + size > this.maxKept) return;
     const had = level.get(start);
-    if (had) this.kept -= had.counts.groups.size + 1;
+    if (had) this.keptCounts -= had.counts.groups.size + 1;
     level.set(start, { counts, usedAt: atMs });
-    this.kept += size;
+    this.keptCounts += size;
+    tenant.horizon = Math.max(tenant.horizon, start + cellMs); // a block committed inside it from now on drops it
   }
 
   /** keptCells lists every cell kept, with what names its series, for a clean stop to save. */
   *keptCells(): Generator<KeptCell> {
+    this.drain();
     for (const [name, tenant] of this.tenants) {
       const [ws, env] = name.split("\u0000") as [string, Tenant["env"]];
       for (const [series, s] of tenant.series) {
@@ -191,28 +250,106 @@ export class WindowCounts {
   adopt(c: KeptCell): void {
     const tenant = this.tenantOf(c);
     let series = tenant.series.get(c.series);
-    if (!series)
-      tenant.series.set(c.series, (series = { gridMs: c.gridMs, fine: new Map(), coarse: new Map(), usedAt: c.usedAt, sweptAt: c.usedAt, keepMs: c.keepMs }));
+    if (!series) tenant.series.set(c.series, (series = newSeries(c.gridMs, c.usedAt, c.keepMs)));
     series.usedAt = Math.max(series.usedAt, c.usedAt);
-    tenant.horizon = Math.max(tenant.horizon, c.startMs + c.cellMs); // a block committed inside it from now on drops it
-    this.keep(c.coarse ? series.coarse : series.fine, c.startMs, c.counts, c.usedAt);
+    this.keep(tenant, c.coarse ? series.coarse : series.fine, c.startMs, c.cellMs, c.counts, c.usedAt);
   }
 
-  /** changed drops the cells that a block committed or deleted at a server time in [fromMs, toMs) makes wrong, and spoils such runs. */
-  private changed(t: Tenant, fromMs: number, toMs: number): void {
+  /** committed drops what a committed block makes wrong and, if a series counts blocks as they commit, queues it for them. */
+  private committed(b: CommittedBlock): void {
+    const tenant = this.tenants.get(tenantKey(b));
+    if (!tenant) return;
+    this.changed(tenant, b.ms, b.ms + 1);
+    for (const series of tenant.series.values()) {
+      if (b.ms < series.liveFrom) continue;
+      this.arrived.push(b);
+      if (this.arrived.length === 1) setImmediate(() => this.drain()); // after the turn's answers
+      return;
+    }
+  }
+
+  /** deleted drops the cells and spoils the runs a deletion of every block before `beforeMs` makes wrong. */
+  private deleted(t: Tenant, beforeMs: number): void {
     const tenant = this.tenants.get(tenantKey(t));
-    if (!tenant || fromMs >= tenant.horizon) return;
+    if (!tenant) return;
+    this.drain(); // what committed before the deletion is in the cells it drops
+    for (const series of tenant.series.values()) {
+      if (series.liveFrom < beforeMs) series.liveFrom = Math.ceil(beforeMs / series.gridMs) * series.gridMs;
+    }
+    this.changed(tenant, Number.NEGATIVE_INFINITY, beforeMs);
+  }
+
+  /** drain counts the queued blocks into the cells of each series live at their server time. */
+  private drain(): void {
+    const blocks = this.arrived;
+    if (blocks.length === 0) return;
+    this.arrived = [];
+    try {
+      for (const b of blocks) {
+        const tenant = this.tenants.get(tenantKey(b));
+        if (!tenant) continue;
+        let block: Block | undefined;
+        for (const series of tenant.series.values()) {
+          if (b.ms < series.liveFrom || !series.counter) continue;
+          block ??= Block.decode(b.ms, b.value);
+          this.countInto(series, block, b.ms);
+        }
+        if (block) this.liveBlocks++;
+      }
+    } catch (e) {
+      // a block left uncounted would leave its cells short: every live cell goes, to be counted when asked
+      for (const tenant of this.tenants.values()) for (const series of tenant.series.values()) this.stopLive(series);
+      console.error(JSON.stringify({ level: "warn", msg: "alert counts of committed blocks failed; counting windows when evaluated", error: String(e) }));
+    }
+  }
+
+  /** countInto adds a committed block's matches to its fine cell; past maxKept the series stops counting as blocks commit. */
+  private countInto(series: Series, block: Block, ms: number): void {
+    const start = Math.floor(ms / series.gridMs) * series.gridMs;
+    const had = series.fine.get(start);
+    const counts = had?.counts ?? empty();
+    let grew = had ? 0 : 1;
+    let grouped = 0;
+    const n = series.counter!(block, ms, (text, k) => {
+      const was = counts.groups.get(text);
+      if (was === undefined) grew++;
+      counts.groups.set(text, (was ?? 0) + k);
+      grouped += k;
+    });
+    if (n === 0) return;
+    counts.total += grouped || n; // grouped, the total is the groups' sum, as fresh() adds it up
+    if (!had) series.fine.set(start, { counts, usedAt: ms });
+    this.keptCounts += grew;
+    if (this.keptCounts > this.maxKept) this.stopLive(series);
+  }
+
+  /** stopLive drops a series' live cells, so that from now on each is counted when an evaluation asks for it. */
+  private stopLive(series: Series): void {
+    for (const at of [...series.fine.keys()]) if (at >= series.liveFrom) this.forget(series.fine, at);
+    series.liveFrom = Number.POSITIVE_INFINITY;
+  }
+
+  /**
+   * changed drops the cells that a block committed or deleted at a server time in [fromMs, toMs) makes wrong, and
+   * spoils such runs; a live series' fine cells are left to the block's count (committed) or to deleted().
+   */
+  private changed(tenant: TenantCells, fromMs: number, toMs: number): void {
+    if (fromMs >= tenant.horizon) return;
     for (const run of tenant.runs) if (run.fromMs < toMs && fromMs < run.toMs) run.spoiled = true;
     for (const series of tenant.series.values()) {
-      this.drop(series.fine, series.gridMs, fromMs, toMs);
+      this.drop(series.fine, series.gridMs, fromMs, Math.min(toMs, series.liveFrom));
       this.drop(series.coarse, COARSE * series.gridMs, fromMs, toMs);
     }
   }
 
   private drop(level: Map<number, Cell>, cellMs: number, fromMs: number, toMs: number): void {
+    if (fromMs >= toMs || level.size === 0) return;
     if (toMs - fromMs <= cellMs) {
       // one block's millisecond: the one or two cells it may fall in, looked up
-      for (const start of new Set([Math.floor(fromMs / cellMs) * cellMs, Math.floor((toMs - 1) / cellMs) * cellMs])) this.forget(level, start);
+      const first = Math.floor(fromMs / cellMs) * cellMs;
+      const last = Math.floor((toMs - 1) / cellMs) * cellMs;
+      this.forget(level, first);
+      if (last !== first) this.forget(level, last);
       return;
     }
     for (const start of [...level.keys()]) if (start < toMs && fromMs < start + cellMs) this.forget(level, start);
@@ -222,13 +359,13 @@ export class WindowCounts {
     const cell = level.get(start);
     if (!cell) return;
     level.delete(start);
-    this.kept -= cell.counts.groups.size + 1;
+    this.keptCounts -= cell.counts.groups.size + 1;
   }
 
   private tenantOf(t: Tenant): TenantCells {
     const key = tenantKey(t);
     let tenant = this.tenants.get(key);
-    if (!tenant) this.tenants.set(key, (tenant = { series: new Map(), runs: new Set(), horizon: Number.NEGATIVE_INFINITY }));
+    if (!tenant) this.tenants.set(key, (tenant = { ws: t.ws, env: t.env, series: new Map(), runs: new Set(), horizon: Number.NEGATIVE_INFINITY }));
     return tenant;
   }
 
@@ -236,17 +373,30 @@ export class WindowCounts {
   private seriesOf(tenant: TenantCells, req: CountRequest): Series {
     const key = JSON.stringify([req.queryText, req.field?.name ?? null, req.gridMs]);
     let series = tenant.series.get(key);
-    if (!series) tenant.series.set(key, (series = { gridMs: req.gridMs, fine: new Map(), coarse: new Map(), usedAt: req.atMs, sweptAt: req.atMs, keepMs: 0 }));
+    if (!series) tenant.series.set(key, (series = newSeries(req.gridMs, req.atMs, 0)));
     series.keepMs = Math.max(series.keepMs, IDLE_MS + 2 * req.periodMs);
+    series.reachMs = Math.max(series.reachMs, req.atMs - req.window.fromMs);
     series.usedAt = req.atMs;
     if (Math.abs(req.atMs - series.sweptAt) >= series.keepMs / 4) {
       for (const [key, other] of tenant.series) {
         if (other !== series && Math.abs(req.atMs - other.usedAt) > other.keepMs) this.dropSeries(tenant, key, other);
       }
-      for (const level of [series.fine, series.coarse]) {
-        for (const [start, cell] of level) if (Math.abs(req.atMs - cell.usedAt) > series.keepMs) this.forget(level, start);
+      for (const [start, cell] of series.coarse) if (Math.abs(req.atMs - cell.usedAt) > series.keepMs) this.forget(series.coarse, start);
+      for (const [start, cell] of series.fine) {
+        // a fine cell serves the start of a window until the window has moved past it
+        const idle = req.atMs - Math.max(cell.usedAt, start + series.reachMs);
+        if (idle <= series.keepMs && cell.usedAt - req.atMs <= series.keepMs) continue;
+        if (start >= series.liveFrom) series.liveFrom = Math.max(series.liveFrom, start + series.gridMs); // no longer "none kept: no match"
+        this.forget(series.fine, start);
       }
       series.sweptAt = req.atMs;
+    }
+    if (series.liveFrom === Number.POSITIVE_INFINITY && this.keptCounts < this.maxKept / 2) {
+      // blocks are counted as they commit from past the newest stored one on: none of them is in a cell yet
+      const newest = this.store.blocks(tenant, { fromMs: 0, toMs: 8.64e15 }).next().value;
+      const from = newest ? newest.ms + 1 : req.window.fromMs;
+      series.liveFrom = Math.ceil(from / req.gridMs) * req.gridMs;
+      series.counter ??= blockCounter(req.query, req.scope.env, req.field);
     }
     return series;
   }

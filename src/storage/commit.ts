@@ -75,6 +75,8 @@ export interface CommittedBlock {
   raw: number;
   /** its entries' smallest and largest clientMs (bounds.ts) */
   clientBounds: ClientBounds;
+  /** the block as stored (Block.decode reads it) */
+  value: Uint8Array;
 }
 
 /** TurnCommitter gathers the writes of one event-loop turn and commits them together. */
@@ -163,7 +165,6 @@ function sizedFrom(b: EncodedBlock, ms: number, value: Uint8Array): { raw: numbe
 
 /** ReadyBlock is one block of a turn's writes, encoded, with what its puts and its announcement need. */
 interface ReadyBlock extends CommittedBlock {
-  value: Uint8Array;
   actions: Iterable<string>;
 }
 

@@ -179,7 +179,7 @@ test("a count rule's cells: a saved cell whose range got a block while the serve
   await restart((entries) => store(t - 31_000, 4, undefined, entries)); // at a server time inside a saved cell
   const want = await counted(rule, t + 10_000, 60_000);
   expect(await evaluated(rule, t + 10_000)).toEqual(want);
-  expect(s.svc.evaluator.freshMs).toBe(20_000); // the new cell and the one the import changed
+  expect(s.svc.evaluator.freshMs).toBe(10_000); // the cell the import changed; the new one is known empty (no block stored after t)
 });
 
 test("a count rule's cells: a saved cell whose blocks retention deleted while the server was down is dropped at the start", async () => {
@@ -190,5 +190,57 @@ test("a count rule's cells: a saved cell whose blocks retention deleted while th
     while ((await entries.deleteBefore(tenant, t - 42_000, 64)) > 0); // its floor inside the saved cells
   });
   expect(await evaluated(rule, t + 10_000)).toEqual(await counted(rule, t + 10_000, 60_000));
-  expect(s.svc.evaluator.freshMs).toBe(20_000); // the new cell and [t − 50 s, t − 40 s), which lost blocks
+  expect(s.svc.evaluator.freshMs).toBe(10_000); // [t − 50 s, t − 40 s), which lost blocks; the new cell is known empty
+});
+
+test("a count rule's cells: blocks committed after an evaluation are counted into its cells as they commit, so the next one counts none afresh", async () => {
+  await fresh();
+  const t = BASE + 80 * 60_000;
+  const rule = await evaluatedOverAMinute(t); // no block is stored after t: from t on, blocks are counted as they commit
+  const before = s.svc.evaluator.freshMs;
+  for (const ms of [t, t + 2500, t + 9999]) await store(ms, 3); // the new cell's first and last milliseconds among them
+  expect(await evaluated(rule, t + 10_000)).toEqual(await counted(rule, t + 10_000, 60_000));
+  expect(s.svc.evaluator.freshMs - before).toBe(0);
+});
+
+test("a count rule's cells: a coarse cell whose fine cells were all counted as blocks committed is their sum", async () => {
+  await fresh();
+  const COARSE_MS = 64 * 10_000; // a rule every 10 s: fine cells of 10 s, coarse ones of 64 of them
+  const t = Math.ceil((BASE + 90 * 60_000) / COARSE_MS) * COARSE_MS;
+  for (let ms = t - 890_000; ms < t; ms += 37_000) await store(ms, 2);
+  const rule = await makeRule({ group_by: ["level"], window: "15m" });
+  expect(await evaluated(rule, t)).toEqual(await counted(rule, t, 900_000));
+  const before = s.svc.evaluator.freshMs;
+  for (let ms = t; ms < t + 650_000; ms += 41_000) await store(ms, 2);
+  const at = t + 650_000;
+  expect(await evaluated(rule, at)).toEqual(await counted(rule, at, 900_000));
+  // only [t − 250 s, t) afresh, inside a coarse cell the first evaluation counted whole; [t, t + 640 s) summed
+  expect(s.svc.evaluator.freshMs - before).toBe(250_000);
+});
+
+test("a count rule's cells: retention deleting inside cells counted as blocks commit takes the deleted entries out", async () => {
+  await fresh();
+  const t = BASE + 110 * 60_000;
+  const rule = await evaluatedOverAMinute(t);
+  for (const ms of [t + 1000, t + 4000, t + 7000]) await store(ms, 3);
+  while ((await s.svc.entries.deleteBefore(tenant, t + 5000, 64)) > 0); // a floor inside the cell being counted
+  expect(await evaluated(rule, t + 10_000)).toEqual(await counted(rule, t + 10_000, 60_000));
+});
+
+test("a count rule's cells: past the bound on kept counts, cells are no longer counted as blocks commit, and values stay exact", async () => {
+  await fresh();
+  const t = BASE + 120 * 60_000;
+  for (let k = 1; k <= 10; k++) await store(t - k * 1000 + 300, 1);
+  const rule = await makeRule({ window: "10s", every: "1s" }); // cells of 1 s
+  const bound = 8;
+  const counts = new WindowCounts(s.svc.entries, bound);
+  const scope = { ...tenant, floorMs: 0 };
+  const valueAt = async (at: number) => {
+    const got = await evaluateRule(s.svc.entries, scope, rule, at, new TimeSlicer(10_000), counts);
+    return [["null", got.ok ? got.groups[0].value : undefined]];
+  };
+  expect(await valueAt(t)).toEqual(await counted(rule, t, 10_000));
+  for (let k = 0; k < 6; k++) await store(t + k * 1000 + 100, 2); // each in a cell of its own
+  expect(await valueAt(t + 6000)).toEqual(await counted(rule, t + 6000, 10_000));
+  expect(counts.kept).toBeLessThanOrEqual(bound);
 });
