@@ -23,8 +23,8 @@ import type { SavedCells } from "../storage/records/cells.ts";
 import { loadCells, saveCells } from "./saved-cells.ts";
 
 const EVALUATION_BUDGET_MS = 30_000;
-/** an evaluation is background work: it gives the event loop back after 1 ms, not a read's 5, so writes wait less behind it */
-const EVALUATION_SLICE_MS = 1;
+/** an evaluation is background work: it gives the event loop back after a quarter of a millisecond, not a read's 5, so a write waits little behind it */
+const EVALUATION_SLICE_MS = 0.25;
 /** a transaction of a round's readings writes about this many records at most */
 const READINGS_PER_COMMIT = 64;
 

@@ -5,7 +5,7 @@
 // has been evaluated, the blocks committed after its newest stored one are counted into its cells as they commit
 // (block-count.ts), a turn's blocks after its answers: a round under steady writes then finds its newest cells counted.
 import type { Query } from "../query/ast.ts";
-import { blockCounter, type BlockCounter } from "../query/block-count.ts";
+import { blockMatcher, groupCounter, type BlockMatcher, type GroupCounter } from "../query/block-count.ts";
 import type { Window } from "../query/explore-request.ts";
 import type { GroupField } from "../query/group-field.ts";
 import { countHits, MAX_GROUPS } from "../query/hits.ts";
@@ -49,8 +49,10 @@ interface Series {
    * commit, so from it on a fine cell not kept holds no match; Infinity: none are
    */
   liveFrom: number;
-  /** counts one block's matches per group: set once the series is evaluated */
-  counter?: BlockCounter;
+  /** a block's matches, shared by the series of one query: set once the series is evaluated */
+  matcher?: BlockMatcher;
+  /** the groups of a block's matches, with a group field */
+  groups?: GroupCounter;
 }
 
 /** Run is a range being counted: a block committed or deleted inside it meanwhile spoils it, and it is not kept. */
@@ -62,6 +64,8 @@ interface Run {
 
 interface TenantCells extends Tenant {
   series: Map<string, Series>;
+  /** each query's block matcher, by the query's text */
+  matchers: Map<string, BlockMatcher>;
   runs: Set<Run>;
   /** no kept cell (but the fine ones of live series) or run reaches this server time: a block committed at or after it changes none */
   horizon: number;
@@ -289,10 +293,14 @@ export class WindowCounts {
         const tenant = this.tenants.get(tenantKey(b));
         if (!tenant) continue;
         let block: Block | undefined;
+        const matched = new Map<BlockMatcher, readonly number[] | null>(); // series of one query test the block once
         for (const series of tenant.series.values()) {
-          if (b.ms < series.liveFrom || !series.counter) continue;
+          const matcher = series.matcher;
+          if (b.ms < series.liveFrom || !matcher) continue;
           block ??= Block.decode(b.ms, b.value);
-          this.countInto(series, block, b.ms);
+          let at = matched.get(matcher);
+          if (at === undefined) matched.set(matcher, (at = matcher(block, b.ms)));
+          this.countInto(series, block, b.ms, at);
         }
         if (block) this.liveBlocks++;
       }
@@ -304,20 +312,21 @@ export class WindowCounts {
   }
 
   /** countInto adds a committed block's matches to its fine cell; past maxKept the series stops counting as blocks commit. */
-  private countInto(series: Series, block: Block, ms: number): void {
+  private countInto(series: Series, block: Block, ms: number, at: readonly number[] | null): void {
+    const n = at ? at.length : block.size;
+    if (n === 0) return;
     const start = Math.floor(ms / series.gridMs) * series.gridMs;
     const had = series.fine.get(start);
     const counts = had?.counts ?? empty();
     let grew = had ? 0 : 1;
-    let grouped = 0;
-    const n = series.counter!(block, ms, (text, k) => {
-      const was = counts.groups.get(text);
-      if (was === undefined) grew++;
-      counts.groups.set(text, (was ?? 0) + k);
-      grouped += k;
-    });
-    if (n === 0) return;
-    counts.total += grouped || n; // grouped, the total is the groups' sum, as fresh() adds it up
+    if (series.groups)
+      series.groups(block, at, (text, k) => {
+        const was = counts.groups.get(text);
+        if (was === undefined) grew++;
+        counts.groups.set(text, (was ?? 0) + k);
+        counts.total += k; // grouped, the total is the groups' sum, as fresh() adds it up
+      });
+    else counts.total += n;
     if (!had) series.fine.set(start, { counts, usedAt: ms });
     this.keptCounts += grew;
     if (this.keptCounts > this.maxKept) this.stopLive(series);
@@ -365,7 +374,7 @@ export class WindowCounts {
   private tenantOf(t: Tenant): TenantCells {
     const key = tenantKey(t);
     let tenant = this.tenants.get(key);
-    if (!tenant) this.tenants.set(key, (tenant = { ws: t.ws, env: t.env, series: new Map(), runs: new Set(), horizon: Number.NEGATIVE_INFINITY }));
+    if (!tenant) this.tenants.set(key, (tenant = { ws: t.ws, env: t.env, series: new Map(), matchers: new Map(), runs: new Set(), horizon: Number.NEGATIVE_INFINITY }));
     return tenant;
   }
 
@@ -396,7 +405,10 @@ export class WindowCounts {
       const newest = this.store.blocks(tenant, { fromMs: 0, toMs: 8.64e15 }).next().value;
       const from = newest ? newest.ms + 1 : req.window.fromMs;
       series.liveFrom = Math.ceil(from / req.gridMs) * req.gridMs;
-      series.counter ??= blockCounter(req.query, req.scope.env, req.field);
+      let matcher = tenant.matchers.get(req.queryText);
+      if (!matcher) tenant.matchers.set(req.queryText, (matcher = blockMatcher(req.query, req.scope.env)));
+      series.matcher = matcher;
+      if (req.field) series.groups ??= groupCounter(req.field, req.scope.env);
     }
     return series;
   }
