@@ -5,7 +5,7 @@
 // has been evaluated, the blocks committed after its newest stored one are counted into its cells as they commit
 // (block-count.ts), a turn's blocks after its answers: a round under steady writes then finds its newest cells counted.
 import type { Query } from "../query/ast.ts";
-import { blockMatcher, groupCounter, type BlockMatcher, type GroupCounter } from "../query/block-count.ts";
+import { blockMatcher, groupCounter, type BlockMatcher, type Committed, type GroupCounter } from "../query/block-count.ts";
 import type { Window } from "../query/explore-request.ts";
 import type { GroupField } from "../query/group-field.ts";
 import { countHits, MAX_GROUPS } from "../query/hits.ts";
@@ -237,6 +237,7 @@ export class WindowCounts {
     this.drain();
     for (const [name, tenant] of this.tenants) {
       const [ws, env] = name.split("\u0000") as [string, Tenant["env"]];
+      const newest = this.newestMs(tenant);
       for (const [series, s] of tenant.series) {
         for (const [coarse, level] of [
           [false, s.fine],
@@ -246,8 +247,21 @@ export class WindowCounts {
           for (const [startMs, cell] of level)
             yield { ws, env, series, gridMs: s.gridMs, keepMs: s.keepMs, coarse, startMs, cellMs, counts: cell.counts, usedAt: cell.usedAt };
         }
+        // a live range's cells without a match are not kept, and after a start nothing is live: they are saved as
+        // empty ones, from the oldest a window still reaches to the one holding the newest block
+        const from = Math.max(s.liveFrom, Math.floor((s.usedAt - s.reachMs) / s.gridMs) * s.gridMs);
+        for (let startMs = from; startMs <= newest; startMs += s.gridMs) {
+          if (!s.fine.has(startMs))
+            yield { ws, env, series, gridMs: s.gridMs, keepMs: s.keepMs, coarse: false, startMs, cellMs: s.gridMs, counts: empty(), usedAt: s.usedAt };
+        }
       }
     }
+  }
+
+  /** newestMs is the server time of a tenant's newest stored block (its floor of 0 without one). */
+  private newestMs(t: Tenant): number {
+    for (const newest of this.store.blocks(t, { fromMs: 0, toMs: 8.64e15 })) return newest.ms;
+    return 0;
   }
 
   /** adopt keeps a cell an earlier run saved, once its caller has checked that no block inside it changed since. */
@@ -292,12 +306,12 @@ export class WindowCounts {
       for (const b of blocks) {
         const tenant = this.tenants.get(tenantKey(b));
         if (!tenant) continue;
-        let block: Block | undefined;
+        let block: Committed | undefined;
         const matched = new Map<BlockMatcher, readonly number[] | null>(); // series of one query test the block once
         for (const series of tenant.series.values()) {
           const matcher = series.matcher;
           if (b.ms < series.liveFrom || !matcher) continue;
-          block ??= Block.decode(b.ms, b.value);
+          block ??= b.entries ?? Block.decode(b.ms, b.value);
           let at = matched.get(matcher);
           if (at === undefined) matched.set(matcher, (at = matcher(block, b.ms)));
           this.countInto(series, block, b.ms, at);
@@ -312,8 +326,8 @@ export class WindowCounts {
   }
 
   /** countInto adds a committed block's matches to its fine cell; past maxKept the series stops counting as blocks commit. */
-  private countInto(series: Series, block: Block, ms: number, at: readonly number[] | null): void {
-    const n = at ? at.length : block.size;
+  private countInto(series: Series, block: Committed, ms: number, at: readonly number[] | null): void {
+    const n = at ? at.length : Array.isArray(block) ? block.length : (block as Block).size;
     if (n === 0) return;
     const start = Math.floor(ms / series.gridMs) * series.gridMs;
     const had = series.fine.get(start);
@@ -374,7 +388,8 @@ export class WindowCounts {
   private tenantOf(t: Tenant): TenantCells {
     const key = tenantKey(t);
     let tenant = this.tenants.get(key);
-    if (!tenant) this.tenants.set(key, (tenant = { ws: t.ws, env: t.env, series: new Map(), matchers: new Map(), runs: new Set(), horizon: Number.NEGATIVE_INFINITY }));
+    if (!tenant)
+      this.tenants.set(key, (tenant = { ws: t.ws, env: t.env, series: new Map(), matchers: new Map(), runs: new Set(), horizon: Number.NEGATIVE_INFINITY }));
     return tenant;
   }
 
@@ -402,8 +417,7 @@ export class WindowCounts {
     }
     if (series.liveFrom === Number.POSITIVE_INFINITY && this.keptCounts < this.maxKept / 2) {
       // blocks are counted as they commit from past the newest stored one on: none of them is in a cell yet
-      const newest = this.store.blocks(tenant, { fromMs: 0, toMs: 8.64e15 }).next().value;
-      const from = newest ? newest.ms + 1 : req.window.fromMs;
+      const from = Math.max(req.window.fromMs, this.newestMs(tenant) + 1);
       series.liveFrom = Math.ceil(from / req.gridMs) * req.gridMs;
       let matcher = tenant.matchers.get(req.queryText);
       if (!matcher) tenant.matchers.set(req.queryText, (matcher = blockMatcher(req.query, req.scope.env)));

@@ -1,7 +1,7 @@
 // group-field: the fields that hits group by and facets count (contract §10): level, action, tag, environment or an
 // object path, and the groups one entry falls in (a value's text form as `=` sees it; none is the null group).
 import type { Environment } from "../schema.ts";
-import type { Block } from "../storage/format/block.ts";
+import type { Block, Entry } from "../storage/format/block.ts";
 import { EntryView } from "../storage/format/block.ts";
 import { objectPath, pathText } from "../storage/format/object-path.ts";
 import { OBJECT_FACETS, type ObjectFacet } from "./ast.ts";
@@ -50,22 +50,46 @@ export function groupReader(field: GroupField, env: Environment): (block: Block,
       };
     case "path": {
       const view = new EntryView(undefined as unknown as Block, 0);
+      const parsed = entryGroupReader(field, env);
       const compiled = objectPath(OBJECT_FACETS.indexOf(field.facet), field.path);
       return (b, i) => {
         const stored = b.objectsText(i);
-        let text: string | undefined;
-        if (stored !== undefined)
-          text = stored === null ? undefined : pathText(stored, compiled); // read off the text, unparsed
-        else {
+        if (stored === undefined) {
           view.b = b; // a block of an earlier format: its objects come parsed
           view.i = i;
-          text = textForm(walk(view, field.facet, field.path));
+          return parsed(view);
         }
+        const text = stored === null ? undefined : pathText(stored, compiled); // read off the text, unparsed
         if (text === undefined) return none;
         one[0] = text;
         return one;
       };
     }
+  }
+}
+
+/** entryGroupReader is groupReader for an entry whose objects are parsed (one being written, or of an older block): the same groups. */
+export function entryGroupReader(field: GroupField, env: Environment): (e: Entry) => readonly string[] {
+  const one: string[] = [""];
+  const none: string[] = [];
+  const only = (text: string) => {
+    one[0] = text;
+    return one;
+  };
+  switch (field.kind) {
+    case "level":
+      return (e) => only(e.level);
+    case "action":
+      return (e) => only(e.action);
+    case "environment":
+      return () => only(env);
+    case "tag":
+      return (e) => (e.tags.length < 2 ? e.tags : [...new Set(e.tags)]); // a tag twice in one entry counts once
+    case "path":
+      return (e) => {
+        const text = textForm(walk(e, field.facet, field.path));
+        return text === undefined ? none : only(text);
+      };
   }
 }
 

@@ -77,6 +77,8 @@ export interface CommittedBlock {
   clientBounds: ClientBounds;
   /** the block as stored (Block.decode reads it) */
   value: Uint8Array;
+  /** the entries it was encoded from, when the write brought entries rather than blocks encoded elsewhere */
+  entries?: readonly Entry[];
 }
 
 /** TurnCommitter gathers the writes of one event-loop turn and commits them together. */
@@ -222,6 +224,7 @@ function readyBlocks(writes: PendingWrite[]): ReadyBlock[] {
         filters: b.filters,
         raw: b.raw!,
         clientBounds: b.clientBounds!,
+        entries: block,
       });
     }
   }

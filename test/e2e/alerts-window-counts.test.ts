@@ -244,3 +244,17 @@ test("a count rule's cells: past the bound on kept counts, cells are no longer c
   expect(await valueAt(t + 6000)).toEqual(await counted(rule, t + 6000, 10_000));
   expect(counts.kept).toBeLessThanOrEqual(bound);
 });
+
+test("a count rule's cells: a clean stop keeps the cells counted as blocks committed, those that hold no match too", async () => {
+  await fresh();
+  const t = BASE + 130 * 60_000;
+  for (let k = 1; k <= 12; k++) await store(t - k * 4500, 3);
+  const rule = await makeRule({ query: "level=error", window: "1m" });
+  expect(await evaluated(rule, t)).toEqual(await counted(rule, t, 60_000));
+  for (const ms of [t + 1000, t + 12_000, t + 23_000]) await store(ms, 2, () => "info"); // none matches
+  expect(await evaluated(rule, t + 30_000)).toEqual(await counted(rule, t + 30_000, 60_000));
+  await restart();
+  await store(t + 34_000, 3);
+  expect(await evaluated(rule, t + 40_000)).toEqual(await counted(rule, t + 40_000, 60_000));
+  expect(s.svc.evaluator.freshMs).toBe(10_000); // [t + 30 s, t + 40 s) alone
+});
