@@ -79,3 +79,29 @@ export async function writeLatency(postWithout: () => Promise<void>, postWith: (
     ],
   };
 }
+
+/**
+ * bulkCost posts `bodies` bulk bodies one after another to each workspace in turn, `pairs` times: the rules' own,
+ * whose count series count each committed block, and one without rules. Entries a second and the process's CPU an
+ * entry (every thread) for each.
+ */
+export async function bulkCost(postWithout: (i: number) => Promise<number>, postWith: (i: number) => Promise<number>, bodies = 40, pairs = 3) {
+  const sums = { without: { entries: 0, ms: 0, cpu: 0 }, with: { entries: 0, ms: 0, cpu: 0 } };
+  let next = 0;
+  for (let p = 0; p < 2 * pairs; p++) {
+    const side = p % 2 === 0 ? sums.without : sums.with;
+    const post = p % 2 === 0 ? postWithout : postWith;
+    const t = performance.now();
+    const c = cpuMs();
+    for (let b = 0; b < bodies; b++) side.entries += await post(next++);
+    side.ms += performance.now() - t;
+    side.cpu += cpuMs() - c;
+  }
+  const row = (what: string, x: typeof sums.with) => ({
+    what,
+    entries: x.entries,
+    entries_a_s: Math.round((1000 * x.entries) / x.ms),
+    cpu_an_entry: `${((1000 * x.cpu) / x.entries).toFixed(1)} µs`,
+  });
+  return [row("bulk POST /logs/bulk, a workspace without rules", sums.without), row("bulk POST /logs/bulk, the 100 rules' workspace", sums.with)];
+}

@@ -16,7 +16,7 @@ import { BUILT_IN_PLANS, PlanTable } from "../src/limits/plans.ts";
 import type { Entry } from "../src/storage/entries.ts";
 import { syntheticEntry } from "./data.ts";
 import { noticeLatency } from "./alerts-notice.ts";
-import { latencies, postsDuring, writeLatency } from "./alerts-writes.ts";
+import { bulkCost, latencies, postsDuring, writeLatency } from "./alerts-writes.ts";
 
 const ENTRIES = Number(process.env.BENCH_ALERT_ENTRIES ?? 1_000_000);
 const RULES = 100;
@@ -153,6 +153,12 @@ export async function benchAlerts() {
     const otherKey = (await s.admin.createKey(other.id, { environment: "production", type: "rw", scopes: ["*"] })).key;
     const writes = await writeLatency(async () => void (await call("/logs", single, otherKey)), post, round);
     console.table(writes.pooled);
+    const bulkBody = (i: number) => Array.from({ length: BLOCK }, (_, k) => ({ ...syntheticEntry(ENTRIES + i * BLOCK + k), clientTimestamp: single.clientTimestamp }));
+    const bulk = await bulkCost(
+      async (i) => (await call("/logs/bulk", bulkBody(i), otherKey)).count,
+      async (i) => (await call("/logs/bulk", bulkBody(i))).count,
+    );
+    console.table(bulk);
     // the first round after a start: a clean stop saves the count rules' cells and the start adopts those whose blocks
     // are unchanged; once alone for its CPU, then after a second start with POSTs beside it, and POSTs over as long a
     // span without a round after it
@@ -191,7 +197,7 @@ export async function benchAlerts() {
       ),
     ];
     console.table(restarted);
-    return { rounds: out, notices, writes, restart: { cpu: alone.cpu, wall: alone.wall, posts: restarted } };
+    return { rounds: out, notices, writes, bulk, restart: { cpu: alone.cpu, wall: alone.wall, posts: restarted } };
   } finally {
     await s.close();
     rmSync(dir, { recursive: true, force: true });
