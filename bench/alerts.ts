@@ -192,7 +192,8 @@ export async function benchAlerts() {
     ];
     console.table(restarted);
     // last: what the bulk bodies leave in the newest cells would be counted again by a first round after a start
-    const bulkBody = (i: number) => Array.from({ length: BLOCK }, (_, k) => ({ ...syntheticEntry(ENTRIES + i * BLOCK + k), clientTimestamp: single.clientTimestamp }));
+    const bulkBody = (i: number) =>
+      Array.from({ length: BLOCK }, (_, k) => ({ ...syntheticEntry(ENTRIES + i * BLOCK + k), clientTimestamp: single.clientTimestamp }));
     const bulk = await bulkCost(
       async (i) => (await call("/logs/bulk", bulkBody(i), otherKey)).count,
       async (i) => (await call("/logs/bulk", bulkBody(i))).count,
