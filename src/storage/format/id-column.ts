@@ -16,9 +16,23 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const MS_BYTES = 6;
 const RANDOM_BYTES = 4;
 
-// an id's 48 bits after the millisecond (hex digits 13–28 without dashes, 12 of them), and its 32 random bits
-const highOf = (id: string): number => parseInt(id.slice(14, 18) + id.slice(19, 23) + id.slice(24, 28), 16);
-const randomOf = (id: string): string => id.slice(28);
+// an id's 48 bits after the millisecond (hex digits 13–28 without dashes, 12 of them), read without a string made
+const highOf = (id: string): number => hexAt(id, 14, 4) * 2 ** 32 + hexAt(id, 19, 4) * 2 ** 16 + hexAt(id, 24, 4);
+
+/** hexAt reads `digits` lowercase hex digits of `s` from `at` (a UUID's, checked by UUID before). */
+function hexAt(s: string, at: number, digits: number): number {
+  let v = 0;
+  for (let k = at; k < at + digits; k++) {
+    const c = s.charCodeAt(k);
+    v = v * 16 + (c <= 57 ? c - 48 : c - 87);
+  }
+  return v;
+}
+
+/** putRandom writes an id's 32 random bits (its last 8 hex digits) at `at`. */
+function putRandom(out: Uint8Array, at: number, id: string): void {
+  for (let k = 0; k < RANDOM_BYTES; k++) out[at + k] = hexAt(id, 28 + 2 * k, 2);
+}
 const msOf = (id: string): number => parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
 const zigzag = (d: number): number => (d >= 0 ? 2 * d : -2 * d - 1);
 const unzigzag = (z: number): number => (z % 2 === 0 ? z / 2 : -(z + 1) / 2);
@@ -38,7 +52,7 @@ export function packIds(ids: readonly string[]): Uint8Array {
   out.set(Buffer.from(ms.slice(0, 8) + ms.slice(9, 13), "hex"), 1);
   out.set(Buffer.from(ids[0].slice(14, 18) + ids[0].slice(19, 23) + ids[0].slice(24, 28), "hex"), 1 + MS_BYTES);
   const random = 1 + MS_BYTES + 6;
-  for (let i = 0; i < n; i++) out.set(Buffer.from(randomOf(ids[i]), "hex"), random + RANDOM_BYTES * i);
+  for (let i = 0; i < n; i++) putRandom(out, random + RANDOM_BYTES * i, ids[i]);
   out.set(steps, random + RANDOM_BYTES * n);
   return out;
 }
@@ -56,7 +70,7 @@ function packSpanned(ids: readonly string[]): Uint8Array {
   out.set(Buffer.from(ids[0].slice(0, 8) + ids[0].slice(9, 13), "hex"), 1);
   out.set(Buffer.from(ids[0].slice(14, 18) + ids[0].slice(19, 23) + ids[0].slice(24, 28), "hex"), 1 + MS_BYTES);
   const random = 1 + MS_BYTES + 6;
-  for (let i = 0; i < n; i++) out.set(Buffer.from(randomOf(ids[i]), "hex"), random + RANDOM_BYTES * i);
+  for (let i = 0; i < n; i++) putRandom(out, random + RANDOM_BYTES * i, ids[i]);
   out.set(steps, random + RANDOM_BYTES * n);
   return out;
 }
