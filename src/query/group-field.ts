@@ -30,42 +30,25 @@ export function parseGroupField(value: unknown, param: string): GroupField {
  * object or an array); with `tag`, each distinct tag. The array it returns is reused by the next call.
  */
 export function groupReader(field: GroupField, env: Environment): (block: Block, i: number) => readonly string[] {
+  const ofEntry = entryGroupReader(field, env);
+  const view = new EntryView(undefined as unknown as Block, 0);
+  const viewed = (b: Block, i: number) => {
+    view.b = b;
+    view.i = i;
+    return ofEntry(view);
+  };
+  if (field.kind !== "path") return viewed;
   const one: string[] = [""];
   const none: string[] = [];
-  const only = (text: string) => {
+  const compiled = objectPath(OBJECT_FACETS.indexOf(field.facet), field.path);
+  return (b, i) => {
+    const stored = b.objectsText(i);
+    if (stored === undefined) return viewed(b, i); // a block of an earlier format: its objects come parsed
+    const text = stored === null ? undefined : pathText(stored, compiled); // read off the text, unparsed
+    if (text === undefined) return none;
     one[0] = text;
     return one;
   };
-  switch (field.kind) {
-    case "level":
-      return (b, i) => only(b.level(i));
-    case "action":
-      return (b, i) => only(b.action(i));
-    case "environment":
-      return () => only(env);
-    case "tag":
-      return (b, i) => {
-        const tags = b.tags(i);
-        return tags.length < 2 ? tags : [...new Set(tags)]; // a tag twice in one entry counts once
-      };
-    case "path": {
-      const view = new EntryView(undefined as unknown as Block, 0);
-      const parsed = entryGroupReader(field, env);
-      const compiled = objectPath(OBJECT_FACETS.indexOf(field.facet), field.path);
-      return (b, i) => {
-        const stored = b.objectsText(i);
-        if (stored === undefined) {
-          view.b = b; // a block of an earlier format: its objects come parsed
-          view.i = i;
-          return parsed(view);
-        }
-        const text = stored === null ? undefined : pathText(stored, compiled); // read off the text, unparsed
-        if (text === undefined) return none;
-        one[0] = text;
-        return one;
-      };
-    }
-  }
 }
 
 /** entryGroupReader is groupReader for an entry whose objects are parsed (one being written, or of an older block): the same groups. */
