@@ -430,6 +430,9 @@ export class WindowCounts {
   private dropSeries(tenant: TenantCells, key: string, series: Series): void {
     for (const level of [series.fine, series.coarse]) for (const start of [...level.keys()]) this.forget(level, start);
     tenant.series.delete(key);
+    // a query no series counts with any more lets go of its matcher
+    const used = new Set([...tenant.series.values()].map((s) => s.matcher));
+    for (const [text, matcher] of tenant.matchers) if (!used.has(matcher)) tenant.matchers.delete(text);
   }
 }
 
