@@ -8,12 +8,19 @@
 // in the shape, then entry; lengths: each leaf's byte length as a varint. JSON writes control characters escaped,
 // so \u0000 is never in a key; a text that holds one (never made by JSON.stringify) keeps its block in the text
 // encoding.
+//
+// PLACED, then msgpack [shapes, codes, lengths, leaves, heads, numbers], is the same with some places stored apart,
+// as a dictionary or as numbers (places.ts): heads has one head per place, shape after shape; `leaves` and `lengths`
+// hold the leaves of the places whose head is 0, `numbers` the codes and numbers of the others.
 import { packCodes, packr, unpackCodes } from "./columns.ts";
 import { skipString } from "./object-path.ts";
 import { VarintReader, varint } from "./varint.ts";
+import { type Head, PlacedLeaves, placeHead } from "./places.ts";
 
 /** SHAPED is the first byte of a shaped column; a column of columns.ts encodeText starts with 0 or 1. */
 const SHAPED = 0x53;
+/** PLACED is the first byte of a shaped column with places stored apart. */
+const PLACED = 0x4e;
 const HOLE = "\u0000";
 
 /** split cuts a JSON text into its shape and leaves (pushed on `leaves`), or undefined when it holds a hole. */
@@ -93,21 +100,31 @@ export function encodeShaped(texts: readonly (string | null)[]): Uint8Array | un
     codes[i] = s + 1;
     for (let j = 0; j < leaves.length; j++) columns[s][j].push(leaves[j]);
   }
-  const all = columns.flat(2);
+  const heads: Head[] = [];
+  const numbers: number[] = [];
+  const all: string[] = []; // the leaves stored as texts
+  for (const places of columns)
+    for (const leaves of places) {
+      const head = placeHead(leaves, numbers);
+      heads.push(head);
+      if (head === 0) for (const leaf of leaves) all.push(leaf);
+    }
   const joined = all.join("");
   const utf8 = Buffer.from(joined);
   const ascii = utf8.length === joined.length;
   const lengths: number[] = [];
   for (const leaf of all) varint(lengths, ascii ? leaf.length : Buffer.byteLength(leaf));
-  const packed = packr.pack([[...shapes.keys()], packCodes(codes, shapes.size + 1), new Uint8Array(lengths), utf8]);
+  const anyPlaced = heads.some((h) => h !== 0);
+  const fields = [[...shapes.keys()], packCodes(codes, shapes.size + 1), new Uint8Array(lengths), utf8];
+  const packed = packr.pack(anyPlaced ? [...fields, heads, new Uint8Array(numbers)] : fields);
   const out = new Uint8Array(1 + packed.length);
-  out[0] = SHAPED;
+  out[0] = anyPlaced ? PLACED : SHAPED;
   out.set(packed, 1);
   return out;
 }
 
 /** isShaped tells whether a column's bytes (unpacked) are a shaped column. */
-export const isShaped = (bytes: Uint8Array): boolean => bytes[0] === SHAPED;
+export const isShaped = (bytes: Uint8Array): boolean => bytes[0] === SHAPED || bytes[0] === PLACED;
 
 /** Scalars are an entry's objects as stored: their shape (the JSON text with each scalar a hole, \u0000) and each scalar's JSON text in order. */
 export interface Scalars {
@@ -120,41 +137,64 @@ export class ShapedColumn {
   private readonly shapeTexts: string[];
   private readonly shapes: string[][]; // each shape cut at its holes
   private readonly codes: Uint32Array; // one type, whatever the stored width: reads stay monomorphic
+  /** the leaves stored as texts, one after another in leaf order (shape, then place, then row) */
   private readonly leaves: Buffer;
-  /** where each leaf ends in `leaves`, in leaf order: leaf k is [ends[k - 1], ends[k]) */
+  /** where each text leaf ends in `leaves`: text leaf k is [ends[k - 1], ends[k]) */
   private readonly ends: Uint32Array;
-  /** the index of each entry's first leaf; its others follow one shape's rows apart */
-  private readonly first: Int32Array;
-  private readonly rowsOf: number[];
-  /** each leaf's entry, made at the first search */
+  /** each entry's row among its shape's entries */
+  private readonly row: Int32Array;
+  /** each shape's first place: places are numbered shape after shape */
+  private readonly firstPlace: number[];
+  /** each place's first text leaf (-1: its leaves are stored apart) */
+  private readonly textFirst: Int32Array;
+  /** the places stored apart, when any are */
+  private readonly placed?: PlacedLeaves;
+  /** each text leaf's entry, made at the first search */
   private entryOf?: Uint32Array;
-  private ascii?: string; // the leaves decoded whole, once a scan reads many entries (ASCII only: offsets are bytes)
+  /** each shape's entries by row, made at the first search of places stored apart */
+  private entriesByRow?: Int32Array[];
+  private ascii?: string; // the text leaves decoded whole, once a scan reads many entries (ASCII only: offsets are bytes)
   private reads = 0;
 
   constructor(bytes: Uint8Array, n: number) {
-    const [shapes, codes, lengths, leaves] = packr.unpack(bytes.subarray(1)) as [string[], Uint8Array, Uint8Array, Uint8Array];
+    const [shapes, codes, lengths, leaves, heads, numbers] = packr.unpack(bytes.subarray(1)) as [
+      string[],
+      Uint8Array,
+      Uint8Array,
+      Uint8Array,
+      unknown,
+      unknown,
+    ];
     this.shapeTexts = shapes;
     this.shapes = shapes.map((s) => s.split(HOLE));
     const code = (this.codes = new Uint32Array(n));
     code.set(unpackCodes(codes, n)); // set, not from: from walks an iterator
-    this.leaves = Buffer.from(leaves.buffer, leaves.byteOffset, leaves.length);
     const rows = new Array<number>(shapes.length).fill(0);
-    const first = (this.first = new Int32Array(n));
-    for (let i = 0; i < n; i++) first[i] = code[i] === 0 ? -1 : rows[code[i] - 1]++; // the entry's row in its shape, for now
-    this.rowsOf = rows;
-    const start: number[] = []; // each shape's first leaf
-    let total = 0;
-    for (const [s, parts] of this.shapes.entries()) {
-      start.push(total);
-      total += (parts.length - 1) * rows[s];
+    const row = (this.row = new Int32Array(n));
+    for (let i = 0; i < n; i++) row[i] = code[i] === 0 ? -1 : rows[code[i] - 1]++;
+    const placeRows: number[] = [];
+    this.firstPlace = this.shapes.map((parts, s) => {
+      const first = placeRows.length;
+      for (let j = 1; j < parts.length; j++) placeRows.push(rows[s]);
+      return first;
+    });
+    if (bytes[0] === PLACED) {
+      if (!Array.isArray(heads) || !(numbers instanceof Uint8Array)) throw damagedColumn("it lacks its heads or numbers");
+      this.placed = new PlacedLeaves(heads, numbers, placeRows);
     }
-    for (let i = 0; i < n; i++) if (code[i] !== 0) first[i] += start[code[i] - 1];
+    const textFirst = (this.textFirst = new Int32Array(placeRows.length));
+    let total = 0;
+    for (let p = 0; p < placeRows.length; p++) {
+      const apart = this.placed !== undefined && !this.placed.isText(p);
+      textFirst[p] = apart ? -1 : total;
+      if (!apart) total += placeRows[p];
+    }
+    this.leaves = Buffer.from(leaves.buffer, leaves.byteOffset, leaves.length);
     const ends = (this.ends = new Uint32Array(total));
     const read = new VarintReader(lengths, `a shaped objects column's ${total} leaf lengths`);
     let at = 0;
     for (let k = 0; k < total; k++) ends[k] = at += read.next();
-    if (read.at !== lengths.length || at !== this.leaves.length)
-      throw new Error(`a shaped objects column's lengths do not add up to its ${total} leaves: the data directory is damaged; restore it from a backup`);
+    if (read.at !== lengths.length || at !== this.leaves.length) throw damagedColumn(`its lengths do not add up to its ${total} leaves`);
   }
 
   /** text is entry i's objects JSON text, or null. */
@@ -164,7 +204,7 @@ export class ShapedColumn {
     const parts = this.shapes[s];
     if (this.ascii === undefined && ++this.reads > WHOLE_AFTER) this.decodeWhole();
     let out = parts[0];
-    for (let j = 1, k = this.first[i]; j < parts.length; j++, k += this.rowsOf[s]) out += this.leaf(k) + parts[j];
+    for (let j = 1, p = this.firstPlace[s]; j < parts.length; j++, p++) out += this.leaf(p, this.row[i]) + parts[j];
     return out;
   }
 
@@ -174,11 +214,15 @@ export class ShapedColumn {
     if (s < 0) return null;
     if (this.ascii === undefined && ++this.reads > WHOLE_AFTER) this.decodeWhole();
     const leaves = new Array<string>(this.shapes[s].length - 1);
-    for (let j = 0, k = this.first[i]; j < leaves.length; j++, k += this.rowsOf[s]) leaves[j] = this.leaf(k);
+    for (let j = 0, p = this.firstPlace[s]; j < leaves.length; j++, p++) leaves[j] = this.leaf(p, this.row[i]);
     return { shape: this.shapeTexts[s], leaves };
   }
 
-  private leaf(k: number): string {
+  // place p's leaf in row r
+  private leaf(p: number, r: number): string {
+    const first = this.textFirst[p];
+    if (first < 0) return (this.placed as PlacedLeaves).leaf(p, r);
+    const k = first + r;
     const from = k === 0 ? 0 : this.ends[k - 1];
     return this.ascii !== undefined ? this.ascii.slice(from, this.ends[k]) : this.leaves.toString("utf8", from, this.ends[k]);
   }
@@ -200,21 +244,35 @@ export class ShapedColumn {
         at = this.leaves.indexOf(utf8, this.ends[k]);
       } else at = this.leaves.indexOf(utf8, at + 1); // across two leaves: not an occurrence
     }
+    const placed = this.placed;
+    if (placed) {
+      const needle = Buffer.from(utf8.buffer, utf8.byteOffset, utf8.length).toString("utf8");
+      const byRow = (this.entriesByRow ??= this.entriesOfRows());
+      for (const [s, parts] of this.shapes.entries())
+        for (let j = 1, p = this.firstPlace[s]; j < parts.length; j++, p++)
+          if (this.textFirst[p] < 0) for (const r of placed.rowsHolding(p, needle)) found.add(byRow[s][r]);
+    }
     return [...found].sort((a, b) => a - b);
   }
 
   private entriesOfLeaves(): Uint32Array {
     const out = new Uint32Array(this.ends.length);
-    const { codes, first, rowsOf } = this;
-    const places = this.shapes.map((parts) => parts.length - 1);
-    for (let i = 0; i < first.length; i++) {
+    const { codes, row, textFirst, firstPlace } = this;
+    for (let i = 0; i < row.length; i++) {
       const s = codes[i] - 1;
       if (s < 0) continue;
-      const rows = rowsOf[s];
-      for (let j = 0, k = first[i]; j < places[s]; j++, k += rows) out[k] = i;
+      for (let j = 1, p = firstPlace[s]; j < this.shapes[s].length; j++, p++) if (textFirst[p] >= 0) out[textFirst[p] + row[i]] = i;
     }
     return out;
+  }
+
+  private entriesOfRows(): Int32Array[] {
+    const out = this.shapes.map(() => [] as number[]);
+    for (let i = 0; i < this.codes.length; i++) if (this.codes[i] !== 0) out[this.codes[i] - 1].push(i);
+    return out.map((entries) => Int32Array.from(entries));
   }
 }
 
 const WHOLE_AFTER = 64;
+
+const damagedColumn = (why: string) => new Error(`a shaped objects column is damaged (${why}): the data directory is damaged; restore it from a backup`);

@@ -19,6 +19,11 @@ export class VarintReader {
   ) {}
 
   next(): number {
+    const first = this.bytes[this.at];
+    if (first < 0x80) {
+      this.at++; // one byte, as most are: past the end, `first` is undefined and the loop below says so
+      return first;
+    }
     let value = 0;
     for (let scale = 1; ; scale *= 0x80) {
       if (this.at >= this.bytes.length) throw new Error(`${this.damaged} ends early: the data directory is damaged; restore it from a backup`);

@@ -112,3 +112,107 @@ test("a shaped column of a thousand service objects takes at most two thirds of 
   const rows = packFramed(texts.length, (start, end) => encodeText(texts.slice(start, end))).length;
   expect(shaped).toBeLessThan((rows * 2) / 3);
 });
+
+// a leaf's text around its number: no digit in it, so the number is the leaf's one run of digits
+const around = fc.oneof(
+  fc.constantFrom("", "-", "req-", "user_", "é", '"', "a-b."),
+  fc.string({ maxLength: 4 }).map((t) => t.replace(/[0-9]/g, "")),
+);
+const whole = fc.oneof(fc.integer({ min: -1000, max: 1000 }), fc.constantFrom(0, 10 ** 15 - 1, -(10 ** 15 - 1), 10 ** 15, 2 ** 53), fc.maxSafeInteger());
+const PLACED = "N".charCodeAt(0);
+
+test("a place of numbered leaves (one prefix, a whole number, one suffix) reads back every text exactly, whatever the numbers (property)", () => {
+  fc.assert(
+    fc.property(
+      around,
+      around,
+      fc.uniqueArray(whole, { minLength: 1, maxLength: 60 }),
+      fc.constantFrom("-0", "007", "1e3", "5.5", null),
+      (prefix, suffix, numbers, odd) => {
+        const leaves = numbers.map((n) => `${prefix}${n}${suffix}`);
+        if (odd !== null) leaves.splice(leaves.length >> 1, 0, `${prefix}${odd}${suffix}`); // a leaf whose digits are not its number's own text
+        const texts = leaves.map((leaf, i) => JSON.stringify([{ id: leaf, n: numbers[i % numbers.length] }]));
+        // the odd one as a number's text too, as a text not written by JSON.stringify may have it
+        const oddNumber = odd === null ? [] : [JSON.stringify([{ id: "x", n: 0 }]).replace(":0}", `:${odd}}`)];
+        const column = read([...texts, ...oddNumber]);
+        if (odd !== null) expect(column.text(texts.length)).toBe(oddNumber[0]);
+        for (const i of [...texts.keys(), ...texts.keys()]) expect(column.text(i)).toBe(texts[i]);
+        // the JSON numbers (all distinct: no dictionary) are stored apart when every one has at most 15 digits
+        expect(encodeShaped(texts)![0] === PLACED).toBe(numbers.every((n) => Math.abs(n) < 10 ** 15));
+      },
+    ),
+    { numRuns: 400 },
+  );
+});
+
+// entries whose places are stored apart: few distinct values, numbers between the same texts, free text
+const placeEntry = fc.record({
+  role: fc.constantFrom("admin", "member", "ünïcode", "", "7"),
+  ip: fc.tuple(fc.nat(300), fc.nat(300), fc.constantFrom(0, 10, 255)).map(([a, b, c]) => `10.${a}.${b}.${c}`),
+  id: fc.integer({ min: -5, max: 1e6 }).map((n) => `req-${n}`),
+  code: fc.constantFrom(200, 404, 500, -1),
+  note: fc.string({ maxLength: 6 }),
+});
+
+test("a column with places stored apart (a dictionary, numbers) reads back every text, and a search finds exactly the entries holding the bytes (property)", () => {
+  fc.assert(
+    fc.property(fc.array(fc.option(placeEntry, { nil: null }), { minLength: 1, maxLength: 200 }), fc.nat(), fc.nat(8), (objects, pick, cut) => {
+      const texts = objects.map((o) => (o === null ? null : JSON.stringify([o])));
+      const column = read(texts);
+      for (const i of [...texts.keys(), ...texts.keys()]) expect(column.text(i)).toBe(texts[i]);
+      const leaves = objects.flatMap((o) => (o === null ? [] : scalars(o)));
+      const leaf = leaves[pick % Math.max(1, leaves.length)] ?? "x";
+      const needle = leaf.slice(cut % leaf.length, (cut % leaf.length) + 1 + (pick % 5)) || leaf;
+      const expected = objects.flatMap((o, i) => (o !== null && scalars(o).some((t) => t.includes(needle)) ? [i] : []));
+      expect(column.entriesWith(Buffer.from(needle))).toEqual(expected);
+    }),
+    { numRuns: 300 },
+  );
+});
+
+test("a search of a numbered column finds exactly the entries whose leaf holds the bytes", () => {
+  const texts = Array.from({ length: 300 }, (_, i) => JSON.stringify([{ request_id: `req-${1000 + i}`, status: [200, 404][i % 2] }]));
+  expect(encodeShaped(texts)![0]).toBe(PLACED);
+  const column = read(texts);
+  expect(column.entriesWith(Buffer.from('"req-1017"'))).toEqual([17]);
+  expect(column.entriesWith(Buffer.from("404"))).toEqual(texts.flatMap((_, i) => (i % 2 ? [i] : [])));
+  expect(column.entriesWith(Buffer.from("req-12"))).toEqual(Array.from({ length: 100 }, (_, i) => 200 + i));
+});
+
+test("request ids, addresses and roles stored apart take at most two thirds of the bytes of the same as texts", () => {
+  // a leading zero keeps a run of digits a text: its number would not give it back
+  const texts = (zero: string) =>
+    Array.from({ length: 1000 }, (_, i) =>
+      JSON.stringify([
+        { request_id: `req-${zero}${5_000_000 + i}`, ip: `10.${zero}${(i * 7) % 256}.${zero}${(i * 13) % 256}.1`, role: i % 3 ? "member" : "admin" },
+      ]),
+    );
+  const apart = encodeShaped(texts(""))!;
+  const asText = encodeShaped(texts("0").map((t) => t.replaceAll('"member"', '"member0"').replaceAll('"admin"', '"admin0"')))!;
+  expect([apart[0], asText[0]]).toEqual([PLACED, PLACED]); // the roles' place only: the others are texts
+  expect(packWhole(apart).length).toBeLessThan((packWhole(asText).length * 2) / 3);
+});
+
+test("a damaged column with places stored apart reads as an error or as texts, never hangs or crashes (fuzz)", () => {
+  const texts = Array.from({ length: 20 }, (_, i) => JSON.stringify([{ id: `u-${i * 3}`, n: i - 5, s: "x", role: i % 2 ? "a" : "b" }]));
+  const good = encodeShaped(texts)!;
+  expect(good[0]).toBe(PLACED);
+  fc.assert(
+    fc.property(
+      fc.array(fc.tuple(fc.nat(good.length - 1), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 4 }),
+      fc.nat(good.length),
+      (flips, cut) => {
+        const bytes = Buffer.from(good.subarray(0, Math.max(1, cut)));
+        for (const [at, v] of flips) if (at > 0 && at < bytes.length) bytes[at] = v;
+        try {
+          const column = new ShapedColumn(bytes, texts.length);
+          for (let i = 0; i < texts.length; i++) expect(typeof (column.text(i) ?? "")).toBe("string");
+          expect(Array.isArray(column.entriesWith(Buffer.from("1")))).toBe(true);
+        } catch (e) {
+          expect(e).toBeInstanceOf(Error);
+        }
+      },
+    ),
+    { numRuns: 3_000 },
+  );
+});

@@ -1,0 +1,208 @@
+// places: how a shaped column (shaped.ts) stores the leaves of one place (one hole of one shape, entry after entry)
+// when not as texts. zstd finds repeated texts but not that 1041 follows 1040, and spends about a byte on each
+// repeat of a short text, so:
+//   [DICT, values]            a place of few distinct leaves: each leaf is the code of its value (a varint)
+//   [NUMBERS, parts, stepped] a place whose every leaf is its runs of digits between the same texts (`"req-17"`,
+//                             `"10.0.3.7"`, `404`): parts are those texts, each run a whole number; each run's column
+//                             is its numbers, or its steps from the number before when bit j of `stepped` says so
+// Codes and numbers are zigzag varints in one stream, place after place, a place's runs column after column.
+import { VarintReader, varint } from "./varint.ts";
+
+const DICT = 1;
+const NUMBERS = 2;
+/** Head says how a place's leaves are stored: 0 as texts, else as codes of a dictionary or as numbers. */
+export type Head = 0 | [typeof DICT, values: string[]] | [typeof NUMBERS, parts: string[], stepped: number];
+
+/** A place of at most this many distinct leaves is a dictionary: a code a byte, most often a few bits once packed. */
+const FEW_DISTINCT = 64;
+/** Runs of digits in a leaf at most, for its numbers. */
+const MAX_RUNS = 8;
+/** Digits of a run at most: its number and the steps between numbers stay whole numbers below 2^53. */
+const MAX_DIGITS = 15;
+const LIMIT = 10 ** MAX_DIGITS;
+const isDigit = (c: number): boolean => c >= 0x30 && c <= 0x39;
+
+/** placeHead chooses how a place's leaves are stored, appends their codes or numbers to `out` and gives the head; 0: texts. */
+export function placeHead(leaves: readonly string[], out: number[]): Head {
+  const distinct = new Map<string, number>();
+  for (const leaf of leaves) {
+    if (!distinct.has(leaf)) distinct.set(leaf, distinct.size);
+    if (distinct.size > FEW_DISTINCT) break;
+  }
+  if (distinct.size <= FEW_DISTINCT && distinct.size < leaves.length / 2) {
+    for (const leaf of leaves) varint(out, distinct.get(leaf) as number);
+    return [DICT, [...distinct.keys()]];
+  }
+  const numbered = numberedPlace(leaves);
+  if (!numbered) return 0;
+  let stepped = 0;
+  for (const [j, column] of numbered.columns.entries()) if (putNumbers(out, column)) stepped |= 1 << j;
+  return [NUMBERS, numbered.parts, stepped];
+}
+
+/** numberedPlace splits every leaf of a place at its runs of digits, or tells that they do not share the texts between. */
+function numberedPlace(leaves: readonly string[]): { parts: string[]; columns: number[][] } | undefined {
+  const first = leaves.length > 0 ? numberedLeaf(leaves[0]) : undefined;
+  if (first === undefined) return undefined;
+  const { parts } = first;
+  const columns = first.values.map((v) => [v]);
+  for (let i = 1; i < leaves.length; i++) if (!numbersAlong(leaves[i], parts, columns)) return undefined;
+  return { parts, columns };
+}
+
+/** numbersAlong reads a leaf as `parts` with a run of digits between each two (numberedLeaf's), pushing the runs' numbers on `columns`; false when it is not. */
+function numbersAlong(leaf: string, parts: readonly string[], columns: number[][]): boolean {
+  let at = 0;
+  for (let j = 0; ; j++) {
+    if (!leaf.startsWith(parts[j], at)) return false;
+    at += parts[j].length;
+    if (j === parts.length - 1) return at === leaf.length;
+    const negative = j === 0 && parts[0] === "" && leaf.charCodeAt(at) === 0x2d; // a JSON number's minus
+    if (negative) at++;
+    const start = at;
+    let value = 0;
+    for (let c = leaf.charCodeAt(at); isDigit(c); c = leaf.charCodeAt(++at)) value = value * 10 + c - 0x30;
+    const digits = at - start;
+    if (digits === 0 || digits > MAX_DIGITS || (digits > 1 && leaf.charCodeAt(start) === 0x30) || (negative && value === 0)) return false;
+    columns[j].push(negative ? -value : value);
+  }
+}
+
+/**
+ * numberedLeaf splits a leaf at its runs of digits: the texts around them and their numbers (the first negative when
+ * the text before it is a lone minus, as a JSON number's); undefined when a run is not its number's own text (a
+ * leading zero, too long) or there are too many, so that leafText gives back the leaf exactly.
+ */
+function numberedLeaf(leaf: string): { parts: string[]; values: number[] } | undefined {
+  const parts: string[] = [];
+  const values: number[] = [];
+  let at = 0;
+  for (let p = 0; p < leaf.length; ) {
+    if (!isDigit(leaf.charCodeAt(p))) {
+      p++;
+      continue;
+    }
+    let q = p + 1;
+    while (q < leaf.length && isDigit(leaf.charCodeAt(q))) q++;
+    if (q - p > MAX_DIGITS || (leaf.charCodeAt(p) === 0x30 && q - p > 1) || values.length === MAX_RUNS) return undefined;
+    parts.push(leaf.slice(at, p));
+    values.push(Number(leaf.slice(p, q)));
+    at = p = q;
+  }
+  if (values.length === 0) return undefined;
+  parts.push(leaf.slice(at));
+  if (parts[0] === "-" && values[0] !== 0) {
+    parts[0] = "";
+    values[0] = -values[0];
+  }
+  return { parts, values };
+}
+
+/**
+ * putNumbers appends a column of numbers as zigzag varints: each as itself, or each as its step from the one before
+ * (the first's from 0) when that takes fewer bytes, as counters and ids do; it tells whether it wrote steps.
+ */
+function putNumbers(out: number[], values: readonly number[]): boolean {
+  let valueBytes = 0;
+  let stepBytes = 0;
+  for (let i = 0; i < values.length; i++) {
+    valueBytes += varintBytes(zigzag(values[i]));
+    stepBytes += varintBytes(zigzag(values[i] - (i === 0 ? 0 : values[i - 1])));
+  }
+  const stepped = stepBytes < valueBytes;
+  for (let i = 0; i < values.length; i++) varint(out, zigzag(stepped && i > 0 ? values[i] - values[i - 1] : values[i]));
+  return stepped;
+}
+
+const zigzag = (v: number): number => (v >= 0 ? 2 * v : -2 * v - 1);
+const varintBytes = (v: number): number => (v < 0x80 ? 1 : v < 0x4000 ? 2 : v < 0x200000 ? 3 : Math.ceil(Math.log2(v + 1) / 7));
+
+const damaged = (why: string) => new Error(`a shaped objects column is damaged (${why}): the data directory is damaged; restore it from a backup`);
+
+/** Place is a stored place read: its dictionary and each row's code, or its texts around runs and the runs' numbers. */
+type Place = { values: string[]; codes: Uint32Array } | { parts: string[]; numbers: Float64Array; rows: number };
+
+/**
+ * PlacedLeaves reads the places stored apart of a shaped column: a leaf of any row, and the rows whose leaf holds a
+ * text. Nothing is decoded until a leaf or a search asks, and leaves are made one at a time: a page reads a few
+ * entries of a frame, and a search of a place with no text of the needle makes none.
+ */
+export class PlacedLeaves {
+  private places?: (Place | undefined)[];
+
+  /** heads and bytes as stored; rows: each place's row count (its shape's entries). */
+  constructor(
+    private readonly heads: readonly unknown[],
+    private readonly bytes: Uint8Array,
+    private readonly rows: readonly number[],
+  ) {
+    if (heads.length !== rows.length) throw damaged("its heads do not match its shapes");
+  }
+
+  /** isText tells whether place p's leaves are stored as texts (not here). */
+  isText(p: number): boolean {
+    return this.heads[p] === 0;
+  }
+
+  /** leaf is the text of place p's leaf in row r. */
+  leaf(p: number, r: number): string {
+    const place = this.read()[p] as Place;
+    if ("values" in place) return place.values[place.codes[r]];
+    let out = place.parts[0];
+    for (let j = 1; j < place.parts.length; j++) out += String(place.numbers[(j - 1) * place.rows + r]) + place.parts[j];
+    return out;
+  }
+
+  /** rowsHolding lists, ascending, place p's rows whose leaf holds `needle`. */
+  rowsHolding(p: number, needle: string): number[] {
+    const place = this.read()[p] as Place;
+    const out: number[] = [];
+    if ("values" in place) {
+      const held = place.values.map((v) => v.includes(needle));
+      for (let r = 0; r < place.codes.length; r++) if (held[place.codes[r]]) out.push(r);
+      return out;
+    }
+    // a leaf is its parts and digits (and a minus): a needle with any other character is in none of them
+    const around = place.parts.join("");
+    for (let i = 0; i < needle.length; i++) if (!isDigit(needle.charCodeAt(i)) && needle[i] !== "-" && !around.includes(needle[i])) return out;
+    for (let r = 0; r < place.rows; r++) if (this.leaf(p, r).includes(needle)) out.push(r);
+    return out;
+  }
+
+  // every place's codes and numbers, decoded at once: they follow one another in one stream
+  private read(): (Place | undefined)[] {
+    if (this.places) return this.places;
+    const read = new VarintReader(this.bytes, "a shaped objects column's codes and numbers");
+    const places = this.heads.map((head, p) => placeOf(head, this.rows[p], read));
+    if (read.at !== this.bytes.length) throw damaged("its codes and numbers do not add up to its places");
+    this.places = places;
+    return places;
+  }
+}
+
+// a stored head and its rows' codes or numbers, checked; undefined when the place's leaves are texts
+function placeOf(head: unknown, rows: number, read: VarintReader): Place | undefined {
+  if (head === 0) return undefined;
+  const texts = (v: unknown): v is string[] => Array.isArray(v) && v.every((t) => typeof t === "string");
+  if (Array.isArray(head) && head[0] === DICT && texts(head[1])) {
+    const codes = new Uint32Array(rows);
+    for (let r = 0; r < rows; r++) if ((codes[r] = read.next()) >= head[1].length) throw damaged("a code is past its dictionary");
+    return { values: head[1], codes };
+  }
+  if (!(Array.isArray(head) && head[0] === NUMBERS && texts(head[1]) && head[1].length >= 2 && head[1].length <= MAX_RUNS + 1 && Number.isInteger(head[2])))
+    throw damaged("a place's head is neither 0, a dictionary nor numbers");
+  const runs = head[1].length - 1;
+  const numbers = new Float64Array(rows * runs); // column after column, as stored
+  for (let j = 0; j < runs; j++) {
+    const stepped = (head[2] >>> j) & 1;
+    let value = 0;
+    for (let r = 0; r < rows; r++) {
+      const z = read.next();
+      const v = z % 2 === 1 ? -(z + 1) / 2 : z / 2;
+      value = stepped ? value + v : v;
+      if (!(value < LIMIT && value > -LIMIT)) throw damaged("a number is out of range");
+      numbers[j * rows + r] = value;
+    }
+  }
+  return { parts: head[1], numbers, rows };
+}
