@@ -1,6 +1,7 @@
 // block-readers: how a block's id and framed text columns are read one entry at a time (block.ts opens them).
 import { packr, textEntriesWith, textReader, type Reader } from "./columns.ts";
 import { frameOf, frameSize, framesOf, unpackFrame } from "./packed.ts";
+import { textOf } from "./numbered-text.ts";
 import { type Scalars, ShapedColumn, isShaped } from "./shaped.ts";
 
 const ID_LENGTH = 36; // canonical UUID text
@@ -46,14 +47,15 @@ export function asciiIdReader(bytes: Uint8Array, n: number): Reader<string> {
   };
 }
 
-/** framedTextReader reads a framed text column one entry at a time, decompressing a frame when one of its entries is first asked for. */
+/** framedTextReader reads a framed text column one entry at a time, decompressing a frame (numbered-text.ts textOf) when one of its entries is first asked for. */
 export function framedTextReader(bytes: Uint8Array, n: number): Reader<string | null> {
   const frames = framesOf(bytes);
   const per = frameOf(bytes);
   const readers: Reader<string | null>[] = [];
   return (i) => {
     const k = (i / per) | 0;
-    const read = (readers[k] ??= textReader(unpackFrame(frames[k]), frameSize(n, k, per)));
+    const size = frameSize(n, k, per);
+    const read = (readers[k] ??= textReader(textOf(unpackFrame(frames[k]), size), size));
     return read(i - k * per);
   };
 }

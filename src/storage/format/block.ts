@@ -28,7 +28,8 @@ import {
 import { FramedObjects, asciiIdReader, framedTextReader, idReader } from "./block-readers.ts";
 import { idsReader, packIds } from "./id-column.ts";
 import { rawSize } from "./raw-size.ts";
-import { isFramed, packFramed, packNumbers, packPlain, packWhole, unpackWhole } from "./packed.ts";
+import { isFramed, packFramed, packFramedSmallest, packNumbers, packPlain, packWhole, unpackWhole } from "./packed.ts";
+import { encodeNumberedText, shapesOf, textOf } from "./numbered-text.ts";
 import { type Scalars, ShapedColumn, encodeShaped, isShaped } from "./shaped.ts";
 import { DetachedEntry, EntryView, type Entry, type Objects } from "./entry-view.ts";
 
@@ -98,7 +99,12 @@ export function encodeWithObjects(entries: readonly Omit<Entry, "id">[], objects
     // counted block after block by hits and facets: a decompression each would cost more than the 1.4 bytes an entry it saves
     packPlain(encodeDict(entries.map((e) => e.level))),
     packPlain(encodeDict(entries.map((e) => e.action))),
-    packFramed(n, (start, end) => encodeText(messages.slice(start, end))),
+    // a frame's shapes and numbers, unless its text compresses smaller (numbers that repeat, as addresses in some logs)
+    packFramedSmallest(n, (start, end) => {
+      const frame = messages.slice(start, end);
+      const numbered = encodeNumberedText(frame);
+      return numbered ? [numbered, encodeText(frame)] : [encodeText(frame)];
+    }),
     packWhole(encodeDictList(entries.map((e) => e.tags))),
     packNumbers(entries.map((e) => e.clientMs)),
     anyObject ? objectsColumn(objects) : null,
@@ -147,8 +153,11 @@ interface Opened {
   readers: Reader<unknown>[];
   /** each column's bytes as columns.ts encodes them, decompressed (format 6) when first needed whole */
   unpacked: (Uint8Array | null | undefined)[];
-  /** searched by every case-insensitive needle of a query */
+  /** the messages' shapes (numbered-text.ts), searched for needles without a digit */
+  messageShapes?: Uint8Array;
+  /** searched by every case-insensitive needle of a query: the texts folded, and the shapes folded for needles without a digit */
   foldedMessages?: FoldedText;
+  foldedShapes?: FoldedText;
   /** the objects column, when it is shaped whole */
   shaped?: ShapedColumn;
   /** the objects column, when it is in frames */
@@ -232,7 +241,8 @@ export class Block {
     let bytes = this.opened.unpacked[c];
     if (bytes === undefined) {
       const stored = this.stored.c[c];
-      this.opened.unpacked[c] = bytes = stored === null || this.stored.v < 6 ? stored : unpackWhole(stored, this.stored.n);
+      this.opened.unpacked[c] = bytes =
+        stored === null || this.stored.v < 6 ? stored : unpackWhole(stored, this.stored.n, c === Col.Message ? textOf : undefined);
     }
     return bytes;
   }
@@ -306,14 +316,31 @@ export class Block {
    * without decoding a message; undefined (every entry may) for blocks of earlier formats.
    */
   messagesWith(utf8: Uint8Array): number[] | undefined {
-    return this.stored.v < 5 ? undefined : this.local(textEntriesWith(this.column(Col.Message)!, this.stored.n, utf8));
+    return this.stored.v < 5 ? undefined : this.local(textEntriesWith(this.messagesFor(utf8), this.stored.n, utf8));
   }
   /** messagesFolding is messagesWith for a lowercase ASCII needle of a case-insensitive search (columns.ts textEntriesFolding). */
   messagesFolding(lowered: Uint8Array): number[] | undefined {
     if (this.stored.v < 5) return undefined;
     const opened = this.opened;
-    if (opened.foldedMessages === undefined || !isFolded(opened.foldedMessages)) opened.foldedMessages = foldText(this.column(Col.Message)!, this.stored.n);
-    return this.local(textEntriesFolding(opened.foldedMessages, lowered));
+    const shapes = this.searchesShapes(lowered);
+    let folded = shapes ? opened.foldedShapes : opened.foldedMessages;
+    if (folded === undefined || !isFolded(folded)) {
+      folded = foldText(this.messagesFor(lowered), this.stored.n);
+      if (shapes) opened.foldedShapes = folded;
+      else opened.foldedMessages = folded;
+    }
+    return this.local(textEntriesFolding(folded, lowered));
+  }
+  /**
+   * messagesFor is the message column to search for `needle`: the shapes when it has no digit and no hole, where it is
+   * found exactly as in the texts (numbered-text.ts), else the texts.
+   */
+  private messagesFor(needle: Uint8Array): Uint8Array {
+    if (!this.searchesShapes(needle)) return this.column(Col.Message)!;
+    return (this.opened.messageShapes ??= unpackWhole(this.stored.c[Col.Message]!, this.stored.n, shapesOf));
+  }
+  private searchesShapes(needle: Uint8Array): boolean {
+    return this.stored.v >= 6 && this.stored.c[Col.Message] !== null && !needle.some((b) => b === 0 || (b >= 0x30 && b <= 0x39));
   }
   /** objectsWith is messagesWith for the entries' objects, as the JSON text they are stored in. */
   objectsWith(utf8: Uint8Array): number[] | undefined {

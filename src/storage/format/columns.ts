@@ -209,6 +209,69 @@ function entriesHolding(text: Buffer, ends: Uint32Array, n: number, needle: Uint
   return out;
 }
 
+/**
+ * fillHoles makes a text column of one whose texts hold holes (byte 0): an entry's hole j becomes the decimal digits of
+ * column j's next number, entry after entry; undefined when a column runs out or keeps numbers no hole takes.
+ */
+export function fillHoles(bytes: Uint8Array, n: number, columns: readonly Float64Array[]): Uint8Array | undefined {
+  const headBytes = textHeadBytes(bytes, n);
+  const head = new Uint32Array(copyOf(bytes, 0, headBytes));
+  const wide = (head[0] & WIDE) !== 0;
+  const payload = textPayload(bytes, n);
+  let room = payload.length;
+  for (const column of columns) room += column.length * 16; // a minus and 15 digits at most
+  const out = new Uint8Array(headBytes + room);
+  const outHead = new Uint32Array(out.buffer, 0, head.length);
+  outHead[0] = head[0];
+  const next = new Array<number>(columns.length).fill(0);
+  let at = headBytes;
+  let added = 0; // bytes (and characters: holes and digits are one of each) the digits added so far
+  let from = 0;
+  for (let i = 0; i < n; i++) {
+    const end = head[1 + i] % NULL_BIT;
+    // byte by byte: an entry's runs between holes are short, and a view of each to copy cost more than the copy
+    for (let j = 0; from < end; from++) {
+      const b = payload[from];
+      if (b !== 0) {
+        out[at++] = b;
+        continue;
+      }
+      const column = columns[j];
+      if (column === undefined || next[j] >= column.length) return undefined;
+      const digits = putDigits(out, at, column[next[j]++]);
+      added += digits - at - 1;
+      at = digits;
+      j++;
+    }
+    outHead[1 + i] = head[1 + i] + added;
+    if (wide) outHead[1 + n + i] = head[1 + n + i] + added;
+  }
+  if (next.some((used, j) => used !== columns[j].length)) return undefined;
+  return out.subarray(0, at);
+}
+
+// putDigits writes a whole number's decimal digits (after a minus) at `at` and returns where they end
+function putDigits(out: Uint8Array, at: number, value: number): number {
+  if (value < 0) {
+    out[at++] = 0x2d;
+    value = -value;
+  }
+  if (value >= 0x80000000) {
+    const text = String(value);
+    for (let i = 0; i < text.length; i++) out[at++] = text.charCodeAt(i);
+    return at;
+  }
+  let v = value | 0;
+  let end = at + 1;
+  for (let p = 10; p <= v && end - at < 10; p *= 10) end++;
+  for (let i = end - 1; i >= at; i--) {
+    const q = (v / 10) | 0;
+    out[i] = 0x30 + v - q * 10;
+    v = q;
+  }
+  return end;
+}
+
 // a text column's head: the flags, the byte end offsets and, when not all ASCII, the character end offsets
 const textHeadBytes = (bytes: Uint8Array, n: number): number => 4 * (1 + ((bytes[0] & WIDE) !== 0 ? 2 : 1) * n);
 

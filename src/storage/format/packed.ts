@@ -53,12 +53,19 @@ export function packWhole(bytes: Uint8Array): Uint8Array {
 }
 
 /** packFramed stores a text column of n entries in frames, `encode(start, end)` making the column of entries [start, end). */
-export function packFramed(n: number, encode: (start: number, end: number) => Uint8Array): Uint8Array {
-  if (n <= FRAME) return packWhole(encode(0, n));
+export const packFramed = (n: number, encode: (start: number, end: number) => Uint8Array): Uint8Array =>
+  packFramedSmallest(n, (start, end) => [encode(start, end)]);
+
+/** packFramedSmallest is packFramed for a column that has several encodings of a frame: each frame keeps the one that compresses smallest. */
+export function packFramedSmallest(n: number, encodings: (start: number, end: number) => readonly Uint8Array[]): Uint8Array {
+  if (n <= FRAME) return smallest(encodings(0, n).map(packWhole));
   const frames: Uint8Array[] = [];
-  for (let start = 0; start < n; start += FRAME) frames.push(Bun.zstdCompressSync(encode(start, Math.min(n, start + FRAME)), { level: LEVEL }));
+  for (let start = 0; start < n; start += FRAME)
+    frames.push(smallest(encodings(start, Math.min(n, start + FRAME)).map((bytes) => Bun.zstdCompressSync(bytes, { level: LEVEL }))));
   return tagged(Tag.FramedWide, packr.pack(frames));
 }
+
+const smallest = (candidates: readonly Uint8Array[]): Uint8Array => candidates.reduce((best, c) => (c.length < best.length ? c : best));
 
 const body = (bytes: Uint8Array): Uint8Array => bytes.subarray(1);
 // a plain view of the fresh Buffer, not a copy: Buffer's slice would be a view where callers expect a copy
@@ -108,16 +115,20 @@ function unpackSteps(bytes: Uint8Array, n: number): Uint8Array {
   return new Uint8Array(buffer);
 }
 
-/** unpackWhole gives a column's bytes as columns.ts encodes them, decompressing or joining its frames (text columns). */
-export function unpackWhole(bytes: Uint8Array, n: number): Uint8Array {
-  if (bytes[0] === Tag.Plain) return body(bytes);
-  if (bytes[0] === Tag.Zstd) return unzstd(body(bytes));
+/**
+ * unpackWhole gives a column's bytes as columns.ts encodes them, decompressing or joining its frames (text columns);
+ * `frame` turns a frame (or the column stored whole) of n entries into a text column first (numbered-text.ts).
+ */
+export function unpackWhole(bytes: Uint8Array, n: number, frame: (bytes: Uint8Array, n: number) => Uint8Array = (b) => b): Uint8Array {
+  if (bytes[0] === Tag.Plain) return frame(body(bytes), n);
+  if (bytes[0] === Tag.Zstd) return frame(unzstd(body(bytes)), n);
   if (bytes[0] === Tag.Steps) return unpackSteps(bytes, n);
   const frames = framesOf(bytes);
   const per = frameOf(bytes);
+  const sizes = frames.map((_, k) => frameSize(n, k, per));
   return joinText(
-    frames.map(unzstd),
-    frames.map((_, k) => frameSize(n, k, per)),
+    frames.map((f, k) => frame(unzstd(f), sizes[k])),
+    sizes,
   );
 }
 

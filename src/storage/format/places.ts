@@ -2,16 +2,17 @@
 // when not as texts. zstd finds repeated texts but not that 1041 follows 1040, and spends about a byte on each
 // repeat of a short text, so:
 //   [DICT, values]            a place of few distinct leaves: each leaf is the code of its value (a varint)
-//   [NUMBERS, parts, stepped] a place whose every leaf is its runs of digits between the same texts (`"req-17"`,
+//   [NUMBERS, parts, hows]    a place whose every leaf is its runs of digits between the same texts (`"req-17"`,
 //                             `"10.0.3.7"`, `404`): parts are those texts, each run a whole number; each run's column
-//                             is its numbers, or its steps from the number before when bit j of `stepped` says so
-// Codes and numbers are zigzag varints in one stream, place after place, a place's runs column after column.
+//                             is written as hows[j] says (number-column.ts)
+// Codes and numbers are varints in one stream, place after place, a place's runs column after column.
+import { type How, isHow, putNumbers, readNumbers } from "./number-column.ts";
 import { VarintReader, varint } from "./varint.ts";
 
 const DICT = 1;
 const NUMBERS = 2;
 /** Head says how a place's leaves are stored: 0 as texts, else as codes of a dictionary or as numbers. */
-export type Head = 0 | [typeof DICT, values: string[]] | [typeof NUMBERS, parts: string[], stepped: number];
+export type Head = 0 | [typeof DICT, values: string[]] | [typeof NUMBERS, parts: string[], hows: How[]];
 
 /** A place of at most this many distinct leaves is a dictionary: a code a byte, most often a few bits once packed. */
 const FEW_DISTINCT = 64;
@@ -19,7 +20,6 @@ const FEW_DISTINCT = 64;
 const MAX_RUNS = 8;
 /** Digits of a run at most: its number and the steps between numbers stay whole numbers below 2^53. */
 const MAX_DIGITS = 15;
-const LIMIT = 10 ** MAX_DIGITS;
 const isDigit = (c: number): boolean => c >= 0x30 && c <= 0x39;
 
 /** placeHead chooses how a place's leaves are stored, appends their codes or numbers to `out` and gives the head; 0: texts. */
@@ -35,9 +35,7 @@ export function placeHead(leaves: readonly string[], out: number[]): Head {
   }
   const numbered = numberedPlace(leaves);
   if (!numbered) return 0;
-  let stepped = 0;
-  for (const [j, column] of numbered.columns.entries()) if (putNumbers(out, column)) stepped |= 1 << j;
-  return [NUMBERS, numbered.parts, stepped];
+  return [NUMBERS, numbered.parts, numbered.columns.map((column) => putNumbers(out, column))];
 }
 
 /** numberedPlace splits every leaf of a place at its runs of digits, or tells that they do not share the texts between. */
@@ -97,25 +95,6 @@ function numberedLeaf(leaf: string): { parts: string[]; values: number[] } | und
   }
   return { parts, values };
 }
-
-/**
- * putNumbers appends a column of numbers as zigzag varints: each as itself, or each as its step from the one before
- * (the first's from 0) when that takes fewer bytes, as counters and ids do; it tells whether it wrote steps.
- */
-function putNumbers(out: number[], values: readonly number[]): boolean {
-  let valueBytes = 0;
-  let stepBytes = 0;
-  for (let i = 0; i < values.length; i++) {
-    valueBytes += varintBytes(zigzag(values[i]));
-    stepBytes += varintBytes(zigzag(values[i] - (i === 0 ? 0 : values[i - 1])));
-  }
-  const stepped = stepBytes < valueBytes;
-  for (let i = 0; i < values.length; i++) varint(out, zigzag(stepped && i > 0 ? values[i] - values[i - 1] : values[i]));
-  return stepped;
-}
-
-const zigzag = (v: number): number => (v >= 0 ? 2 * v : -2 * v - 1);
-const varintBytes = (v: number): number => (v < 0x80 ? 1 : v < 0x4000 ? 2 : v < 0x200000 ? 3 : Math.ceil(Math.log2(v + 1) / 7));
 
 const damaged = (why: string) => new Error(`a shaped objects column is damaged (${why}): the data directory is damaged; restore it from a backup`);
 
@@ -189,20 +168,21 @@ function placeOf(head: unknown, rows: number, read: VarintReader): Place | undef
     for (let r = 0; r < rows; r++) if ((codes[r] = read.next()) >= head[1].length) throw damaged("a code is past its dictionary");
     return { values: head[1], codes };
   }
-  if (!(Array.isArray(head) && head[0] === NUMBERS && texts(head[1]) && head[1].length >= 2 && head[1].length <= MAX_RUNS + 1 && Number.isInteger(head[2])))
+  if (
+    !(
+      Array.isArray(head) &&
+      head[0] === NUMBERS &&
+      texts(head[1]) &&
+      head[1].length >= 2 &&
+      head[1].length <= MAX_RUNS + 1 &&
+      Array.isArray(head[2]) &&
+      head[2].length === head[1].length - 1 &&
+      head[2].every(isHow)
+    )
+  )
     throw damaged("a place's head is neither 0, a dictionary nor numbers");
   const runs = head[1].length - 1;
   const numbers = new Float64Array(rows * runs); // column after column, as stored
-  for (let j = 0; j < runs; j++) {
-    const stepped = (head[2] >>> j) & 1;
-    let value = 0;
-    for (let r = 0; r < rows; r++) {
-      const z = read.next();
-      const v = z % 2 === 1 ? -(z + 1) / 2 : z / 2;
-      value = stepped ? value + v : v;
-      if (!(value < LIMIT && value > -LIMIT)) throw damaged("a number is out of range");
-      numbers[j * rows + r] = value;
-    }
-  }
+  for (let j = 0; j < runs; j++) numbers.set(readNumbers(read, rows, head[2][j], damaged), j * rows);
   return { parts: head[1], numbers, rows };
 }

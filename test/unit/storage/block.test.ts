@@ -12,6 +12,7 @@ import { framedTextReader } from "../../../src/storage/format/block-readers.ts";
 import { encodeDict, encodeDictList, encodeFloat64, encodeText, packr as columnPackr, textReader } from "../../../src/storage/format/columns.ts";
 import { FRAME, framesOf, isFramed, packFramed, packWhole, unpackFrame, unpackWhole } from "../../../src/storage/format/packed.ts";
 import { encodeShaped, isShaped } from "../../../src/storage/format/shaped.ts";
+import { isNumberedText } from "../../../src/storage/format/numbered-text.ts";
 
 const entries = (n: number): Entry[] =>
   nextIds(n).ids.map((id, i) => ({
@@ -172,6 +173,29 @@ test("a block's text columns are stored in frames: entries read alone or all tog
   const folded = sent.flatMap((e, i) => (e.message?.toLowerCase().includes("m 4") || [...(e.message ?? "")].some((c) => c.charCodeAt(0) > 0x7f) ? [i] : []));
   expect(searched.messagesFolding(Buffer.from("m 4"))).toEqual(folded);
   expect(searched.objectsWith(Buffer.from("room 1"))).toEqual(sent.flatMap((e, i) => (e.metadata && `room ${i}`.includes("room 1") ? [i] : [])));
+});
+
+test("a block's messages are stored as shapes and numbers where that is smaller, and read and searched as sent, needles with digits or without", () => {
+  const sent = entries(FRAME * 2 + 9).map((e, i) => ({
+    ...e,
+    message: i % 50 === 7 ? null : `Request ${900_000 + i} took ${(i * 7919) % 997} ms ${i % 3 ? "ok" : "ünï"}`,
+  }));
+  const value = encodeBlock(sent);
+  const [, , , message] = (columnPackr.unpack(value) as { c: Uint8Array[] }).c;
+  expect(framesOf(message).map((frame) => isNumberedText(unpackFrame(frame)))).toEqual([true, true, true]);
+  expect(read(Block.decode(0, value))).toEqual(sent.map(fields));
+  const searched = Block.decode(0, value);
+  const holding = (needle: string, fold = false) =>
+    sent.flatMap((e, i) =>
+      (fold ? e.message?.toLowerCase() : e.message)?.includes(needle) || (fold && [...(e.message ?? "")].some((c) => c.charCodeAt(0) > 0x7f)) ? [i] : [],
+    );
+  for (const needle of ["took ", "ünï", " ms ok", "1", "Request 900012 ", "9000", " 0 ms"])
+    expect(searched.messagesWith(Buffer.from(needle))).toEqual(holding(needle));
+  for (const needle of ["request ", "ms ok", "request 90001"]) expect(searched.messagesFolding(Buffer.from(needle))).toEqual(holding(needle, true));
+  // the same numbers over and over compress smaller as text: those frames keep it
+  const repeated = encodeBlock(sent.map((e) => ({ ...e, message: "10.0.0.1:8080 10.0.0.2:8080 10.0.0.3:8080" })));
+  const [, , , kept] = (columnPackr.unpack(repeated) as { c: Uint8Array[] }).c;
+  expect(framesOf(kept).some((frame) => isNumberedText(unpackFrame(frame)))).toBe(false);
 });
 
 // entries over three frames with their objects column as `pack` stores their texts, read and searched back
