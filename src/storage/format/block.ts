@@ -11,6 +11,7 @@ import {
   dictListReader,
   dictReader,
   encodeDict,
+  compactText,
   encodeDictList,
   encodeText,
   float64Array,
@@ -102,8 +103,9 @@ export function encodeWithObjects(entries: readonly Omit<Entry, "id">[], objects
     // a frame's shapes and numbers, unless its text compresses smaller (numbers that repeat, as addresses in some logs)
     packFramedSmallest(n, (start, end) => {
       const frame = messages.slice(start, end);
+      const text = compactText(encodeText(frame), frame.length);
       const numbered = encodeNumberedText(frame);
-      return numbered ? [numbered, encodeText(frame)] : [encodeText(frame)];
+      return numbered ? [numbered, text] : [text];
     }),
     packWhole(encodeDictList(entries.map((e) => e.tags))),
     packNumbers(entries.map((e) => e.clientMs)),

@@ -4,13 +4,13 @@
 // varints of its numbers or of their steps (number-column.ts). zstd finds a log line's repeated words but
 // not that request 1041 follows 1040, and spends more on a random number's digits than on its bytes.
 //
-// The frame: NUMBERED_TEXT, then msgpack [shapes, counts, hows, numbers]. shapes: a text column (columns.ts
-// encodeText) of the shapes; counts: each column's count of numbers; hows: how each column is written.
+// The frame: NUMBERED_TEXT, then msgpack [shapes, counts, hows, numbers]. shapes: a compact text column (columns.ts
+// compactText) of the shapes; counts: each column's count of numbers; hows: how each column is written.
 // A frame with a message holding \u0000, or with no number at all, stays a text column.
 //
 // A needle without a digit or \u0000 is found in a message exactly where it is found in its shape, so searches of
 // words read the shapes as they are; a read of a message, or a search with a digit, reads the frame's texts.
-import { encodeText, fillHoles, packr } from "./columns.ts";
+import { compactText, encodeText, expandText, fillHoles, isCompactText, packr } from "./columns.ts";
 import { type How, isHow, putNumbers, readNumbers } from "./number-column.ts";
 import { VarintReader } from "./varint.ts";
 
@@ -54,7 +54,7 @@ export function encodeNumberedText(values: readonly (string | null)[]): Uint8Arr
   if (columns.length === 0) return undefined;
   const numbers: number[] = [];
   const hows = columns.map((column) => putNumbers(numbers, column));
-  const packed = packr.pack([encodeText(shapes), columns.map((c) => c.length), hows, new Uint8Array(numbers)]);
+  const packed = packr.pack([compactText(encodeText(shapes), shapes.length), columns.map((c) => c.length), hows, new Uint8Array(numbers)]);
   const out = new Uint8Array(1 + packed.length);
   out[0] = NUMBERED_TEXT;
   out.set(packed, 1);
@@ -66,22 +66,23 @@ export const isNumberedText = (bytes: Uint8Array): boolean => bytes[0] === NUMBE
 
 const damaged = (why: string) => new Error(`a frame of messages is damaged (${why}): the data directory is damaged; restore it from a backup`);
 
-function unpack(bytes: Uint8Array): { shapes: Uint8Array; counts: number[]; hows: How[]; numbers: Uint8Array } {
+function unpack(bytes: Uint8Array, n: number): { shapes: Uint8Array; counts: number[]; hows: How[]; numbers: Uint8Array } {
   const [shapes, counts, hows, numbers] = packr.unpack(bytes.subarray(1)) as unknown[];
   const whole = (v: unknown): v is number[] => Array.isArray(v) && v.every((x) => Number.isSafeInteger(x) && x >= 0);
   const ways = (v: unknown): v is How[] => Array.isArray(v) && v.every(isHow);
   if (!(shapes instanceof Uint8Array) || !whole(counts) || !ways(hows) || counts.length !== hows.length || !(numbers instanceof Uint8Array))
     throw damaged("its shapes, counts or numbers are missing");
-  return { shapes, counts, hows, numbers };
+  return { shapes: expandText(shapes, n), counts, hows, numbers };
 }
 
-/** shapesOf is a frame's shapes as a text column: a numbered frame's shapes, a text column as it is. */
-export const shapesOf = (bytes: Uint8Array): Uint8Array => (isNumberedText(bytes) ? unpack(bytes).shapes : bytes);
+/** shapesOf is a frame of n entries' shapes as a text column: a numbered frame's shapes, else its texts. */
+export const shapesOf = (bytes: Uint8Array, n: number): Uint8Array => (isNumberedText(bytes) ? unpack(bytes, n).shapes : textOf(bytes, n));
 
-/** textOf is a frame of n entries as a text column (columns.ts encodeText): a numbered frame's texts, a text column as it is. */
+/** textOf is a frame of n entries as a text column (columns.ts encodeText): a numbered frame's texts, a compact column's, a text column as it is. */
 export function textOf(bytes: Uint8Array, n: number): Uint8Array {
+  if (isCompactText(bytes)) return expandText(bytes, n);
   if (!isNumberedText(bytes)) return bytes;
-  const { shapes, counts, hows, numbers } = unpack(bytes);
+  const { shapes, counts, hows, numbers } = unpack(bytes, n);
   const read = new VarintReader(numbers, "a frame of messages' numbers");
   const columns = counts.map((count, j) => readNumbers(read, count, hows[j], damaged));
   if (read.at !== numbers.length) throw damaged("its numbers do not add up to its counts");

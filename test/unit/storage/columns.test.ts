@@ -2,14 +2,17 @@
 import { expect, test } from "bun:test";
 import fc from "fast-check";
 import {
+  compactText,
   dictListReader,
   dictReader,
   encodeDict,
   encodeDictList,
   encodeFloat64,
   encodeText,
+  expandText,
   float64Reader,
   foldAscii,
+  isCompactText,
   packr,
   textReader,
 } from "../../../src/storage/format/columns.ts";
@@ -124,5 +127,46 @@ test("foldAscii lowercases exactly the ASCII letters of any bytes, at any length
       expect([...foldAscii(shifted)]).toEqual([...want]);
     }),
     { numRuns: 2000 },
+  );
+});
+
+test("a compact text column gives back the text column it stores, byte for byte, and is smaller (property)", () => {
+  fc.assert(
+    fc.property(
+      fc.array(fc.option(fc.oneof(text, fc.string({ unit: "binary-ascii", maxLength: 300 })), { nil: null }), { minLength: 1, maxLength: 150 }),
+      (values) => {
+        const column = encodeText(values);
+        const compact = compactText(misaligned(column), values.length);
+        expect(isCompactText(compact)).toBe(true);
+        expect(Buffer.from(expandText(misaligned(compact), values.length))).toEqual(Buffer.from(column));
+        expect(compact.length).toBeLessThan(column.length);
+      },
+    ),
+    { numRuns: 400 },
+  );
+});
+
+test("a damaged compact text column reads as an error or as texts, never hangs or crashes (fuzz)", () => {
+  const values = Array.from({ length: 40 }, (_, i) => (i % 9 === 4 ? null : i % 5 ? `line ${i}` : `ünï ${i}`));
+  const good = compactText(encodeText(values), values.length);
+  fc.assert(
+    fc.property(
+      fc.array(fc.tuple(fc.nat(good.length - 1), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 4 }),
+      fc.nat(good.length),
+      (flips, cut) => {
+        const bytes = Buffer.from(good.subarray(0, Math.max(2, cut)));
+        for (const [at, v] of flips) if (at > 0 && at < bytes.length) bytes[at] = v;
+        try {
+          const read = textReader(expandText(bytes, values.length), values.length);
+          for (let i = 0; i < values.length; i++) {
+            const v = read(i);
+            expect(v === null || typeof v === "string").toBe(true);
+          }
+        } catch (e) {
+          expect(e).toBeInstanceOf(Error);
+        }
+      },
+    ),
+    { numRuns: 3_000 },
   );
 });

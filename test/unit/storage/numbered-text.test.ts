@@ -44,10 +44,10 @@ test("a needle without a digit is found in a numbered frame's shapes in exactly 
       fc.pre(numbered !== undefined);
       const n = values.length;
       const utf8 = Buffer.from(t);
-      expect(textEntriesWith(shapesOf(Buffer.from(numbered!)), n, utf8)).toEqual(textEntriesWith(encodeText(values), n, utf8));
+      expect(textEntriesWith(shapesOf(Buffer.from(numbered!), n), n, utf8)).toEqual(textEntriesWith(encodeText(values), n, utf8));
       const lowered = Buffer.from(t.toLowerCase());
       if (/^[\x20-\x7e]+$/.test(t))
-        expect(textEntriesFolding(foldText(shapesOf(Buffer.from(numbered!)), n), lowered)).toEqual(
+        expect(textEntriesFolding(foldText(shapesOf(Buffer.from(numbered!), n), n), lowered)).toEqual(
           textEntriesFolding(foldText(encodeText(values), n), lowered),
         );
     }),
