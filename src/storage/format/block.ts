@@ -97,9 +97,8 @@ export function encodeWithObjects(entries: readonly Omit<Entry, "id">[], objects
   let raw = 0;
   for (let i = 0; i < n; i++) raw += rawSize(entries[i], objects[i]);
   const columns: Columns = [
-    // counted block after block by hits and facets: a decompression each would cost more than the 1.4 bytes an entry it saves
-    packPlain(encodeDict(entries.map((e) => e.level))),
-    packPlain(encodeDict(entries.map((e) => e.action))),
+    packCounted(encodeDict(entries.map((e) => e.level))),
+    packCounted(encodeDict(entries.map((e) => e.action))),
     // a frame's shapes and numbers, unless its text compresses smaller (numbers that repeat, as addresses in some logs)
     packFramedSmallest(n, (start, end) => {
       const frame = messages.slice(start, end);
@@ -113,6 +112,13 @@ export function encodeWithObjects(entries: readonly Omit<Entry, "id">[], objects
   ];
   return { columns, raw };
 }
+
+/**
+ * packCounted stores a column that hits and facets count block after block: as it is, since a decompression each
+ * would cost more than the byte or so an entry it saves, unless its dictionary is large (hundreds of distinct actions).
+ */
+const packCounted = (bytes: Uint8Array): Uint8Array => (bytes.length < COUNTED_WHOLE_AT ? packPlain(bytes) : packWhole(bytes));
+const COUNTED_WHOLE_AT = 4096;
 
 // the objects in frames, each as shapes and leaves (shaped.ts), or as text when some text of it does not split
 function objectsColumn(objects: (string | null)[]): Uint8Array {

@@ -445,14 +445,37 @@ class CodeTable {
   }
 }
 
-/** packCodes stores codes in 1, 2 or 4 bytes each, as the distinct values need (before 1-byte codes: 2 up to 65,536). */
+/**
+ * packCodes stores codes in 1, 2 or 4 bits each, or 1, 2 or 4 bytes, as the distinct values need (before 1-byte
+ * codes: 2 up to 65,536; before bits: whole bytes). Bits only from BITS_FROM codes on, so that the stored length
+ * tells every width apart: ceil(n/8), ceil(n/4), ceil(n/2), n, 2n and 4n bytes all differ.
+ */
 export function packCodes(codes: ArrayLike<number>, distinct: number): Uint8Array {
+  const n = codes.length;
+  if (n >= BITS_FROM && distinct <= 16) {
+    const bits = distinct <= 2 ? 1 : distinct <= 4 ? 2 : 4;
+    const per = 8 / bits;
+    const out = new Uint8Array(Math.ceil(n / per));
+    for (let i = 0; i < n; i++) out[(i / per) | 0] |= codes[i] << ((i % per) * bits);
+    return out;
+  }
   if (distinct <= 0x100) return Uint8Array.from(codes);
   return new Uint8Array((distinct <= 0x10000 ? new Uint16Array(codes) : new Uint32Array(codes)).buffer);
 }
+const BITS_FROM = 16;
 
 /** unpackCodes reads packCodes' codes; the width is the bytes a code, so the stored bytes say it, whichever rule wrote them. */
 export function unpackCodes(bytes: Uint8Array, count: number): Uint8Array | Uint16Array | Uint32Array {
+  if (count >= BITS_FROM && bytes.length < count) {
+    const per = bytes.length === Math.ceil(count / 8) ? 8 : bytes.length === Math.ceil(count / 4) ? 4 : bytes.length === Math.ceil(count / 2) ? 2 : 0;
+    if (per === 0)
+      throw new Error(`a dictionary column holds ${bytes.length} bytes for ${count} codes: the data directory is damaged; restore it from a backup`);
+    const bits = 8 / per;
+    const mask = (1 << bits) - 1;
+    const out = new Uint8Array(count);
+    for (let i = 0; i < count; i++) out[i] = (bytes[(i / per) | 0] >>> ((i % per) * bits)) & mask;
+    return out;
+  }
   const width = count === 0 ? 2 : bytes.length / count;
   if (width === 1) return bytes;
   if (width !== 2 && width !== 4)

@@ -203,6 +203,22 @@ test("a block's messages are stored as shapes and numbers where that is smaller,
   expect(read(Block.decode(0, repeated)).map((e) => e.message)).toEqual(sent.map(() => "10.0.0.1:8080 10.0.0.2:8080 10.0.0.3:8080"));
 });
 
+test("a block's action column is stored as it is for counting, unless its dictionary is large: then compressed, and read and counted as sent", () => {
+  for (const [distinct, compressed] of [
+    [9, false],
+    [600, true],
+  ] as const) {
+    const sent = entries(1000).map((e, i) => ({ ...e, action: `service-${i % distinct}.component.handler` }));
+    const value = encodeBlock(sent);
+    const [, , action] = (columnPackr.unpack(value) as { c: Uint8Array[] }).c; // ids, level, action, ...
+    expect(action[0]).toBe(compressed ? 1 : 0); // packed.ts: 1 zstd, 0 plain
+    const block = Block.decode(0, value);
+    const { values, codes } = block.codes("action")!;
+    expect(Array.from(codes, (c) => values[c])).toEqual(sent.map((e) => e.action));
+    expect(read(block)).toEqual(sent.map(fields));
+  }
+});
+
 // entries over three frames with their objects column as `pack` stores their texts, read and searched back
 function objectsStoredAs(pack: (objects: (string | null)[]) => Uint8Array, shaped: boolean) {
   const sent = entries(FRAME * 2 + 5);

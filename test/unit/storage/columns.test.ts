@@ -58,9 +58,16 @@ test("a text column reads a lone surrogate as U+FFFD, never pairing it with its 
   expect(expected[0]).toBe("a\ufffd");
 });
 
-test("a dictionary column reads back every value, repeated or not", () => {
+test("a dictionary column reads back every value, repeated or not, whatever the count of values and of distinct ones", () => {
+  // from 1 to 40 distinct values over up to 200 entries: codes of 1, 2 and 4 bits and of a byte, and counts on both sides of BITS_FROM
+  const values = fc.integer({ min: 1, max: 40 }).chain((distinct) =>
+    fc.array(
+      fc.nat(distinct - 1).map((k) => (k % 5 === 4 ? `ü${k}` : `v${k}`)),
+      { minLength: 1, maxLength: 200 },
+    ),
+  );
   fc.assert(
-    fc.property(withOrder(fc.array(fc.constantFrom("info", "warn", "error", "user.login", "ü"), { minLength: 1, maxLength: 60 })), ([values, order]) => {
+    fc.property(withOrder(values), ([values, order]) => {
       expect(readAll(dictReader(misaligned(encodeDict(values)), values.length), values.length, order)).toEqual(values);
     }),
   );
@@ -77,13 +84,24 @@ test("a dictionary-list column reads back every entry's list, empty lists includ
   );
 });
 
-test("a dictionary column of up to 256 values takes a byte a code; 257 values take two", () => {
-  const small = Array.from({ length: 1000 }, (_, i) => `v${i % 256}`);
-  const wide = Array.from({ length: 1000 }, (_, i) => `v${i % 257}`);
+test("a dictionary column of 1000 entries takes 1, 2 or 4 bits a code up to 2, 4 or 16 values, a byte up to 256, two bytes for 257", () => {
   const codeBytes = (values: string[]) => (packr.unpack(encodeDict(values)) as [string[], Uint8Array])[1].length;
-  expect(codeBytes(small)).toBe(1000);
-  expect(codeBytes(wide)).toBe(2000);
-  for (const values of [small, wide]) expect(readAll(dictReader(misaligned(encodeDict(values)), 1000), 1000, [...values.keys()])).toEqual(values);
+  for (const [distinct, bytes] of [
+    [2, 125],
+    [3, 250],
+    [4, 250],
+    [5, 500],
+    [16, 500],
+    [17, 1000],
+    [256, 1000],
+    [257, 2000],
+  ]) {
+    const values = Array.from({ length: 1000 }, (_, i) => `v${i % distinct}`);
+    expect(codeBytes(values)).toBe(bytes);
+    expect(readAll(dictReader(misaligned(encodeDict(values)), 1000), 1000, [...values.keys()])).toEqual(values);
+  }
+  // fewer than 16 entries keep a byte a code: their stored length alone could not tell the widths apart
+  expect(codeBytes(["a", "b", "a"])).toBe(3);
 });
 
 test("a dictionary column written with two-byte codes for few values (before one-byte codes) reads back", () => {
