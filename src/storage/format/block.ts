@@ -101,10 +101,10 @@ export function encodeWithObjects(entries: readonly Omit<Entry, "id">[], objects
     packCounted(encodeDict(entries.map((e) => e.action))),
     // a frame's shapes and numbers, unless its text compresses smaller (numbers that repeat, as addresses in some logs)
     packFramedSmallest(n, (start, end) => {
-      const frame = messages.slice(start, end);
-      const text = compactText(encodeText(frame), frame.length);
-      const numbered = encodeNumberedText(frame);
-      return numbered ? [numbered, text] : [text];
+      const text = encodeText(messages.slice(start, end));
+      const numbered = encodeNumberedText(text, end - start);
+      const compact = compactText(text, end - start);
+      return numbered ? [numbered, compact] : [compact];
     }),
     packWhole(encodeDictList(entries.map((e) => e.tags))),
     packNumbers(entries.map((e) => e.clientMs)),

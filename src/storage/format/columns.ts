@@ -309,6 +309,50 @@ export function fillHoles(bytes: Uint8Array, n: number, columns: readonly Float6
   return out.subarray(0, at);
 }
 
+/**
+ * takeHoles is fillHoles undone: a text column whose every run of digits that is its number's own text (no leading
+ * zero, at most `most` digits) is a hole, with the numbers, an entry's run j in column j; undefined when a text
+ * holds a hole's byte already or there is no such run.
+ */
+export function takeHoles(bytes: Uint8Array, n: number, most: number): { shapes: Uint8Array; columns: number[][] } | undefined {
+  const headBytes = textHeadBytes(bytes, n);
+  const head = new Uint32Array(copyOf(bytes, 0, headBytes));
+  const wide = (head[0] & WIDE) !== 0;
+  const payload = textPayload(bytes, n);
+  const out = new Uint8Array(bytes.length);
+  const outHead = new Uint32Array(out.buffer, 0, head.length);
+  outHead[0] = head[0];
+  const columns: number[][] = [];
+  let at = headBytes;
+  let taken = 0; // bytes (and characters) the holes took away so far
+  let from = 0;
+  for (let i = 0; i < n; i++) {
+    const end = head[1 + i] % NULL_BIT;
+    for (let j = 0; from < end; ) {
+      const b = payload[from];
+      if (b === 0) return undefined;
+      if (b < 0x30 || b > 0x39) {
+        out[at++] = b;
+        from++;
+        continue;
+      }
+      let q = from + 1;
+      let value = b - 0x30;
+      for (let c = payload[q]; q < end && c >= 0x30 && c <= 0x39; c = payload[++q]) value = value * 10 + c - 0x30;
+      const digits = q - from;
+      if (digits <= most && (digits === 1 || b !== 0x30)) {
+        out[at++] = 0;
+        (columns[j++] ??= []).push(value);
+        taken += digits - 1;
+      } else for (let k = from; k < q; k++) out[at++] = payload[k];
+      from = q;
+    }
+    outHead[1 + i] = head[1 + i] - taken;
+    if (wide) outHead[1 + n + i] = head[1 + n + i] - taken;
+  }
+  return columns.length === 0 ? undefined : { shapes: out.subarray(0, at), columns };
+}
+
 // putDigits writes a whole number's decimal digits (after a minus) at `at` and returns where they end
 function putDigits(out: Uint8Array, at: number, value: number): number {
   if (value < 0) {

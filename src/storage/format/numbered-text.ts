@@ -10,51 +10,22 @@
 //
 // A needle without a digit or \u0000 is found in a message exactly where it is found in its shape, so searches of
 // words read the shapes as they are; a read of a message, or a search with a digit, reads the frame's texts.
-import { compactText, encodeText, expandText, fillHoles, isCompactText, packr } from "./columns.ts";
+import { compactText, expandText, fillHoles, isCompactText, packr, takeHoles } from "./columns.ts";
 import { type How, isHow, putNumbers, readNumbers } from "./number-column.ts";
 import { VarintReader } from "./varint.ts";
 
 /** NUMBERED_TEXT starts a numbered frame; a text column starts with its flags, 0 or 1. */
 const NUMBERED_TEXT = 0x44;
-const HOLE = "\u0000";
 /** Digits of a run at most: its number and the steps between numbers stay whole numbers below 2^53. */
 const MAX_DIGITS = 15;
-const isDigit = (c: number): boolean => c >= 0x30 && c <= 0x39;
 
-/** encodeNumberedText stores texts (null: none) as their shapes and numbers, or undefined when that does not apply. */
-export function encodeNumberedText(values: readonly (string | null)[]): Uint8Array | undefined {
-  const shapes: (string | null)[] = [];
-  const columns: number[][] = [];
-  for (const v of values) {
-    if (v === null) {
-      shapes.push(null);
-      continue;
-    }
-    if (v.includes(HOLE)) return undefined;
-    let shape = "";
-    let last = 0; // the text from here on is not in the shape yet
-    let j = 0;
-    for (let p = 0; p < v.length; ) {
-      if (!isDigit(v.charCodeAt(p))) {
-        p++;
-        continue;
-      }
-      let value = v.charCodeAt(p) - 0x30;
-      let q = p + 1;
-      for (let c = v.charCodeAt(q); isDigit(c); c = v.charCodeAt(++q)) value = value * 10 + c - 0x30;
-      if (q - p <= MAX_DIGITS && (q - p === 1 || v.charCodeAt(p) !== 0x30)) {
-        shape += `${v.slice(last, p)}${HOLE}`;
-        (columns[j++] ??= []).push(value);
-        last = q;
-      }
-      p = q;
-    }
-    shapes.push(last === 0 ? v : shape + v.slice(last));
-  }
-  if (columns.length === 0) return undefined;
+/** encodeNumberedText stores a text column of n entries (columns.ts encodeText) as its shapes and numbers, or undefined when that does not apply. */
+export function encodeNumberedText(text: Uint8Array, n: number): Uint8Array | undefined {
+  const taken = takeHoles(text, n, MAX_DIGITS);
+  if (taken === undefined) return undefined;
   const numbers: number[] = [];
-  const hows = columns.map((column) => putNumbers(numbers, column));
-  const packed = packr.pack([compactText(encodeText(shapes), shapes.length), columns.map((c) => c.length), hows, new Uint8Array(numbers)]);
+  const hows = taken.columns.map((column) => putNumbers(numbers, column));
+  const packed = packr.pack([compactText(taken.shapes, n), taken.columns.map((c) => c.length), hows, new Uint8Array(numbers)]);
   const out = new Uint8Array(1 + packed.length);
   out[0] = NUMBERED_TEXT;
   out.set(packed, 1);

@@ -52,8 +52,10 @@ function numberedPlace(leaves: readonly string[]): { parts: string[]; columns: n
 function numbersAlong(leaf: string, parts: readonly string[], columns: number[][]): boolean {
   let at = 0;
   for (let j = 0; ; j++) {
-    if (!leaf.startsWith(parts[j], at)) return false;
-    at += parts[j].length;
+    const part = parts[j]; // compared unit by unit: most parts are a unit or two, and startsWith is a call
+    if (at + part.length > leaf.length) return false;
+    for (let k = 0; k < part.length; k++) if (leaf.charCodeAt(at + k) !== part.charCodeAt(k)) return false;
+    at += part.length;
     if (j === parts.length - 1) return at === leaf.length;
     const negative = j === 0 && parts[0] === "" && leaf.charCodeAt(at) === 0x2d; // a JSON number's minus
     if (negative) at++;
