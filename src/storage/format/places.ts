@@ -109,7 +109,9 @@ type Place = { values: string[]; codes: Uint32Array } | { parts: string[]; numbe
  * entries of a frame, and a search of a place with no text of the needle makes none.
  */
 export class PlacedLeaves {
-  private places?: (Place | undefined)[];
+  private readonly places: (Place | undefined)[] = [];
+  /** where each place's codes or numbers start in `bytes`, found at the first read */
+  private starts?: Int32Array;
 
   /** heads and bytes as stored; rows: each place's row count (its shape's entries). */
   constructor(
@@ -127,7 +129,7 @@ export class PlacedLeaves {
 
   /** leaf is the text of place p's leaf in row r. */
   leaf(p: number, r: number): string {
-    const place = this.read()[p] as Place;
+    const place = this.place(p);
     if ("values" in place) return place.values[place.codes[r]];
     let out = place.parts[0];
     for (let j = 1; j < place.parts.length; j++) out += String(place.numbers[(j - 1) * place.rows + r]) + place.parts[j];
@@ -136,7 +138,7 @@ export class PlacedLeaves {
 
   /** rowsHolding lists, ascending, place p's rows whose leaf holds `needle`. */
   rowsHolding(p: number, needle: string): number[] {
-    const place = this.read()[p] as Place;
+    const place = this.place(p);
     const out: number[] = [];
     if ("values" in place) {
       const held = place.values.map((v) => v.includes(needle));
@@ -146,19 +148,99 @@ export class PlacedLeaves {
     // a leaf is its parts and digits (and a minus): a needle with any other character is in none of them
     const around = place.parts.join("");
     for (let i = 0; i < needle.length; i++) if (!isDigit(needle.charCodeAt(i)) && needle[i] !== "-" && !around.includes(needle[i])) return out;
-    for (let r = 0; r < place.rows; r++) if (this.leaf(p, r).includes(needle)) out.push(r);
+    const maybe = digitsOf(needle);
+    if (maybe === null) return out;
+    const rows = maybe === undefined ? undefined : rowsMaybe(place, maybe);
+    for (let r = 0; r < place.rows; r++) if ((rows === undefined || rows[r] === 1) && this.leaf(p, r).includes(needle)) out.push(r);
     return out;
   }
 
-  // every place's codes and numbers, decoded at once: they follow one another in one stream
-  private read(): (Place | undefined)[] {
-    if (this.places) return this.places;
-    const read = new VarintReader(this.bytes, "a shaped objects column's codes and numbers");
-    const places = this.heads.map((head, p) => placeOf(head, this.rows[p], read));
-    if (read.at !== this.bytes.length) throw damaged("its codes and numbers do not add up to its places");
-    this.places = places;
-    return places;
+  // place p's codes or numbers, decoded when first asked for: a search or a read of one place decodes no other
+  private place(p: number): Place {
+    let place = this.places[p];
+    if (place === undefined) {
+      const read = new VarintReader(this.bytes, "a shaped objects column's codes and numbers");
+      read.at = (this.starts ??= this.startsOf())[p];
+      place = this.places[p] = placeOf(this.heads[p], this.rows[p], read) as Place;
+    }
+    return place;
   }
+
+  // where each place's varints start, by passing over them: a varint ends at its first byte below 0x80
+  private startsOf(): Int32Array {
+    const starts = new Int32Array(this.heads.length);
+    let at = 0;
+    for (const [p, head] of this.heads.entries()) {
+      starts[p] = at;
+      const count = head === 0 ? 0 : this.rows[p] * (Array.isArray(head) && head[0] === NUMBERS && Array.isArray(head[1]) ? head[1].length - 1 : 1);
+      for (let k = 0; k < count; k++) {
+        while (at < this.bytes.length && this.bytes[at] >= 0x80) at++;
+        if (at++ >= this.bytes.length) throw damaged("its codes and numbers end early");
+      }
+    }
+    if (at !== this.bytes.length) throw damaged("its codes and numbers do not add up to its places");
+    return starts;
+  }
+}
+
+/**
+ * Digits is what a needle's digits ask of a leaf's numbers, so that most rows are passed over without their leaf
+ * made. In a leaf, every run of digits is one number's whole text, so a run inside the needle (non-digits on both
+ * sides) is some number; a run that ends the needle after a non-digit starts some number's digits, one that starts
+ * it before a non-digit ends them; a needle of digits alone lies within some number's digits.
+ */
+type Digits = { run: number; length: number; at: "whole" | "start" | "end" | "within" };
+
+// what the needle's digits ask (undefined: nothing, as for a needle without digits; null: no leaf can hold it)
+function digitsOf(needle: string): Digits | null | undefined {
+  let found: Digits | undefined;
+  for (let i = 0; i < needle.length; i++) {
+    if (!isDigit(needle.charCodeAt(i))) continue;
+    let end = i + 1;
+    while (end < needle.length && isDigit(needle.charCodeAt(end))) end++;
+    const digits = needle.slice(i, end);
+    const at = i > 0 && end < needle.length ? "whole" : i > 0 ? "start" : end < needle.length ? "end" : "within";
+    const leadingZero = digits.length > 1 && digits[0] === "0";
+    if (digits.length > MAX_DIGITS || (leadingZero && (at === "whole" || at === "start"))) return null;
+    const ask: Digits = { run: Number(digits), length: digits.length, at };
+    if (at === "whole") return ask;
+    found ??= ask;
+    i = end - 1;
+  }
+  return found;
+}
+
+// which rows' numbers may give their leaf what `digits` asks (1: may), a column at a time
+function rowsMaybe(place: { numbers: Float64Array; rows: number }, { run, length, at }: Digits): Uint8Array {
+  const { numbers, rows } = place;
+  const out = new Uint8Array(rows);
+  const span = 10 ** length;
+  for (let k = 0; k < numbers.length; k++) {
+    const n = Math.abs(numbers[k]);
+    const may =
+      at === "whole"
+        ? n === run
+        : at === "end"
+          ? n % span === run && n >= span / 10
+          : at === "start"
+            ? n >= span / 10 && Math.floor(n / 10 ** (digitCount(n) - length)) === run
+            : holdsDigits(n, run, length);
+    if (may) out[k % rows] = 1;
+  }
+  return out;
+}
+
+// whether the decimal digits of n (a whole number) hold `length` digits whose value is `d` (leading zeros kept)
+function holdsDigits(n: number, d: number, length: number): boolean {
+  const span = 10 ** length;
+  for (let rest = n, left = digitCount(n); left >= length; rest = Math.floor(rest / 10), left--) if (rest % span === d) return true;
+  return false;
+}
+
+function digitCount(n: number): number {
+  let count = 1;
+  for (let p = 10; p <= n; p *= 10) count++;
+  return count;
 }
 
 // a stored head and its rows' codes or numbers, checked; undefined when the place's leaves are texts
