@@ -1,5 +1,7 @@
 // Upgrades (contract §15): a data directory written by an earlier Sluice opens with this one and answers the same.
-// test/fixtures/format-5 was written by commit 120de70 (block format 5) with make-format-5.ts, which says how.
+// test/fixtures/format-5 was written by commit 120de70 (block format 5) with make-format-5.ts, which says how;
+// test/fixtures/format-6-8df112b by commit 8df112b the same way: block format 6 with every text, number and code as
+// a text or a byte, before the objects' places, the messages' numbers and codes of a few bits were stored apart.
 import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -14,22 +16,25 @@ import { entryAt, listed, QUERIES, sha256 } from "../fixtures/make-format-5.ts";
 import { diesWithTest } from "../helpers/process.ts";
 
 const FIXTURE = join(import.meta.dir, "..", "fixtures", "format-5");
-const answers = JSON.parse(readFileSync(join(FIXTURE, "answers.json"), "utf8")) as {
+const TEXTS_FIXTURE = join(import.meta.dir, "..", "fixtures", "format-6-8df112b");
+type Answers = {
   keys: Record<string, string>;
   entries: Record<string, { count: number; sha256: string }>;
   queries: Record<string, Record<string, string>>;
 };
+const answersOf = (fixture: string) => JSON.parse(readFileSync(join(fixture, "answers.json"), "utf8")) as Answers;
+const answers = answersOf(FIXTURE);
 
 const dirs: string[] = [];
 afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-/** fixtureDir lays the fixture's LMDB file in a fresh data directory. */
-function fixtureDir(): string {
+/** fixtureDir lays a fixture's LMDB file in a fresh data directory. */
+function fixtureDir(fixture = FIXTURE): string {
   const dir = mkdtempSync(join(tmpdir(), "sluice-upgrade-"));
   dirs.push(dir);
-  writeFileSync(join(dir, "sluice.mdb"), Bun.zstdDecompressSync(readFileSync(join(FIXTURE, "sluice.mdb.zst"))));
+  writeFileSync(join(dir, "sluice.mdb"), Bun.zstdDecompressSync(readFileSync(join(fixture, "sluice.mdb.zst"))));
   return dir;
 }
 
@@ -46,11 +51,11 @@ const call = (s: Sluice, key: string, path: string, body?: unknown) =>
   );
 
 /** sameAnswers checks every environment's entries (same ids, same JSON, same order) and every query's answer. */
-async function sameAnswers(s: Sluice): Promise<void> {
-  for (const [env, key] of Object.entries(answers.keys)) {
-    expect(await listed((path) => call(s, key, path))).toEqual(answers.entries[env]);
+async function sameAnswers(s: Sluice, expected: Answers = answers): Promise<void> {
+  for (const [env, key] of Object.entries(expected.keys)) {
+    expect(await listed((path) => call(s, key, path))).toEqual(expected.entries[env]);
     for (const query of QUERIES)
-      expect([query, sha256(await (await call(s, key, "/logs/query", { query, pageSize: 100 })).text())]).toEqual([query, answers.queries[env][query]]);
+      expect([query, sha256(await (await call(s, key, "/logs/query", { query, pageSize: 100 })).text())]).toEqual([query, expected.queries[env][query]]);
   }
 }
 
@@ -70,6 +75,27 @@ test("blocks of format 5 merged into parts answer every entry, key and query as 
     for (const t of s.entries.stats.all()) parts += await s.entries.merger.mergeTenant(t, { ageMs: 0, idleMs: 0 });
     expect(parts).toBeGreaterThan(0); // its single-entry writes are merged; its bulk blocks of 700 stay as they are
     await sameAnswers(s);
+  } finally {
+    await s.close();
+  }
+});
+
+test("a data directory written with texts and bytes (8df112b) opens, and every entry, key and query answers as the code that wrote it did", async () => {
+  const s = open(fixtureDir(TEXTS_FIXTURE));
+  try {
+    await sameAnswers(s, answersOf(TEXTS_FIXTURE));
+  } finally {
+    await s.close();
+  }
+});
+
+test("blocks written with texts and bytes (8df112b), merged into parts stored with numbers and codes apart, answer every entry, key and query as before", async () => {
+  const s = open(fixtureDir(TEXTS_FIXTURE));
+  try {
+    let parts = 0;
+    for (const t of s.entries.stats.all()) parts += await s.entries.merger.mergeTenant(t, { ageMs: 0, idleMs: 0 });
+    expect(parts).toBeGreaterThan(0);
+    await sameAnswers(s, answersOf(TEXTS_FIXTURE));
   } finally {
     await s.close();
   }
