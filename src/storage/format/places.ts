@@ -221,9 +221,9 @@ function rowsMaybe(place: { numbers: Float64Array; rows: number }, { run, length
       at === "whole"
         ? n === run
         : at === "end"
-          ? n % span === run && n >= span / 10
+          ? n % span === run && digitCount(n) >= length
           : at === "start"
-            ? n >= span / 10 && Math.floor(n / 10 ** (digitCount(n) - length)) === run
+            ? digitCount(n) >= length && Math.floor(n / 10 ** (digitCount(n) - length)) === run
             : holdsDigits(n, run, length);
     if (may) out[k % rows] = 1;
   }

@@ -178,6 +178,13 @@ test("a search of a numbered column finds exactly the entries whose leaf holds t
   expect(column.entriesWith(Buffer.from('"req-1017"'))).toEqual([17]);
   expect(column.entriesWith(Buffer.from("404"))).toEqual(texts.flatMap((_, i) => (i % 2 ? [i] : [])));
   expect(column.entriesWith(Buffer.from("req-12"))).toEqual(Array.from({ length: 100 }, (_, i) => 200 + i));
+  // 0 is a number of one digit: ".0" starts a run of an address with it, "0." ends one, "-0\"" is a whole run
+  const zeros = Array.from({ length: 100 }, (_, i) => JSON.stringify([{ ip: `10.0.${i % 3}.${i}`, id: `req-${i}` }]));
+  const zeroColumn = read(zeros);
+  const every = zeros.map((_, i) => i);
+  expect(zeroColumn.entriesWith(Buffer.from(".0"))).toEqual(every); // "10.0." in each: a run of 0 after a dot
+  expect(zeroColumn.entriesWith(Buffer.from("0."))).toEqual(every);
+  expect(zeroColumn.entriesWith(Buffer.from('-0"'))).toEqual([0]);
 });
 
 test("request ids, addresses and roles stored apart take at most two thirds of the bytes of the same as texts", () => {
