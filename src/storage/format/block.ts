@@ -320,8 +320,8 @@ export class Block {
     return o;
   }
   /**
-   * messagesWith lists, ascending, the entries whose message may hold `utf8` (a superset), read off the stored bytes
-   * without decoding a message; undefined (every entry may) for blocks of earlier formats.
+   * messagesWith lists, ascending, the entries whose message holds `utf8`, read off the stored bytes without decoding
+   * a message; undefined (every entry may) for blocks of earlier formats.
    */
   messagesWith(utf8: Uint8Array): number[] | undefined {
     return this.stored.v < 5 ? undefined : this.local(textEntriesWith(this.messagesFor(utf8), this.stored.n, utf8));

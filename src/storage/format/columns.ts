@@ -124,10 +124,7 @@ export function textReader(bytes: Uint8Array, n: number): Reader<string | null> 
   };
 }
 
-/**
- * textEntriesWith lists, ascending, the entries of a column of encodeText whose UTF-8 bytes may include `needle`:
- * each one where an occurrence starts (one that runs on into the next entry's bytes names an entry too many).
- */
+/** textEntriesWith lists, ascending, the entries of a column of encodeText whose UTF-8 bytes include `needle`. */
 export function textEntriesWith(bytes: Uint8Array, n: number, needle: Uint8Array): number[] {
   return entriesHolding(textPayload(bytes, n), new Uint32Array(copyOf(bytes, 4, 4 * (1 + n))), n, needle);
 }
@@ -197,15 +194,19 @@ function foldInto(bytes: Uint8Array, words: Uint32Array): Buffer {
   return Buffer.from(words.buffer, 0, bytes.length);
 }
 
-// the entries (by their byte ends) in which an occurrence of `needle` in `text` starts, ascending
+// the entries (by their byte ends) that hold an occurrence of `needle` in `text`, ascending
 function entriesHolding(text: Buffer, ends: Uint32Array, n: number, needle: Uint8Array): number[] {
   const out: number[] = [];
   let j = 0;
   for (let at = text.indexOf(needle); at >= 0; ) {
     while (j < n && ends[j] % NULL_BIT <= at) j++;
     if (j >= n) break;
-    out.push(j);
-    at = text.indexOf(needle, Math.max(at + 1, ends[j] % NULL_BIT)); // the next entry's occurrences start at its bytes
+    const end = ends[j] % NULL_BIT;
+    if (at + needle.length > end) at = text.indexOf(needle, at + 1); // across two entries: not an occurrence
+    else {
+      out.push(j);
+      at = text.indexOf(needle, end); // the next entry's occurrences start at its bytes
+    }
   }
   return out;
 }

@@ -113,6 +113,16 @@ test("a block's case-insensitive message search stays right after other blocks a
   expect(b.messagesFolding(Buffer.from("no"))).toEqual([2]);
 });
 
+test("a needle that runs from one message into the next names neither: message searches are exact, with or without case", () => {
+  const messages = ["login o", "K then out", "gin", null, "", "lo", "gin ok", "OK"];
+  const block = Block.decode(0, encodeBlock(entries(messages.length).map((e, i) => ({ ...e, message: messages[i] }))));
+  for (const needle of ["login", "ok", "o", "then outgin", "log"]) {
+    const holding = messages.flatMap((m, i) => (m?.includes(needle) ? [i] : []));
+    const folded = messages.flatMap((m, i) => (m?.toLowerCase().includes(needle) ? [i] : []));
+    expect([needle, block.messagesWith(Buffer.from(needle)), block.messagesFolding(Buffer.from(needle))]).toEqual([needle, holding, folded]);
+  }
+});
+
 test("a block's ids read one at a time, a few or most of them, in any order, are the ids it was written with", () => {
   const sent = entries(200);
   for (const order of [[150, 3, 199, 0], Array.from({ length: 200 }, (_, i) => 199 - i)]) {
