@@ -202,7 +202,8 @@ function entriesHolding(text: Buffer, ends: Uint32Array, n: number, needle: Uint
     while (j < n && ends[j] % NULL_BIT <= at) j++;
     if (j >= n) break;
     const end = ends[j] % NULL_BIT;
-    if (at + needle.length > end) at = text.indexOf(needle, at + 1); // across two entries: not an occurrence
+    // an occurrence that runs on into the next entry is no occurrence: look again one byte on
+    if (at + needle.length > end) at = text.indexOf(needle, at + 1);
     else {
       out.push(j);
       at = text.indexOf(needle, end); // the next entry's occurrences start at its bytes
