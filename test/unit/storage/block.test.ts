@@ -311,7 +311,11 @@ test("any entry reads back through every format the same, as GET /logs/{id} woul
           action: hostileText,
           message: fc.option(hostileText, { nil: null }),
           tags: fc.array(hostileText, { maxLength: 3 }),
-          clientMs: fc.integer({ min: 0, max: 4e12 }),
+          clientMs: fc.oneof(
+            fc.integer({ min: 0, max: 4e12 }),
+            fc.integer({ min: -8.64e15, max: 8.64e15 }),
+            fc.constantFrom(-62_167_219_200_001, 253_402_300_800_000),
+          ),
           actor: hostileObject,
           target: hostileObject,
           context: hostileObject,
