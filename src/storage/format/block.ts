@@ -30,7 +30,7 @@ import { FramedObjects, asciiIdReader, framedTextReader, idReader } from "./bloc
 import { idsReader, packIds } from "./id-column.ts";
 import { rawSize } from "./raw-size.ts";
 import { isFramed, packFramed, packFramedSmallest, packNumbers, packPlain, packWhole, unpackWhole } from "./packed.ts";
-import { encodeNumberedText, shapesOf, textOf } from "./numbered-text.ts";
+import { encodeNumberedText, isNumberedText, shapesOf, textOf } from "./numbered-text.ts";
 import { type Scalars, ShapedColumn, encodeShaped, isShaped } from "./shaped.ts";
 import { DetachedEntry, EntryView, type Entry, type Objects } from "./entry-view.ts";
 
@@ -99,10 +99,12 @@ export function encodeWithObjects(entries: readonly Omit<Entry, "id">[], objects
   const columns: Columns = [
     packCounted(encodeDict(entries.map((e) => e.level))),
     packCounted(encodeDict(entries.map((e) => e.action))),
-    // a frame's shapes and numbers, unless its text compresses smaller (numbers that repeat, as addresses in some logs)
-    packFramedSmallest(n, (start, end) => {
+    // a frame's shapes and numbers, unless its text compresses smaller (numbers that repeat, as addresses in some logs);
+    // after the first frame only the form the frame before kept is made, as a block's frames are most often alike
+    packFramedSmallest(n, (start, end, before) => {
       const text = encodeText(messages.slice(start, end));
-      const numbered = encodeNumberedText(text, end - start);
+      const numbered = before === undefined || isNumberedText(before) ? encodeNumberedText(text, end - start) : undefined;
+      if (numbered && before !== undefined) return [numbered];
       const compact = compactText(text, end - start);
       return numbered ? [numbered, compact] : [compact];
     }),

@@ -56,12 +56,22 @@ export function packWhole(bytes: Uint8Array): Uint8Array {
 export const packFramed = (n: number, encode: (start: number, end: number) => Uint8Array): Uint8Array =>
   packFramedSmallest(n, (start, end) => [encode(start, end)]);
 
-/** packFramedSmallest is packFramed for a column that has several encodings of a frame: each frame keeps the one that compresses smallest. */
-export function packFramedSmallest(n: number, encodings: (start: number, end: number) => readonly Uint8Array[]): Uint8Array {
+/**
+ * packFramedSmallest is packFramed for a column that has several encodings of a frame: each frame keeps the one that
+ * compresses smallest. `encodings` is told the encoding the frame before kept (none for the first), so that it may
+ * offer only that one.
+ */
+export function packFramedSmallest(n: number, encodings: (start: number, end: number, before?: Uint8Array) => readonly Uint8Array[]): Uint8Array {
   if (n <= FRAME) return smallest(encodings(0, n).map(packWhole));
   const frames: Uint8Array[] = [];
-  for (let start = 0; start < n; start += FRAME)
-    frames.push(smallest(encodings(start, Math.min(n, start + FRAME)).map((bytes) => Bun.zstdCompressSync(bytes, { level: LEVEL }))));
+  let before: Uint8Array | undefined;
+  for (let start = 0; start < n; start += FRAME) {
+    const candidates = encodings(start, Math.min(n, start + FRAME), before);
+    const packed: Uint8Array[] = candidates.map((bytes) => Bun.zstdCompressSync(bytes, { level: LEVEL }));
+    const best = packed.indexOf(smallest(packed));
+    before = candidates[best];
+    frames.push(packed[best]);
+  }
   return tagged(Tag.FramedWide, packr.pack(frames));
 }
 

@@ -213,6 +213,27 @@ test("a block's messages are stored as shapes and numbers where that is smaller,
   expect(read(Block.decode(0, repeated)).map((e) => e.message)).toEqual(sent.map(() => "10.0.0.1:8080 10.0.0.2:8080 10.0.0.3:8080"));
 });
 
+test("after a block's first frame of messages, each frame is made only in the form the frame before kept, and reads as sent", () => {
+  const counting = (e: Entry, i: number) => ({ ...e, message: `Request ${900_000 + i} took ${(i * 7919) % 997} ms` });
+  const addresses = (e: Entry) => ({ ...e, message: "10.0.0.1:8080 10.0.0.2:8080 10.0.0.3:8080" });
+  const forms = (sent: Entry[]) => {
+    const [, , , message] = (columnPackr.unpack(encodeBlock(sent)) as { c: Uint8Array[] }).c;
+    expect(read(Block.decode(0, encodeBlock(sent)))).toEqual(sent.map(fields));
+    return framesOf(message).map((frame) => isNumberedText(unpackFrame(frame)));
+  };
+  const n = FRAME * 3;
+  // numbers that would each be kept numbered in a frame of their own follow a first frame kept as text: they stay text
+  expect(forms(entries(n).map((e, i) => (i < FRAME ? addresses(e) : counting(e, i))))).toEqual([false, false, false]);
+  // and the other way: a frame that would compress smaller as text follows numbered frames
+  expect(forms(entries(n).map((e, i) => (i < 2 * FRAME ? counting(e, i) : addresses(e))))).toEqual([true, true, true]);
+  // a frame without a number at all is text, and so are the frames after it
+  expect(forms(entries(n).map((e, i) => (i < FRAME ? counting(e, i) : i < 2 * FRAME ? { ...e, message: "no digits" } : counting(e, i))))).toEqual([
+    true,
+    false,
+    false,
+  ]);
+});
+
 test("a block's action column is stored as it is for counting, unless its dictionary is large: then compressed, and read and counted as sent", () => {
   for (const [distinct, compressed] of [
     [9, false],
