@@ -56,6 +56,8 @@ export class FullText {
   private readonly tenants = new Map<string, TenantIndex>();
   private readonly loaded = new Map<string, number>(); // sealed segment → its index in the worker, least recently used first
   private readonly sealing = new Map<string, Promise<unknown>>(); // segments whose export is not yet persisted
+  private readonly unsearched = new Set<string>(); // sealed segments no search has asked for since: unloaded once persisted
+  private readonly memoryOnly = new Set<string>(); // sealed segments that failed to persist: kept loaded until a restart rebuilds them
   private readonly worker = new FullTextWorker();
   private unpersisted = false; // a sealed segment failed to persist: later ones must not either, so a restart rebuilds them all
   private rebuilt = 0; // blocks read back from storage to rebuild active segments since start
@@ -206,7 +208,10 @@ export class FullText {
     seg.entries += block.entries;
   }
 
-  /** seal starts a new active segment and persists the full one once the worker has exported it; it stays loaded meanwhile. */
+  /**
+   * seal starts a new active segment and persists the full one once the worker has exported it; it stays loaded
+   * meanwhile, and after only if a search asked for it (an ingest would otherwise keep the last MAX_LOADED in memory).
+   */
   private seal(ws: string, env: Environment, t: TenantIndex): void {
     const seg = t.active;
     const meta: SegmentMeta = { no: seg.no, blocks: seg.blocks, entries: seg.entries, longWords: seg.longWords };
@@ -225,12 +230,15 @@ export class FullText {
       })
       .catch((e) => {
         this.unpersisted = true;
+        this.memoryOnly.add(id);
         console.error(JSON.stringify({ level: "error", msg: "a full-text segment could not be persisted; it is rebuilt at the next start", error: String(e) }));
       });
     this.sealing.set(id, write);
-    this.remember(id, seg.index);
+    this.loaded.set(id, seg.index);
+    this.unsearched.add(id);
     void write.finally(() => {
       this.sealing.delete(id);
+      if (this.unsearched.delete(id) && !this.memoryOnly.has(id)) this.unload(id);
       this.trim(); // it may be unloaded now, as the segments loaded beside it
     });
   }
@@ -250,6 +258,7 @@ export class FullText {
 
   /** remember marks a segment most recently used; it stays loaded, however many others are being persisted, for the search at hand. */
   private remember(id: string, index: number): void {
+    this.unsearched.delete(id);
     this.loaded.delete(id);
     this.loaded.set(id, index);
     this.trim(id);
@@ -259,12 +268,14 @@ export class FullText {
   private trim(inUse?: string): void {
     for (const old of this.loaded.keys()) {
       if (this.loaded.size <= MAX_LOADED) break;
-      // a segment not yet persisted can only be searched in memory
-      if (!this.sealing.has(old) && old !== inUse) this.unload(old);
+      // a segment not yet persisted, or that failed to be, can only be searched in memory
+      if (!this.sealing.has(old) && !this.memoryOnly.has(old) && old !== inUse) this.unload(old);
     }
   }
 
   private unload(id: string): void {
+    this.unsearched.delete(id);
+    this.memoryOnly.delete(id);
     const index = this.loaded.get(id);
     if (index === undefined) return;
     this.loaded.delete(id);
