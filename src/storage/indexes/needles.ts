@@ -15,16 +15,14 @@
 //     rare by its trigrams and hex grams already, and would nearly double the distinct terms of a stripe;
 //   - every scalar leaf of actor, target, context and metadata as (facet, path, text form), for `path=`.
 // A term's region is the low bits of its hash, so halving a filter ORs region r + R/2 into r and keeps every
-// term findable: a filter is built for all the block's terms counted with repeats, then folded while at most
-// FILL_MAX of its bits would be set. A path value is most often a needle alone, so it sets PATH_K bits;
+// term findable: a filter is built for all the block's terms counted with repeats, then folded while its
+// distinct terms still get FILTER_BITS bits each. A path value is most often a needle alone, so it sets PATH_K bits;
 // a word, WORD_K (one to three a query); a trigram, TRIGRAM_K: a substring brings several. A filter only says "may hold": the executor checks each entry.
 import type { Entry } from "../format/block.ts";
 import { words } from "../../words.ts";
 
-/** Bits of filter a term is built with at first (counted with repeats); bits set per path value and per trigram. */
+/** Bits of filter per distinct term; bits set per path value and per trigram. */
 const FILTER_BITS = 10;
-/** The most of a filter's bits a fold may leave set: a path value it lacks is then reported by about 1 stripe in 400. */
-const FILL_MAX = 0.55;
 const PATH_K = 10;
 const TRIGRAM_K = 4;
 const HEX_GRAM_K = 4;
@@ -148,8 +146,14 @@ class FilterBuilder {
     this.words = new Uint32Array(this.regions * REGION_WORDS);
   }
 
+  /** bits set so far, counted with repeats: the distinct estimate's average bits per term */
+  private bitsSet = 0;
+  private termsAdded = 0;
+
   add(h: number, k: number): void {
     setBits(this.words, (h & (this.regions - 1)) * REGION_WORDS, h, k);
+    this.bitsSet += k;
+    this.termsAdded++;
   }
 
   /**
@@ -209,11 +213,12 @@ class FilterBuilder {
     }
   }
 
-  /** done folds the filter while its folded half would have at most FILL_MAX of its bits set. */
+  /** done folds the filter while its distinct terms (estimated from the bits set) still get FILTER_BITS each. */
   done(): Uint32Array {
+    const distinct = estimateDistinct(this.words, this.termsAdded === 0 ? 1 : this.bitsSet / this.termsAdded);
     const words = this.words;
     let regions = this.regions;
-    while (regions > 1 && foldedFill(words, (regions / 2) * REGION_WORDS) <= FILL_MAX) {
+    while (regions > 1 && distinct * FILTER_BITS <= (regions / 2) * REGION_BITS) {
       const half = (regions / 2) * REGION_WORDS;
       for (let i = 0; i < half; i++) words[i] |= words[half + i]; // in place: the upper half is dropped below
       regions /= 2;
@@ -307,16 +312,17 @@ export function probesHold(words: Uint32Array, probes: Probes): boolean {
 /** filterMayHold tests a needle against a whole filter (one stripe's). */
 export const filterMayHold = (words: Uint32Array, needle: Needle): boolean => probesHold(words, probesOf(needle));
 
-// the share of bits set in the first `half` words of `words` once the next `half` are ORed into them
-function foldedFill(words: Uint32Array, half: number): number {
+/** estimateDistinct estimates the distinct terms of a filter from its bits set, `k` bits a term on average. */
+function estimateDistinct(words: Uint32Array, k: number): number {
   let set = 0;
-  for (let i = 0; i < half; i++) {
-    let v = words[i] | words[half + i];
-    v -= (v >>> 1) & 0x55555555;
+  for (let i = 0; i < words.length; i++) {
+    let v = words[i] - ((words[i] >>> 1) & 0x55555555);
     v = (v & 0x33333333) + ((v >>> 2) & 0x33333333);
-    set += Math.imul((v + (v >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24;
+    set += (Math.imul((v + (v >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24) as number;
   }
-  return set / (half * 32);
+  const m = words.length * 32;
+  if (set >= m) return Number.POSITIVE_INFINITY;
+  return (-m / k) * Math.log(1 - set / m);
 }
 
 const lowerAscii = (c: number): number => (c >= 0x41 && c <= 0x5a ? c | 0x20 : c);
