@@ -64,8 +64,7 @@ const NEEDLES: [string, string, "value" | "substring", string?][] = [
   ["a JSON string field", 'actor.email="rare@example.com"', "value"],
   ["a nested path", 'metadata.order.id="ord-needle"', "value"],
   ["a number", "metadata.order.total=987654", "value"],
-  // three trigrams: a stripe without them passes a filter at most 55% set about once in a thousand (two: about one in 70)
-  ["a message substring, any case", 'message~"eq-5a1m9"', "substring"],
+  ["a message substring, any case", 'message~"eq-5a1m"', "substring"],
   ["an action substring", 'action~"issued-88"', "substring", "action"],
 ];
 
