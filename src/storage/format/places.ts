@@ -138,16 +138,20 @@ export class PlacedLeaves {
 
   /** rowsHolding lists, ascending, place p's rows whose leaf holds `needle`. */
   rowsHolding(p: number, needle: string): number[] {
-    const place = this.place(p);
     const out: number[] = [];
+    // most places hold no leaf with the needle, as their head tells: then their codes or numbers stay undecoded
+    const head = this.heads[p];
+    if (Array.isArray(head) && isTexts(head[1])) {
+      if (head[0] === DICT && !head[1].some((v) => v.includes(needle))) return out;
+      if (head[0] === NUMBERS && (!fitsAround(needle, head[1]) || digitsOf(needle) === null)) return out;
+    }
+    const place = this.place(p);
     if ("values" in place) {
       const held = place.values.map((v) => v.includes(needle));
       for (let r = 0; r < place.codes.length; r++) if (held[place.codes[r]]) out.push(r);
       return out;
     }
-    // a leaf is its parts and digits (and a minus): a needle with any other character is in none of them
-    const around = place.parts.join("");
-    for (let i = 0; i < needle.length; i++) if (!isDigit(needle.charCodeAt(i)) && needle[i] !== "-" && !around.includes(needle[i])) return out;
+    if (!fitsAround(needle, place.parts)) return out;
     const maybe = digitsOf(needle);
     if (maybe === null) return out;
     const rows = maybe === undefined ? undefined : rowsMaybe(place, maybe);
@@ -244,10 +248,18 @@ function digitCount(n: number): number {
 }
 
 // a stored head and its rows' codes or numbers, checked; undefined when the place's leaves are texts
+const isTexts = (v: unknown): v is string[] => Array.isArray(v) && v.every((t) => typeof t === "string");
+
+// a numbered leaf is its parts, digits and a minus: a needle with any other character is in none of them
+function fitsAround(needle: string, parts: readonly string[]): boolean {
+  const around = parts.join("");
+  for (let i = 0; i < needle.length; i++) if (!isDigit(needle.charCodeAt(i)) && needle[i] !== "-" && !around.includes(needle[i])) return false;
+  return true;
+}
+
 function placeOf(head: unknown, rows: number, read: VarintReader): Place | undefined {
   if (head === 0) return undefined;
-  const texts = (v: unknown): v is string[] => Array.isArray(v) && v.every((t) => typeof t === "string");
-  if (Array.isArray(head) && head[0] === DICT && texts(head[1])) {
+  if (Array.isArray(head) && head[0] === DICT && isTexts(head[1])) {
     const codes = new Uint32Array(rows);
     for (let r = 0; r < rows; r++) if ((codes[r] = read.next()) >= head[1].length) throw damaged("a code is past its dictionary");
     return { values: head[1], codes };
@@ -256,7 +268,7 @@ function placeOf(head: unknown, rows: number, read: VarintReader): Place | undef
     !(
       Array.isArray(head) &&
       head[0] === NUMBERS &&
-      texts(head[1]) &&
+      isTexts(head[1]) &&
       head[1].length >= 2 &&
       head[1].length <= MAX_RUNS + 1 &&
       Array.isArray(head[2]) &&

@@ -5,6 +5,7 @@ import fc from "fast-check";
 import { damagedCopies, readsOrRefuses } from "../../helpers/damaged.ts";
 import { encodeText } from "../../../src/storage/format/columns.ts";
 import { packFramed, packWhole } from "../../../src/storage/format/packed.ts";
+import { PlacedLeaves } from "../../../src/storage/format/places.ts";
 import { ShapedColumn, encodeShaped, isShaped } from "../../../src/storage/format/shaped.ts";
 
 const text = fc.oneof(
@@ -185,6 +186,23 @@ test("a search of a numbered column finds exactly the entries whose leaf holds t
   expect(zeroColumn.entriesWith(Buffer.from(".0"))).toEqual(every); // "10.0." in each: a run of 0 after a dot
   expect(zeroColumn.entriesWith(Buffer.from("0."))).toEqual(every);
   expect(zeroColumn.entriesWith(Buffer.from('-0"'))).toEqual([0]);
+});
+
+test("a search passes over a place whose head rules the needle out without decoding its codes or numbers", () => {
+  // heads of a dictionary and of numbers over 3 rows, with no codes or numbers behind them: decoding either fails
+  const leaves = new PlacedLeaves(
+    [
+      [1, ["admin", "member"]],
+      [2, ["req-", ""], [0]],
+    ],
+    new Uint8Array(0),
+    [3, 3],
+  );
+  expect(leaves.rowsHolding(0, "root")).toEqual([]); // in no value of the dictionary
+  expect(leaves.rowsHolding(1, "10.0.7.42")).toEqual([]); // a dot: in no leaf "req-<number>"
+  expect(leaves.rowsHolding(1, "req-01")).toEqual([]); // a number's own text never starts with 0
+  expect(() => leaves.rowsHolding(0, "adm")).toThrow("damaged");
+  expect(() => leaves.rowsHolding(1, "req-1")).toThrow("damaged");
 });
 
 test("request ids, addresses and roles stored apart take at most two thirds of the bytes of the same as texts", () => {
