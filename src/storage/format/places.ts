@@ -195,9 +195,10 @@ export class PlacedLeaves {
  */
 type Digits = { run: number; length: number; at: "whole" | "start" | "end" | "within" };
 
-// what the needle's digits ask (undefined: nothing, as for a needle without digits; null: no leaf can hold it)
-function digitsOf(needle: string): Digits | null | undefined {
-  let found: Digits | undefined;
+// what each of the needle's runs of digits asks, every one of them of some number of the leaf (undefined: nothing, as
+// for a needle without digits; null: no leaf can hold it)
+function digitsOf(needle: string): Digits[] | null | undefined {
+  const asks: Digits[] = [];
   for (let i = 0; i < needle.length; i++) {
     if (!isDigit(needle.charCodeAt(i))) continue;
     let end = i + 1;
@@ -206,16 +207,24 @@ function digitsOf(needle: string): Digits | null | undefined {
     const at = i > 0 && end < needle.length ? "whole" : i > 0 ? "start" : end < needle.length ? "end" : "within";
     const leadingZero = digits.length > 1 && digits[0] === "0";
     if (digits.length > MAX_DIGITS || (leadingZero && (at === "whole" || at === "start"))) return null;
-    const ask: Digits = { run: Number(digits), length: digits.length, at };
-    if (at === "whole") return ask;
-    found ??= ask;
+    asks.push({ run: Number(digits), length: digits.length, at });
     i = end - 1;
   }
-  return found;
+  return asks.length > 0 ? asks : undefined;
 }
 
 // which rows' numbers may give their leaf what `digits` asks (1: may), a column at a time
-function rowsMaybe(place: { numbers: Float64Array; rows: number }, { run, length, at }: Digits): Uint8Array {
+// the rows (1) some number of which answers each ask
+function rowsMaybe(place: { numbers: Float64Array; rows: number }, asks: readonly Digits[]): Uint8Array {
+  const out = rowsAnswering(place, asks[0]);
+  for (let a = 1; a < asks.length; a++) {
+    const more = rowsAnswering(place, asks[a]);
+    for (let r = 0; r < out.length; r++) out[r] &= more[r];
+  }
+  return out;
+}
+
+function rowsAnswering(place: { numbers: Float64Array; rows: number }, { run, length, at }: Digits): Uint8Array {
   const { numbers, rows } = place;
   const out = new Uint8Array(rows);
   const span = 10 ** length;
