@@ -139,22 +139,20 @@ export class PlacedLeaves {
   /** rowsHolding lists, ascending, place p's rows whose leaf holds `needle`. */
   rowsHolding(p: number, needle: string): number[] {
     const out: number[] = [];
+    const maybe = digitsOf(needle);
     // most places hold no leaf with the needle, as their head tells: then their codes or numbers stay undecoded
     const head = this.heads[p];
     if (Array.isArray(head) && isTexts(head[1])) {
       if (head[0] === DICT && !head[1].some((v) => v.includes(needle))) return out;
-      if (head[0] === NUMBERS && (!fitsAround(needle, head[1]) || digitsOf(needle) === null)) return out;
+      if (head[0] === NUMBERS && (maybe === null || !fitsAround(needle, head[1]))) return out;
     }
-    const place = this.place(p);
+    const place = this.place(p); // a head that is neither is refused here as damaged
     if ("values" in place) {
       const held = place.values.map((v) => v.includes(needle));
       for (let r = 0; r < place.codes.length; r++) if (held[place.codes[r]]) out.push(r);
       return out;
     }
-    if (!fitsAround(needle, place.parts)) return out;
-    const maybe = digitsOf(needle);
-    if (maybe === null) return out;
-    const rows = maybe === undefined ? undefined : rowsMaybe(place, maybe);
+    const rows = maybe ? rowsMaybe(place, maybe) : undefined;
     for (let r = 0; r < place.rows; r++) if ((rows === undefined || rows[r] === 1) && this.leaf(p, r).includes(needle)) out.push(r);
     return out;
   }
@@ -213,7 +211,6 @@ function digitsOf(needle: string): Digits[] | null | undefined {
   return asks.length > 0 ? asks : undefined;
 }
 
-// which rows' numbers may give their leaf what `digits` asks (1: may), a column at a time
 // the rows (1) some number of which answers each ask
 function rowsMaybe(place: { numbers: Float64Array; rows: number }, asks: readonly Digits[]): Uint8Array {
   const out = rowsAnswering(place, asks[0]);
@@ -224,6 +221,7 @@ function rowsMaybe(place: { numbers: Float64Array; rows: number }, asks: readonl
   return out;
 }
 
+// which rows' numbers may give their leaf what one ask asks (1: may), a column at a time
 function rowsAnswering(place: { numbers: Float64Array; rows: number }, { run, length, at }: Digits): Uint8Array {
   const { numbers, rows } = place;
   const out = new Uint8Array(rows);
@@ -256,7 +254,6 @@ function digitCount(n: number): number {
   return count;
 }
 
-// a stored head and its rows' codes or numbers, checked; undefined when the place's leaves are texts
 const isTexts = (v: unknown): v is string[] => Array.isArray(v) && v.every((t) => typeof t === "string");
 
 // a numbered leaf is its parts, digits and a minus: a needle with any other character is in none of them
@@ -266,6 +263,7 @@ function fitsAround(needle: string, parts: readonly string[]): boolean {
   return true;
 }
 
+// a stored head and its rows' codes or numbers, checked; undefined when the place's leaves are texts
 function placeOf(head: unknown, rows: number, read: VarintReader): Place | undefined {
   if (head === 0) return undefined;
   if (Array.isArray(head) && head[0] === DICT && isTexts(head[1])) {
