@@ -19,7 +19,7 @@ import { storedBlock, storedBytes } from "./format/part.ts";
 import { Dictionary } from "./indexes/dictionary.ts";
 import { blockTerms } from "./indexes/posting-terms.ts";
 import { textKey } from "./keys.ts";
-import { rebuildFilters } from "./indexes/needle-index.ts";
+import { rebuildFilters } from "./indexes/needle-rebuild.ts";
 import { StatsStore } from "./stats.ts";
 import { BoundsStore, clientBoundsOf, type ClientBounds } from "./indexes/bounds.ts";
 

@@ -1,5 +1,7 @@
 // block-readers: how a block's id and framed text columns are read one entry at a time (block.ts opens them).
-import { packr, textEntriesWith, textReader, type Reader } from "./columns.ts";
+import { packr, type Reader } from "./columns.ts";
+import { textReader } from "./text-column.ts";
+import { textEntriesWith } from "./text-search.ts";
 import { frameOf, frameSize, framesOf, unpackFrame } from "./packed.ts";
 import { textOf } from "./numbered-text.ts";
 import { type Scalars, ShapedColumn, isShaped } from "./shaped.ts";

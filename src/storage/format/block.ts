@@ -1,31 +1,14 @@
 // block: the columnar encoding of one block of entries (one write, one server millisecond).
 // Each column is its own value inside the block, opened only when first read, and read one entry at a
-// time (columns.ts): a page of 50 decodes 50 messages of a block, not 1,000. The objects column gives
+// time (columns.ts and its siblings): a page of 50 decodes 50 messages of a block, not 1,000. The objects column gives
 // one JSON text per entry, parsed only for the entries a read needs, and stores them as shapes and
 // leaves (shaped.ts). Columns are stored compressed (packed.ts), messages in frames, so a read of one
 // entry decompresses one frame.
 import type { Level } from "../../schema.ts";
-import {
-  dictColumn,
-  dictListColumn,
-  dictListReader,
-  dictReader,
-  encodeDict,
-  compactText,
-  encodeDictList,
-  encodeText,
-  float64Array,
-  packr,
-  foldText,
-  isFolded,
-  textEntriesFolding,
-  type FoldedText,
-  textEntriesWith,
-  textReader,
-  type DictColumn,
-  type DictListColumn,
-  type Reader,
-} from "./columns.ts";
+import { float64Array, packr, type Reader } from "./columns.ts";
+import { dictColumn, dictListColumn, dictListReader, dictReader, encodeDict, encodeDictList, type DictColumn, type DictListColumn } from "./dict-column.ts";
+import { compactText, encodeText, textReader } from "./text-column.ts";
+import { foldText, isFolded, textEntriesFolding, type FoldedText, textEntriesWith } from "./text-search.ts";
 import { FramedObjects, asciiIdReader, framedTextReader, idReader } from "./block-readers.ts";
 import { idsReader, packIds } from "./id-column.ts";
 import { rawSize } from "./raw-size.ts";
@@ -328,7 +311,7 @@ export class Block {
   messagesWith(utf8: Uint8Array): number[] | undefined {
     return this.stored.v < 5 ? undefined : this.local(textEntriesWith(this.messagesFor(utf8), this.stored.n, utf8));
   }
-  /** messagesFolding is messagesWith for a lowercase ASCII needle of a case-insensitive search (columns.ts textEntriesFolding). */
+  /** messagesFolding is messagesWith for a lowercase ASCII needle of a case-insensitive search (text-search.ts textEntriesFolding). */
   messagesFolding(lowered: Uint8Array): number[] | undefined {
     if (this.stored.v < 5) return undefined;
     const opened = this.opened;

@@ -7,7 +7,8 @@
 //   4 FRAMED_WIDE  the same with frames of FRAME (512) entries (3 is id-column.ts's)
 //   5 STEPS   a float64 column of whole numbers (client milliseconds) as the zigzag varint steps from one to the next,
 //             then packed whole (tag and bytes): entries a few milliseconds apart take a byte or less each
-import { joinText, packr } from "./columns.ts";
+import { packr } from "./columns.ts";
+import { joinText } from "./text-column.ts";
 import { VarintReader, varint } from "./varint.ts";
 
 /**

@@ -136,10 +136,9 @@ export class PlacedLeaves {
     return out;
   }
 
-  /** rowsHolding lists, ascending, place p's rows whose leaf holds `needle`. */
-  rowsHolding(p: number, needle: string): number[] {
+  /** rowsHolding lists, ascending, place p's rows whose leaf holds `needle` (its digits read by digitsOf, once for every place searched). */
+  rowsHolding(p: number, needle: string, maybe = digitsOf(needle)): number[] {
     const out: number[] = [];
-    const maybe = digitsOf(needle);
     // most places hold no leaf with the needle, as their head tells: then their codes or numbers stay undecoded
     const head = this.heads[p];
     if (Array.isArray(head) && isTexts(head[1])) {
@@ -193,9 +192,11 @@ export class PlacedLeaves {
  */
 type Digits = { run: number; length: number; at: "whole" | "start" | "end" | "within" };
 
-// what each of the needle's runs of digits asks, every one of them of some number of the leaf (undefined: nothing, as
-// for a needle without digits; null: no leaf can hold it)
-function digitsOf(needle: string): Digits[] | null | undefined {
+/**
+ * digitsOf is what each of the needle's runs of digits asks, every one of them of some number of the leaf (undefined:
+ * nothing, as for a needle without digits; null: no leaf can hold it).
+ */
+export function digitsOf(needle: string): Digits[] | null | undefined {
   const asks: Digits[] = [];
   for (let i = 0; i < needle.length; i++) {
     if (!isDigit(needle.charCodeAt(i))) continue;

@@ -12,12 +12,13 @@
 // PLACED, then msgpack [shapes, codes, lengths, leaves, heads, numbers], is the same with some places stored apart,
 // as a dictionary or as numbers (places.ts): heads has one head per place, shape after shape; `leaves` and `lengths`
 // hold the leaves of the places whose head is 0, `numbers` the codes and numbers of the others.
-import { packCodes, packr, unpackCodes } from "./columns.ts";
+import { packr } from "./columns.ts";
+import { packCodes, unpackCodes } from "./dict-column.ts";
 import { skipString } from "./object-path.ts";
 import { VarintReader, varint } from "./varint.ts";
-import { type Head, PlacedLeaves, placeHead } from "./places.ts";
+import { type Head, PlacedLeaves, digitsOf, placeHead } from "./places.ts";
 
-/** SHAPED is the first byte of a shaped column; a column of columns.ts encodeText starts with 0 or 1. */
+/** SHAPED is the first byte of a shaped column; a column of text-column.ts encodeText starts with 0 or 1. */
 const SHAPED = 0x53;
 /** PLACED is the first byte of a shaped column with places stored apart. */
 const PLACED = 0x4e;
@@ -248,9 +249,10 @@ export class ShapedColumn {
     if (placed) {
       const needle = Buffer.from(utf8.buffer, utf8.byteOffset, utf8.length).toString("utf8");
       const byRow = (this.entriesByRow ??= this.entriesOfRows());
+      const digits = digitsOf(needle);
       for (const [s, parts] of this.shapes.entries())
         for (let j = 1, p = this.firstPlace[s]; j < parts.length; j++, p++)
-          if (this.textFirst[p] < 0) for (const r of placed.rowsHolding(p, needle)) found.add(byRow[s][r]);
+          if (this.textFirst[p] < 0) for (const r of placed.rowsHolding(p, needle, digits)) found.add(byRow[s][r]);
     }
     return [...found].sort((a, b) => a - b);
   }

@@ -20,11 +20,13 @@ import type { Database } from "lmdb";
 import type { Environment } from "../../schema.ts";
 import { packr } from "../format/columns.ts";
 import { newer, type BlockRef, type ScanRange, type Tenant } from "../keys.ts";
-import { storedBlock } from "../format/part.ts";
 import { readInPlace } from "../in-place.ts";
 import { lazyMerge, type Source } from "./newest-first.ts";
-import { REGION_WORDS, STRIPE, blockFilters, probeHolds, probesHold, probesOf, type Needle, type Probes } from "./needles.ts";
+import { probesOf, type Needle, type Probes } from "./needles.ts";
+import { heldBlocks, segmentBlocks } from "./needle-search.ts";
 import {
+  SEAL_BLOCKS,
+  SEAL_ENTRIES,
   bytesOf,
   mergeRun,
   mergedParts,
@@ -32,7 +34,6 @@ import {
   pageFit,
   sealedParts,
   segmentOf,
-  stripePositions,
   unpackHeld,
   wordsOf,
   type Directory,
@@ -43,8 +44,6 @@ import {
 
 export type { FilteredBlock } from "./needle-segment.ts";
 
-const SEAL_ENTRIES = 65_536;
-const SEAL_BLOCKS = 1024;
 /** How often the segments are looked over for a run to merge, and the pause after a merge before the next look. */
 const MERGE_PASS_MS = 1_000;
 const MERGE_PAUSE_MS = 50;
@@ -142,7 +141,7 @@ export class NeedleIndex {
     const probes = probesOf(needle); // once a query: every stripe of every segment is tested with them
     const copies: Uint8Array[] = []; // a needle of several partitions copies them here, one buffer each, reused by each segment
     const sources: Source[] = [];
-    if (held.length > 0) sources.push({ top: held[0], open: () => heldCandidates(held, probes, range) });
+    if (held.length > 0) sources.push({ top: held[0], open: () => heldBlocks(held, probes, range) });
     for (const s of segments) {
       if (s.topMs < range.fromMs) break; // sorted by top: every later one is older still
       if (s.bottomMs >= range.toMs || (range.after && s.bottomMs > range.after.ms)) continue;
@@ -270,46 +269,8 @@ export class NeedleIndex {
       read = this.partitionsOf(t, into, probes, copies);
     }
     if (!read) return [].values(); // gone with retention
-    const s = into;
-    const partitions = read;
-    const own = s === listed ? undefined : new Set(listed.ms.map((ms, j) => `${ms}\u0000${listed.ids[j]}`));
-    const mask = (1 << s.logP) - 1;
-    const terms = probes.map((alternative) => alternative.map((probe) => ({ probe, words: partitions.get(probe.h & mask)! })));
-    const { logP, offsets } = s;
-    const holds = (j: number) => {
-      const logR = s.logR[j];
-      const at = offsets[j];
-      for (const alternative of terms) {
-        let all = true;
-        for (const { probe, words } of alternative) {
-          const region = logR >= logP ? (probe.h & ((1 << logR) - 1)) >>> logP : 0;
-          if (!probeHolds(words, (at + region) * REGION_WORDS, probe)) {
-            all = false;
-            break;
-          }
-        }
-        if (all) return true;
-      }
-      return false;
-    };
-    const out: BlockRef[] = [];
-    const top = Math.min(range.toMs - 1, range.after ? range.after.ms : Number.POSITIVE_INFINITY);
-    // a block's stripes lie next to each other: one reference a block, all of it when every stripe may hold the needle
-    for (let j = 0; j < s.ms.length; ) {
-      const ms = s.ms[j];
-      let end = j + 1;
-      while (end < s.ms.length && s.ms[end] === ms && s.ids[end] === s.ids[j]) end++;
-      if (ms < range.fromMs) break;
-      if (ms <= top && (!own || own.has(`${ms}\u0000${s.ids[j]}`))) {
-        const held: number[] = [];
-        for (let u = j; u < end; u++) if (holds(u)) held.push(u);
-        if (held.length === end - j) out.push({ ms, firstId: s.ids[j], positions: null });
-        else if (held.length === 1) out.push({ ms, firstId: s.ids[j], positions: stripePositions(s.s[held[0]], s.n[held[0]]) });
-        else if (held.length > 0) out.push({ ms, firstId: s.ids[j], positions: held.flatMap((u) => stripePositions(s.s[u], s.n[u])) });
-      }
-      j = end;
-    }
-    return out.values();
+    const own = into === listed ? undefined : new Set(listed.ms.map((ms, j) => `${ms}\u0000${listed.ids[j]}`));
+    return segmentBlocks(into, read, probes, range, own).values();
   }
 
   /**
@@ -359,53 +320,5 @@ export class NeedleIndex {
   }
 }
 
-function* heldCandidates(held: FilteredBlock[], probes: Probes, range: ScanRange): Generator<BlockRef> {
-  const top = Math.min(range.toMs - 1, range.after ? range.after.ms : Number.POSITIVE_INFINITY);
-  for (const b of held) {
-    if (b.ms > top) continue;
-    if (b.ms < range.fromMs) return;
-    // positions are listed only for a block some of whose stripes cannot hold the needle: a common term names whole blocks
-    const held: number[] = [];
-    for (let s = 0; s < b.stripes.length; s++) if (probesHold(b.stripes[s], probes)) held.push(s);
-    if (held.length === 0) continue;
-    const positions = held.length === b.stripes.length ? null : held.flatMap((s) => stripePositions(s, Math.min(STRIPE, b.size - s * STRIPE)));
-    yield { ms: b.ms, firstId: b.firstId, positions };
-  }
-}
-
 const newestTop = (a: Segment, b: Segment) => (a.topMs !== b.topMs ? b.topMs - a.topMs : a.topId < b.topId ? 1 : a.topId > b.topId ? -1 : 0);
 const tenantKey = (ws: string, env: Environment) => `${ws}\u0000${env}`;
-
-/** rebuildFilters drops every filter and builds them anew from the blocks, sealed a segment at a time (a layout upgrade). */
-export function rebuildFilters(dbs: { entries: Database; parts: Database; filters: Database; filtersHeld: Database }): number {
-  dbs.filters.clearSync();
-  dbs.filtersHeld.clearSync();
-  let batch: FilteredBlock[] = [];
-  let tenant: [string, Environment] | undefined;
-  let entries = 0;
-  let blocks = 0;
-  const seal = (fit: boolean) => {
-    if (batch.length === 0) return;
-    const [ws, env] = tenant!;
-    const sealed = fit ? batch.slice(0, pageFit(batch)) : batch;
-    const { key, directory, partitions } = sealedParts(sealed);
-    dbs.filters.transactionSync(() => {
-      dbs.filters.putSync([ws, env, 0, ...key], packr.pack(directory));
-      for (const [p, words] of partitions.entries()) dbs.filters.putSync([ws, env, 1, ...key, p], bytesOf(words));
-    });
-    blocks += sealed.length;
-    batch = batch.slice(sealed.length);
-    entries = batch.reduce((n, b) => n + b.size, 0);
-  };
-  for (const { key, value } of dbs.entries.getRange({ snapshot: false })) {
-    const [ws, env, ms, firstId] = key as [string, Environment, number, string];
-    if (tenant && (tenant[0] !== ws || tenant[1] !== env)) seal(false);
-    tenant = [ws, env];
-    const block = storedBlock(dbs.parts, ws, env, ms, firstId, value as Uint8Array)!;
-    batch.push({ ms, firstId, size: block.size, stripes: blockFilters(block.entries()) });
-    entries += block.size;
-    if (entries >= SEAL_ENTRIES || batch.length >= SEAL_BLOCKS) seal(true);
-  }
-  seal(false);
-  return blocks;
-}

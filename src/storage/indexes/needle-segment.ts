@@ -4,6 +4,9 @@ import { STRIPE, REGION_WORDS, regionsOf } from "./needles.ts";
 import { newer } from "../keys.ts";
 
 const MAX_PARTITIONS = 256;
+/** A tenant's held filters are sealed into a segment once they cover this many entries or blocks. */
+export const SEAL_ENTRIES = 65_536;
+export const SEAL_BLOCKS = 1024;
 /** A merge joins this many sealed segments of one level, up to MAX_LEVEL: a segment covers at most FAN^MAX_LEVEL seals. */
 export const FAN = 4;
 export const MAX_LEVEL = 2;

@@ -2,21 +2,10 @@
 import { expect, test } from "bun:test";
 import fc from "fast-check";
 import { damagedCopies, readsOrRefuses } from "../../helpers/damaged.ts";
-import {
-  compactText,
-  dictListReader,
-  dictReader,
-  encodeDict,
-  encodeDictList,
-  encodeFloat64,
-  encodeText,
-  expandText,
-  float64Reader,
-  foldAscii,
-  isCompactText,
-  packr,
-  textReader,
-} from "../../../src/storage/format/columns.ts";
+import { encodeFloat64, float64Reader, packr } from "../../../src/storage/format/columns.ts";
+import { dictListReader, dictReader, encodeDict, encodeDictList } from "../../../src/storage/format/dict-column.ts";
+import { compactText, encodeText, expandText, isCompactText, textReader } from "../../../src/storage/format/text-column.ts";
+import { foldAscii } from "../../../src/storage/format/text-search.ts";
 
 // msgpack hands a column back as a Buffer at any offset inside the block: read it from an odd one
 const misaligned = (bytes: Uint8Array) => {

@@ -4,7 +4,8 @@
 import { expect, test } from "bun:test";
 import fc from "fast-check";
 import { damagedCopies, readsOrRefuses } from "../../helpers/damaged.ts";
-import { encodeText, foldText, textEntriesFolding, textEntriesWith, textReader } from "../../../src/storage/format/columns.ts";
+import { encodeText, textReader } from "../../../src/storage/format/text-column.ts";
+import { foldText, textEntriesFolding, textEntriesWith } from "../../../src/storage/format/text-search.ts";
 import { encodeNumberedText, isNumberedText, shapesOf, textOf } from "../../../src/storage/format/numbered-text.ts";
 
 // messages with runs of digits of every kind: numbers, leading zeros, too long, next to letters and non-ASCII

@@ -3,7 +3,7 @@
 import { expect, test } from "bun:test";
 import fc from "fast-check";
 import { damagedCopies, readsOrRefuses } from "../../helpers/damaged.ts";
-import { encodeText } from "../../../src/storage/format/columns.ts";
+import { encodeText } from "../../../src/storage/format/text-column.ts";
 import { packFramed, packWhole } from "../../../src/storage/format/packed.ts";
 import { PlacedLeaves } from "../../../src/storage/format/places.ts";
 import { ShapedColumn, encodeShaped, isShaped } from "../../../src/storage/format/shaped.ts";
