@@ -1,19 +1,23 @@
 // cluster bench (contract §13): 3 nats-server + 3 `sluice serve --cluster` processes on this one machine beside one
-// Sluice process, in the same run: bulk ingest (4 clients, each its own workspace, 1,000-entry bodies; the cluster's
-// rate counts until a copy of each workspace's partition has applied every write) and page-1 p50 of the standard queries
-// on the one process, through a node that holds a copy of the workspace's partition, through one that forwards to
-// it, and through each node in turn as a load balancer sends them, the four taking turns query by query (the one
-// process stays up, idle, during the cluster's ingest). Checks every count via queries.
+// Sluice process, in the same run: bulk ingest (4 clients, each its own workspace, 1,000-entry bodies, no entry sent
+// twice and the same bodies to both sides; the cluster's rate counts until a copy of each workspace's partition has
+// applied every write) and page-1 p50 of the standard queries on the one process, through a node that holds a copy
+// of the workspace's partition, through one that forwards to it, and through each node in turn as a load balancer
+// sends them, the four taking turns query by query (the one process stays up, idle, during the cluster's ingest). Checks every count via queries.
 // Both sides first write BENCH_WARMUP entries (default 40,000) to other workspaces, so each process has compiled its
 // code; the CPU each kind of process used during the timed ingest is printed per entry (from /proc), and the Sluice
-// processes' by thread, to see where the cluster's work goes. BENCH_ENTRIES sets the total ingested (default 400,000), BENCH_COPIES the copies of each
+// processes' by thread, to see where the cluster's work goes, and the cluster's CPU an entry (nodes and nats-server)
+// over one process's. BENCH_ENTRIES sets the total ingested (default 400,000), BENCH_COPIES the copies of each
 // partition (default 2). The nats-servers run with GOMAXPROCS=1 unless GOMAXPROCS is set.
+// BENCH_CLUSTER_NODES (node URLs, comma-separated) with BENCH_ADMIN_TOKEN measures a cluster already running on
+// machines of its own instead, spawning nothing: its readable rate, its nodes' CPU (from /metrics) and page-1 p50s.
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startNatsCluster } from "../test/helpers/nats.ts";
 import { runCli, spawnServer, type ServerProcess } from "../test/helpers/process.ts";
-import { BATCH, CLIENTS, bodies } from "./ingest.ts";
+import { loghubLike } from "./data.ts";
+import { BATCH, CLIENTS, distinctBody } from "./ingest.ts";
 import { median } from "./servers.ts";
 
 const TOTAL = Number(process.env.BENCH_ENTRIES ?? 400_000);
@@ -21,7 +25,9 @@ const TOTAL = Number(process.env.BENCH_ENTRIES ?? 400_000);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 40_000);
 /** LMDB copies of each partition (the cluster's default is 2: each entry is then applied twice on this one machine) */
 const COPIES = process.env.BENCH_COPIES ?? "2";
-const TOKEN = "bench-admin-token";
+/** a cluster already running on machines of its own (comma-separated node URLs): measured as it is, nothing spawned */
+const NODES = process.env.BENCH_CLUSTER_NODES?.split(",").filter((u) => u !== "");
+const TOKEN = NODES ? (process.env.BENCH_ADMIN_TOKEN ?? "") : "bench-admin-token";
 const QUERIES: [string, string][] = [
   ["latest page", ""],
   ["level=error", "level=error"],
@@ -56,11 +62,12 @@ async function keys(base: string): Promise<{ ws: string; key: string }[]> {
 async function ingest(
   bases: string[],
   clients: { key: string }[],
-  payloads: string[],
+  payloads: (i: number) => string,
   done: () => Promise<void>,
   total = TOTAL,
 ): Promise<{ acked: number; applied: number }> {
   const requests = Math.ceil(total / BATCH);
+  const list = Array.from({ length: requests }, (_, i) => payloads(i)); // made before the clock starts: the client stays light
   let next = 0;
   const t0 = performance.now();
   await Promise.all(
@@ -70,7 +77,7 @@ async function ingest(
         const r = await fetch(`${bases[(c + i) % bases.length]}/api/v1/workspace/logs/bulk`, {
           method: "POST",
           headers: { "content-type": "application/json", "x-api-key": key },
-          body: payloads[i % payloads.length],
+          body: list[i],
         });
         if (r.status !== 201) throw new Error(`request ${i}: ${r.status} ${await r.text()}`);
         await r.arrayBuffer();
@@ -88,10 +95,17 @@ async function readAll(base: string, clients: { key: string }[]): Promise<void> 
 }
 
 /** warmUp writes WARMUP entries to workspaces of their own (not counted) and waits until they are applied. */
-async function warmUp(bases: string[], payloads: string[]): Promise<void> {
+async function warmUp(bases: string[], payloads: (i: number) => string): Promise<void> {
   if (WARMUP <= 0) return;
   const clients = await keys(bases[0]);
-  await ingest(bases, clients, payloads, () => readAll(bases[0], clients), WARMUP);
+  const skip = Math.ceil(TOTAL / BATCH); // bodies of their own, after the timed run's
+  await ingest(
+    bases,
+    clients,
+    (i) => payloads(skip + i),
+    () => readAll(bases[0], clients),
+    WARMUP,
+  );
 }
 
 /** count pages nothing: it asks usage of each workspace (the copies' count) and sums them. */
@@ -181,90 +195,133 @@ async function p50s(targets: { bases: string[]; key: string }[], query: string):
   return times.map(median);
 }
 
-const dir = mkdtempSync(join(tmpdir(), "sluice-bench-cluster-"));
-const procs: ServerProcess[] = [];
-// three Go servers sharing two cores each get one core's worth of threads, as a container's CPU quota would give them
-process.env.GOMAXPROCS ??= "1";
-const nats = await startNatsCluster(3);
-try {
-  const payloads = bodies(64);
-  const expected = Math.ceil(TOTAL / BATCH) * BATCH;
-  // one process
-  const one = await spawnServer(join(dir, "one"), { SLUICE_IP_RATE_PER_MIN: "-1", SLUICE_ADMIN_TOKEN: TOKEN, SLUICE_ACCESS_LOG: "off" });
-  procs.push(one);
-  await warmUp([one.base], payloads);
-  const oneClients = await keys(one.base);
-  const { result: oneRate, cpu: oneCpu, threads: oneThreads } = await cpuDuring(() => ingest([one.base], oneClients, payloads, async () => {}));
-  if ((await stored(one.base, oneClients)) !== expected) throw new Error("BUG: one process stored a different count");
+/** nodeCpuSeconds sums the CPU seconds the nodes report on /metrics (the whole process, every thread). */
+async function nodeCpuSeconds(bases: string[]): Promise<number> {
+  let sum = 0;
+  for (const base of bases) {
+    const text = await (await fetch(`${base}/metrics`)).text();
+    const line = text.split("\n").find((l) => l.startsWith("sluice_process_cpu_seconds_total "));
+    if (!line) throw new Error(`${base}/metrics has no sluice_process_cpu_seconds_total: is it a Sluice node?`);
+    sum += Number(line.split(" ")[1]);
+  }
+  return sum;
+}
 
-  // the cluster
-  const env = { SLUICE_CLUSTER: nats.urls.join(","), SLUICE_ADMIN_TOKEN: TOKEN, SLUICE_IP_RATE_PER_MIN: "-1", SLUICE_ACCESS_LOG: "off" };
-  const init = await runCli(["cluster", "init", "--partitions", "4", "--copies", COPIES], env);
-  if (init.code !== 0) throw new Error(`cluster init: ${init.stderr}`);
-  const nodes: ServerProcess[] = [];
-  for (let i = 0; i < 3; i++) nodes.push(await spawnServer(join(dir, `n${i}`), { ...env, SLUICE_NODE_ID: `n${i}` }));
-  procs.push(...nodes);
-  if ((await runCli(["cluster", "rebalance"], env)).code !== 0) throw new Error("rebalance failed");
-  await Bun.sleep(4000); // the nodes open their copies
-  const bases = nodes.map((n) => n.base);
+/** external measures a cluster on machines of its own: the rate readable on a copy, the nodes' CPU an entry, and page-1 p50s. */
+async function external(bases: string[]): Promise<void> {
+  if (TOKEN === "") throw new Error("set BENCH_ADMIN_TOKEN to the cluster's SLUICE_ADMIN_TOKEN: the bench makes its workspaces and keys through the admin API");
+  const payloads = distinctBody(loghubLike());
+  const expected = Math.ceil(TOTAL / BATCH) * BATCH;
   await warmUp(bases, payloads);
   const clients = await keys(bases[0]);
-  const {
-    result: rate,
-    cpu: clusterCpu,
-    threads: clusterThreads,
-  } = await cpuDuring(
-    () =>
-      // a read waits for its partition's copy to apply the whole stream: one per workspace is the end of ingest
-      ingest(bases, clients, payloads, () => readAll(bases[0], clients)),
-    [one.proc.pid], // idle meanwhile: it answers the queries beside the cluster's below
-  );
-  if ((await stored(bases[1], clients)) !== expected) throw new Error("BUG: the cluster stored a different count");
-  const status = JSON.parse((await runCli(["cluster", "status"], env)).stdout) as {
-    partitions: { partition: number; copies: { node: string }[] }[];
-    nodes: { id: string }[];
-  };
-  const held = new Map(status.partitions.map((p) => [p.partition, p.copies.map((c) => c.node)]));
-  // which node holds the first workspace's partition, and which forwards: the order of status's partitions is the hash's
-  const { partitionOf } = await import("../src/cluster/names.ts");
-  const p = partitionOf(clients[0].ws, 4);
-  const holder = nodes[Number((held.get(p) ?? ["n0"])[0].slice(1))];
-  const other = nodes.find((_, i) => !(held.get(p) ?? []).includes(`n${i}`)) ?? holder;
-  const rows = [];
-  for (const [name, q] of QUERIES) {
-    const [oneMs, holderMs, forwardedMs, anyMs] = await p50s(
-      [
-        { bases: [one.base], key: oneClients[0].key },
-        { bases: [holder.base], key: clients[0].key },
-        { bases: [other.base], key: clients[0].key },
-        { bases, key: clients[0].key }, // as a load balancer sends them: each node in turn
-      ],
-      q,
-    );
-    rows.push({ name, one: oneMs, holder: holderMs, forwarded: forwardedMs, any: anyMs });
-  }
+  const before = await nodeCpuSeconds(bases);
+  const rate = await ingest(bases, clients, payloads, () => readAll(bases[0], clients));
+  const cpu = (await nodeCpuSeconds(bases)) - before;
+  if ((await stored(bases[bases.length - 1], clients)) !== expected) throw new Error("BUG: the cluster stored a different count");
   const f = (n: number) => Math.round(n).toLocaleString("en-US");
   console.log(
-    `cluster bench: ${f(expected)} entries (after ${f(WARMUP)} to warm up), ${BATCH}/request, ${CLIENTS} clients (one workspace each); 3 nats-server (GOMAXPROCS=${process.env.GOMAXPROCS}) + 3 nodes (${COPIES} copies a partition) vs one process, same machine`,
+    `cluster bench, external: ${f(expected)} entries (after ${f(WARMUP)} to warm up), ${BATCH}/request, ${CLIENTS} clients, through ${bases.length} nodes`,
   );
-  console.log(`  one process: ${f(oneRate.acked)} entries/s`);
-  console.log(
-    `  cluster: ${f(rate.acked)} entries/s acknowledged, ${f(rate.applied)} entries/s readable on a copy (${(rate.applied / oneRate.acked).toFixed(2)}× one process)`,
-  );
-  const us = (cpu: Record<string, number>) =>
-    Object.entries(cpu)
-      .filter(([, s]) => s > 0)
-      .sort((a, b) => b[1] - a[1])
-      .map(([kind, s]) => `${kind} ${((s * 1e6) / expected).toFixed(1)}`)
-      .join(", ");
-  console.log(`  CPU µs an entry: one process: ${us(oneCpu)}; cluster: ${us(clusterCpu)}`);
-  console.log(`  Sluice's CPU µs an entry by thread: one process: ${us(oneThreads)}; cluster's nodes: ${us(clusterThreads)}`);
-  console.log("  page 1 p50 (ms): query | one process | cluster, node with a copy | cluster, forwarding node | cluster, each node in turn");
-  const vs = (ms: number, one: number) => `${ms.toFixed(2)} (${(ms / one).toFixed(1)}×)`;
-  for (const r of rows) console.log(`  ${r.name} | ${r.one.toFixed(2)} | ${vs(r.holder, r.one)} | ${vs(r.forwarded, r.one)} | ${vs(r.any, r.one)}`);
-} finally {
-  for (const p of procs) p.proc.kill(9);
-  await Promise.all(procs.map((p) => p.exited));
-  await nats.stop();
-  rmSync(dir, { recursive: true, force: true });
+  console.log(`  ${f(rate.acked)} entries/s acknowledged, ${f(rate.applied)} entries/s readable on a copy`);
+  console.log(`  the nodes' CPU µs an entry, together: ${((cpu * 1e6) / expected).toFixed(1)} (nats-server's is not on /metrics: read it on its machines)`);
+  console.log("  page 1 p50 (ms), each node in turn:");
+  for (const [name, q] of QUERIES) console.log(`  ${name} | ${(await p50s([{ bases, key: clients[0].key }], q))[0].toFixed(2)}`);
 }
+
+/** onThisMachine runs the cluster (3 nats-server, 3 nodes) beside one process, here. */
+async function onThisMachine(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), "sluice-bench-cluster-"));
+  const procs: ServerProcess[] = [];
+  // three Go servers sharing two cores each get one core's worth of threads, as a container's CPU quota would give them
+  process.env.GOMAXPROCS ??= "1";
+  const nats = await startNatsCluster(3);
+  try {
+    const payloads = distinctBody(loghubLike()); // every request its own entries, the same on both sides
+    const expected = Math.ceil(TOTAL / BATCH) * BATCH;
+    // one process
+    const one = await spawnServer(join(dir, "one"), { SLUICE_IP_RATE_PER_MIN: "-1", SLUICE_ADMIN_TOKEN: TOKEN, SLUICE_ACCESS_LOG: "off" });
+    procs.push(one);
+    await warmUp([one.base], payloads);
+    const oneClients = await keys(one.base);
+    const { result: oneRate, cpu: oneCpu, threads: oneThreads } = await cpuDuring(() => ingest([one.base], oneClients, payloads, async () => {}));
+    if ((await stored(one.base, oneClients)) !== expected) throw new Error("BUG: one process stored a different count");
+
+    // the cluster
+    const env = { SLUICE_CLUSTER: nats.urls.join(","), SLUICE_ADMIN_TOKEN: TOKEN, SLUICE_IP_RATE_PER_MIN: "-1", SLUICE_ACCESS_LOG: "off" };
+    const init = await runCli(["cluster", "init", "--partitions", "4", "--copies", COPIES], env);
+    if (init.code !== 0) throw new Error(`cluster init: ${init.stderr}`);
+    const nodes: ServerProcess[] = [];
+    for (let i = 0; i < 3; i++) nodes.push(await spawnServer(join(dir, `n${i}`), { ...env, SLUICE_NODE_ID: `n${i}` }));
+    procs.push(...nodes);
+    if ((await runCli(["cluster", "rebalance"], env)).code !== 0) throw new Error("rebalance failed");
+    await Bun.sleep(4000); // the nodes open their copies
+    const bases = nodes.map((n) => n.base);
+    await warmUp(bases, payloads);
+    const clients = await keys(bases[0]);
+    const {
+      result: rate,
+      cpu: clusterCpu,
+      threads: clusterThreads,
+    } = await cpuDuring(
+      () =>
+        // a read waits for its partition's copy to apply the whole stream: one per workspace is the end of ingest
+        ingest(bases, clients, payloads, () => readAll(bases[0], clients)),
+      [one.proc.pid], // idle meanwhile: it answers the queries beside the cluster's below
+    );
+    if ((await stored(bases[1], clients)) !== expected) throw new Error("BUG: the cluster stored a different count");
+    const status = JSON.parse((await runCli(["cluster", "status"], env)).stdout) as {
+      partitions: { partition: number; copies: { node: string }[] }[];
+      nodes: { id: string }[];
+    };
+    const held = new Map(status.partitions.map((p) => [p.partition, p.copies.map((c) => c.node)]));
+    // which node holds the first workspace's partition, and which forwards: the order of status's partitions is the hash's
+    const { partitionOf } = await import("../src/cluster/names.ts");
+    const p = partitionOf(clients[0].ws, 4);
+    const holder = nodes[Number((held.get(p) ?? ["n0"])[0].slice(1))];
+    const other = nodes.find((_, i) => !(held.get(p) ?? []).includes(`n${i}`)) ?? holder;
+    const rows = [];
+    for (const [name, q] of QUERIES) {
+      const [oneMs, holderMs, forwardedMs, anyMs] = await p50s(
+        [
+          { bases: [one.base], key: oneClients[0].key },
+          { bases: [holder.base], key: clients[0].key },
+          { bases: [other.base], key: clients[0].key },
+          { bases, key: clients[0].key }, // as a load balancer sends them: each node in turn
+        ],
+        q,
+      );
+      rows.push({ name, one: oneMs, holder: holderMs, forwarded: forwardedMs, any: anyMs });
+    }
+    const f = (n: number) => Math.round(n).toLocaleString("en-US");
+    console.log(
+      `cluster bench: ${f(expected)} entries (after ${f(WARMUP)} to warm up), ${BATCH}/request, ${CLIENTS} clients (one workspace each); 3 nats-server (GOMAXPROCS=${process.env.GOMAXPROCS}) + 3 nodes (${COPIES} copies a partition) vs one process, same machine`,
+    );
+    console.log(`  one process: ${f(oneRate.acked)} entries/s`);
+    console.log(
+      `  cluster: ${f(rate.acked)} entries/s acknowledged, ${f(rate.applied)} entries/s readable on a copy (${(rate.applied / oneRate.acked).toFixed(2)}× one process)`,
+    );
+    const us = (cpu: Record<string, number>) =>
+      Object.entries(cpu)
+        .filter(([, s]) => s > 0)
+        .sort((a, b) => b[1] - a[1])
+        .map(([kind, s]) => `${kind} ${((s * 1e6) / expected).toFixed(1)}`)
+        .join(", ");
+    console.log(`  CPU µs an entry: one process: ${us(oneCpu)}; cluster: ${us(clusterCpu)}`);
+    const sluiceAndNats = (cpu: Record<string, number>) => (cpu.sluice ?? 0) + (cpu["nats-server"] ?? 0);
+    console.log(
+      `  CPU an entry, the nodes and nats-server together ÷ one process: ${(sluiceAndNats(clusterCpu) / sluiceAndNats(oneCpu)).toFixed(2)}× (${COPIES} copies a partition)`,
+    );
+    console.log(`  Sluice's CPU µs an entry by thread: one process: ${us(oneThreads)}; cluster's nodes: ${us(clusterThreads)}`);
+    console.log("  page 1 p50 (ms): query | one process | cluster, node with a copy | cluster, forwarding node | cluster, each node in turn");
+    const vs = (ms: number, one: number) => `${ms.toFixed(2)} (${(ms / one).toFixed(1)}×)`;
+    for (const r of rows) console.log(`  ${r.name} | ${r.one.toFixed(2)} | ${vs(r.holder, r.one)} | ${vs(r.forwarded, r.one)} | ${vs(r.any, r.one)}`);
+  } finally {
+    for (const p of procs) p.proc.kill(9);
+    await Promise.all(procs.map((p) => p.exited));
+    await nats.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (NODES) await external(NODES);
+else await onThisMachine();
