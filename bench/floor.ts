@@ -96,7 +96,7 @@ export async function benchFloor(): Promise<string> {
     for (const s of single) await s.stop();
     out.push(table("Single-entry POST, wrk -t2 -c32", "req/s", single));
 
-    const payloads = bodies(64);
+    const payloads = Array.from({ length: ROUNDS }, (_, round) => bodies(ENTRIES, round * Math.ceil(ENTRIES / BATCH))); // a round its own entries
     const sl = await sluice(dir, "/api/v1/workspace/logs/bulk");
     const bulk = [
       await bare("bare parse (the ceiling)", "baseline-server.ts"),
@@ -104,7 +104,7 @@ export async function benchFloor(): Promise<string> {
       await bare("floor: the same, and the words to the full-text index", "floor-server.ts", { FLOOR: "bulk-fulltext" }),
       sl,
     ];
-    await turns(bulk, (s) => drive(s.url, s.headers, payloads, ENTRIES));
+    await turns(bulk, (s) => drive(s.url, s.headers, payloads[s.runs.length], ENTRIES));
     const usage = (await (await fetch(`${sl.base}/api/v1/workspace/usage`, { headers: { "x-api-key": sl.key } })).json()) as { used: number };
     const sent = ROUNDS * Math.ceil(ENTRIES / BATCH) * BATCH;
     if (usage.used !== sent) throw new Error(`BUG: Sluice stored ${usage.used} entries, expected ${sent}`);

@@ -4,19 +4,17 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loghubEntries, syntheticEntry } from "./data.ts";
+import { loghubLike, syntheticEntry } from "./data.ts";
 import { startBare, startSluice } from "./servers.ts";
 
 const TOTAL = Number(process.env.BENCH_ENTRIES ?? 1_000_000);
 export const BATCH = 1000;
 export const CLIENTS = 4;
 
-/** bodies pre-serializes distinct 1,000-entry bodies: one in five of Loghub lines, the rest synthetic. */
-export function bodies(count: number): string[] {
-  const real = loghubEntries();
-  return Array.from({ length: count }, (_, b) =>
-    JSON.stringify(Array.from({ length: BATCH }, (_, i) => (i % 5 === 0 ? real[(b * BATCH + i) % real.length] : syntheticEntry(b * BATCH + i)))),
-  );
+/** bodies pre-serializes the bodies of `total` entries, BATCH each, no entry in two (distinctBody), before any clock starts. */
+export function bodies(total: number, from = 0): string[] {
+  const body = distinctBody(loghubLike());
+  return Array.from({ length: Math.ceil(total / BATCH) }, (_, i) => body(from + i));
 }
 
 /** distinctBody is request i's body of BATCH entries no other request has: one in five Loghub-style, the rest synthetic. */
@@ -44,7 +42,7 @@ export async function drive(url: string, headers: Record<string, string>, payloa
 }
 
 export async function benchIngest() {
-  const payloads = bodies(64);
+  const payloads = bodies(TOTAL);
   const dir = mkdtempSync(join(tmpdir(), "sluice-bench-"));
   try {
     const baseline = await startBare("baseline-server.ts");

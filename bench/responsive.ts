@@ -73,7 +73,7 @@ export async function benchResponsive() {
     server = await startSluice(dir, SERVER_ENV);
     const s = server;
     const loadStart = performance.now();
-    await drive(`${s.base}/api/v1/workspace/logs/bulk`, { "x-api-key": s.key }, bodies(64), TOTAL);
+    await drive(`${s.base}/api/v1/workspace/logs/bulk`, { "x-api-key": s.key }, bodies(TOTAL), TOTAL);
     const loadSecs = (performance.now() - loadStart) / 1000;
     await quiet(s.proc.pid);
 

@@ -34,13 +34,14 @@ function machineTicks(): [number, number, number] {
   return [f.reduce((a, b) => a + b, 0), f[3] + f[4], f[2]];
 }
 
-const payloads = bodies(64);
+const payloads = bodies(TOTAL);
+const warmUp = bodies(20 * BATCH, payloads.length); // bodies of their own
 const dir = mkdtempSync(join(tmpdir(), "sluice-bench-threads-"));
 const sluice = await startSluice(dir, { SLUICE_IP_RATE_PER_MIN: "-1", SLUICE_ACCESS_LOG: "off" });
 try {
   const { key } = sluice;
   const url = `${sluice.base}/api/v1/workspace/logs/bulk`;
-  await drive(url, { "x-api-key": key }, payloads, 20 * BATCH); // warm up: workers started, code compiled
+  await drive(url, { "x-api-key": key }, warmUp, 20 * BATCH); // warm up: workers started, code compiled
   const before = threadTicks(sluice.proc.pid);
   const machine = machineTicks();
   const client = process.cpuUsage();
