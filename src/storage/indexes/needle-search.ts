@@ -47,7 +47,7 @@ export function segmentBlocks(s: Segment, partitions: Map<number, Uint32Array>, 
   return out;
 }
 
-/** heldBlocks yields, newest first, the held blocks (newest first) in range whose stripes may hold the needle. */
+/** heldBlocks yields, newest first, the held blocks (given newest first) in range whose stripes may hold the needle. */
 export function* heldBlocks(held: FilteredBlock[], probes: Probes, range: ScanRange): Generator<BlockRef> {
   const top = Math.min(range.toMs - 1, range.after ? range.after.ms : Number.POSITIVE_INFINITY);
   for (const b of held) {
