@@ -1,6 +1,7 @@
 // execute: turns block references, newest first, into the entries of a read in the read order (server time descending,
-// then id descending), checking each with the query's predicate. Blocks of one millisecond may interleave in id, so
-// their entries are merged before they are ordered.
+// then id descending), checking each with the query's predicate. Blocks of one millisecond are read one after another
+// when their id ranges do not overlap (a process draws each write's ids as one ascending run); blocks that interleave
+// in id are merged before they are ordered.
 import { EntryView, type Block } from "../storage/format/block.ts";
 import type { EntryStore, Row } from "../storage/entries.ts";
 import type { BlockRef, ScanRange, Tenant } from "../storage/keys.ts";
@@ -81,9 +82,8 @@ function* walk(w: Walk, refs: Iterable<BlockRef>, due: () => boolean): Generator
       probe.entry.i = i;
       return !(cursorHere && block.id(i) >= after.id) && accept(probe);
     };
-    if (group.size === 1) {
-      // one block: ids ascend with positions, so walk them backwards without building a list
-      const [[firstId, positions]] = group;
+    // one block: ids ascend with positions, so walk them backwards without building a list
+    const one = function* (firstId: string, positions: readonly number[] | null): Generator<Row> {
       const { block, at, transient } = read(firstId, positions, true);
       if (!block) return;
       if (transient) {
@@ -96,6 +96,19 @@ function* walk(w: Walk, refs: Iterable<BlockRef>, due: () => boolean): Generator
       for (let k = (at ? at.length : block.size) - 1; k >= 0; k--) {
         const i = at ? at[k] : k;
         if (test(block, i)) yield { serverMs: groupMs, entry: block.entry(i) };
+      }
+    };
+    if (group.size === 1) {
+      const [[firstId, positions]] = group;
+      yield* one(firstId, positions);
+      return;
+    }
+    // blocks apart in id are read newest first, each only once the page still wants entries
+    const apart = apartInId(store, tenant, groupMs, [...group.keys()]);
+    if (apart) {
+      for (const [k, firstId] of apart.entries()) {
+        if (k > 0 && due()) yield PAUSE;
+        yield* one(firstId, group.get(firstId)!);
       }
       return;
     }
@@ -134,4 +147,18 @@ function* walk(w: Walk, refs: Iterable<BlockRef>, due: () => boolean): Generator
 /** scan yields every entry of a range in the read order. */
 export function scan(store: BlockReader & Pick<EntryStore, "blocks">, tenant: Tenant, range: ScanRange): Generator<Row> {
   return rows({ store, tenant, range }, store.blocks(tenant, range));
+}
+
+/**
+ * apartInId orders a millisecond's blocks by first id, descending, when no two of them overlap in id (each block's last
+ * id below the first id of the block above it), so reading them in that order gives the read order; else undefined.
+ * A block's last id is read in place, without copying the block out.
+ */
+function apartInId(store: BlockReader, tenant: Tenant, ms: number, firstIds: string[]): string[] | undefined {
+  const order = firstIds.sort((a, b) => (a < b ? 1 : a > b ? -1 : 0));
+  for (let k = 1; k < order.length; k++) {
+    const below = store.readBlockTransient(tenant, ms, order[k]);
+    if (below && below.id(below.size - 1) >= order[k - 1]) return undefined;
+  }
+  return order;
 }

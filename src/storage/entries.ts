@@ -7,7 +7,7 @@
 // So a page is a reverse range scan, a cursor is a seek, and GET by id needs no id index:
 // the id gives serverMs, and the block holding it is among those at [ws, env, serverMs, ≤ id].
 // Blocks written at the same millisecond by different writers may interleave in id, so readers
-// merge all blocks of one millisecond before ordering by id.
+// merge a millisecond's blocks before ordering by id, unless their ids do not overlap (query/execute.ts).
 // A block older than a few seconds with few entries is merged with its neighbours into a part (merge.ts): its key
 // stays, and its value becomes a pointer to its entries in the part (part.ts), which every read follows (stored-blocks.ts).
 // Beside each block, in the same transaction: the mark that its postings are not yet stored

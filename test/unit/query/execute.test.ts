@@ -1,0 +1,85 @@
+// The executor's read order across blocks of one millisecond: blocks apart in id are read one after another, newest
+// first, only as far as the read goes; blocks that interleave in id are merged into (id descending) order.
+import { afterAll, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { IdGenerator } from "../../../src/ids.ts";
+import { rows, type BlockReader } from "../../../src/query/execute.ts";
+import { openDatabases } from "../../../src/storage/db.ts";
+import { EntryStore, type Entry } from "../../../src/storage/entries.ts";
+import { UsageStore } from "../../../src/storage/usage.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "sluice-execute-"));
+const dbs = openDatabases(dir);
+const store = new EntryStore(dbs, new UsageStore(dbs.usage));
+afterAll(async () => {
+  await store.settled();
+  await dbs.root.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const MS = Date.parse("2026-11-29T12:00:00.000Z");
+const RANGE = { fromMs: 0, toMs: MS + 1 };
+const entry = (id: string): Entry => ({
+  id,
+  level: "info",
+  action: "execute.test",
+  message: `m ${id}`,
+  tags: [],
+  clientMs: MS,
+  actor: null,
+  target: null,
+  context: null,
+  metadata: null,
+});
+
+/** counting wraps the real store, counting the blocks copied out whole (readBlock) */
+const counting = () => {
+  const c = {
+    whole: 0,
+    reader: {
+      readBlock: (...a: Parameters<BlockReader["readBlock"]>) => {
+        c.whole++;
+        return store.readBlock(...a);
+      },
+      readBlockTransient: (...a: Parameters<BlockReader["readBlockTransient"]>) => store.readBlockTransient(...a),
+    } satisfies BlockReader,
+  };
+  return c;
+};
+
+test("blocks of one millisecond apart in id are read newest first, only as far as the read goes", async () => {
+  const tenant = { ws: "ws-apart", env: "production" as const };
+  const ids = new IdGenerator().next(400, MS).ids;
+  // four writes of one millisecond, each committed in a turn of its own: four blocks whose ids follow each other
+  for (let w = 0; w < 4; w++) await store.append(tenant, MS, ids.slice(w * 100, (w + 1) * 100).map(entry), -1);
+  expect([...store.blocks(tenant, RANGE)].length).toBe(4);
+
+  const c = counting();
+  const read = rows({ store: c.reader, tenant, range: RANGE }, store.blocks(tenant, RANGE));
+  const first: string[] = [];
+  for (const row of read) {
+    first.push(row.entry.id);
+    if (first.length === 10) break;
+  }
+  expect(first).toEqual(ids.slice(-10).reverse());
+  expect(c.whole).toBe(1);
+
+  const all = [...rows({ store, tenant, range: RANGE }, store.blocks(tenant, RANGE))].map((r) => r.entry.id);
+  expect(all).toEqual(ids.slice().reverse());
+});
+
+test("blocks of one millisecond that interleave in id are merged into id order", async () => {
+  const tenant = { ws: "ws-interleaved", env: "production" as const };
+  const ids = new IdGenerator().next(6, MS).ids;
+  // two blocks of one millisecond, as two writers would leave them: ids 0, 2, 4 and 1, 3, 5
+  await store.append(tenant, MS, [ids[0], ids[2], ids[4]].map(entry), -1);
+  await store.append(tenant, MS, [ids[1], ids[3], ids[5]].map(entry), -1);
+  expect([...store.blocks(tenant, RANGE)].length).toBe(2);
+
+  const all = [...rows({ store, tenant, range: RANGE }, store.blocks(tenant, RANGE))].map((r) => r.entry.id);
+  expect(all).toEqual(ids.slice().reverse());
+  const after = { ...RANGE, after: { ms: MS, id: ids[3] } };
+  expect([...rows({ store, tenant, range: after }, store.blocks(tenant, after))].map((r) => r.entry.id)).toEqual([ids[2], ids[1], ids[0]]);
+});
