@@ -2,18 +2,19 @@
 // corpus (bench/query.ts's: N needle entries of bench/needles.ts with the Loghub lines mixed in) and through the
 // same HTTP client: each system listens on 127.0.0.1 (Sluice's app, and a tiny Bun.serve per database that runs
 // hand-written SQL, bench/versus-queries.ts) and answers a page of 50 entries, as JSON, with a cursor. Every query's pages
-// (up to 20 through the cursor) must be identical in all three, else the run stops with the ids (BUG).
+// (up to 20 through the cursor) must be identical in all three, else the run stops with the ids (BUG). Sluice loads
+// the corpus as clients send it, bodies of 1,000 through its bulk API, 4 in flight; the other two then load the
+// entries as Sluice stored them (its ids and server timestamps): PostgreSQL by COPY, then its indexes; SQLite in
+// transactions, then its indexes. Each system's load time is its own.
 // BENCH_VERSUS_ENTRIES sets N (default 1,000,000); BENCH_VERSUS_KEEP_GOING=1 records mismatches and goes on;
 // BENCH_VERSUS_EXPLAIN=1 prints the plans the three pick. All three run in this one process.
 import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { compose } from "../src/compose.ts";
-import { IdGenerator } from "../src/ids.ts";
-import { checkEntry } from "../src/ingest/rules.ts";
-import { BUILT_IN_PLANS, PlanTable } from "../src/limits/plans.ts";
-import type { Entry } from "../src/storage/entries.ts";
+import { PlanTable } from "../src/limits/plans.ts";
 import { loghubEntries } from "./data.ts";
+import { drive } from "./ingest.ts";
 import { needleEntry } from "./needles.ts";
 import { timeTogether } from "./query.ts";
 import { PG_COLUMNS, Postgres } from "./versus-pg.ts";
@@ -98,13 +99,14 @@ const iso = (ms: number | null | undefined) => (ms === null || ms === undefined 
 export async function benchVersus() {
   const dir = mkdtempSync(join(tmpdir(), "sluice-versus-"));
   const loadavg = [readFileSync("/proc/loadavg", "utf8").trim()];
+  let now = T0;
   const s = compose({
     dataDir: join(dir, "sluice"),
     plans: new PlanTable(),
     adminToken: "bench",
     log: () => {},
     ipRatePerMinute: -1,
-    clock: () => T0 + SPAN_MS,
+    clock: () => now,
   });
   const sqlite = new Sqlite(join(dir, "bench.sqlite"));
   const pg = await Postgres.start();
@@ -112,31 +114,57 @@ export async function benchVersus() {
   try {
     const ws = await s.admin.createWorkspace({ name: "bench" });
     const key = (await s.admin.createKey(ws.id, { environment: "production", type: "rw" })).key;
+    const sluiceServer = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: (req) => s.app.handle(req) });
+    servers.push(sluiceServer);
 
-    // load: the same entries, ids and server timestamps into all three; each system's own time counted apart
+    // load: Sluice through its bulk API as clients send (CLIENTS requests of BLOCK entries in flight), then the
+    // entries as Sluice stored them, with its ids and server timestamps, into the other two
     const real = loghubEntries();
     const total = N + real.length;
     const blocks = Math.ceil(total / BLOCK);
-    const ids = new IdGenerator();
-    const plan = BUILT_IN_PLANS[3];
+    const bodies = Array.from({ length: blocks }, (_, b) =>
+      JSON.stringify(
+        Array.from({ length: Math.min(BLOCK, total - b * BLOCK) }, (_, i) => {
+          const n = b * BLOCK + i;
+          return n % 32 === 0 && n / 32 < real.length ? real[n / 32] : needleEntry(n);
+        }),
+      ),
+    );
+    const spent = { sluice: 0, sqlite: 0, pg: 0 };
+    let t = performance.now();
+    // each request is accepted at its own server time, spread over SPAN_MS as a day's writes would be
+    const sent = (b: number) => {
+      now = Math.max(now, T0 + Math.floor((b * SPAN_MS) / blocks));
+      return bodies[b];
+    };
+    await drive(new URL("/api/v1/workspace/logs/bulk", sluiceServer.url).href, { "x-api-key": key }, sent, total);
+    await s.entries.settled();
+    spent.sluice += performance.now() - t;
+    now = T0 + SPAN_MS;
+    bodies.length = 0;
+
+    const tenant = { ws: ws.id, env: "production" as const };
     const csv = join(dir, "logs.csv");
     const sink = Bun.file(csv).writer();
-    const spent = { sluice: 0, sqlite: 0, pg: 0 };
     let last = { ms: -1, id: "" };
-    for (let b = 0; b < blocks; b++) {
-      const raws = Array.from({ length: Math.min(BLOCK, total - b * BLOCK) }, (_, i) => {
-        const n = b * BLOCK + i;
-        return n % 32 === 0 && n / 32 < real.length ? real[n / 32] : needleEntry(n);
-      });
-      let t = performance.now();
-      const { ms, ids: fresh } = ids.next(raws.length, T0 + Math.floor((b * SPAN_MS) / blocks));
-      const entries = raws.map((r, i) => ({ ...checkEntry(r, i, plan).entry!, id: fresh[i] }) as unknown as Entry);
-      await s.entries.append({ ws: ws.id, env: "production" }, ms, entries, -1);
-      spent.sluice += performance.now() - t;
-      const rows: SqliteEntry[] = entries.map((e) => {
-        const x = e as unknown as Omit<SqliteEntry, "ms"> & { clientMs: number | null };
-        return { ...x, message: x.message ?? "", tags: x.tags ?? [], ms };
-      });
+    let stored = 0;
+    for (const ref of s.entries.blocksAscending(tenant, 0, Number.MAX_SAFE_INTEGER)) {
+      const block = s.entries.readBlock(tenant, ref.ms, ref.firstId);
+      if (!block) throw new Error(`BUG: block ${ref.ms}/${ref.firstId} was listed but could not be read`);
+      const rows: SqliteEntry[] = block.entries().map((e) => ({
+        id: e.id,
+        ms: ref.ms,
+        clientMs: e.clientMs,
+        level: e.level,
+        action: e.action,
+        message: e.message ?? "",
+        tags: e.tags,
+        actor: e.actor,
+        target: e.target,
+        context: e.context,
+        metadata: e.metadata,
+      }));
+      stored += rows.length;
       for (const e of rows) {
         if (e.ms < last.ms || (e.ms === last.ms && e.id <= last.id))
           throw new Error(`BUG: entry ${e.id} is not after ${last.id}: SQLite's rowids would not follow the order`);
@@ -164,9 +192,7 @@ export async function benchVersus() {
       }
       spent.pg += performance.now() - t;
     }
-    let t = performance.now();
-    await s.entries.settled();
-    spent.sluice += performance.now() - t;
+    if (stored !== total) throw new Error(`BUG: Sluice answered 201 for ${total} entries but stores ${stored}`);
     t = performance.now();
     await sink.end();
     if (PG_COLUMNS.length !== 11) throw new Error("the CSV lines must follow PG_COLUMNS");
@@ -185,10 +211,9 @@ export async function benchVersus() {
 
     // the three behind HTTP on 127.0.0.1
     const queries = versusQueries({ mid: needleSlot(Math.floor(total / 2) + 123, real.length), hourFrom: T0 + SPAN_MS / 2 });
-    const sluiceServer = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: (req) => s.app.handle(req) });
     const pgServer = serveSql(queries, (q, c) => pg.page(q.pg, c));
     const sqliteServer = serveSql(queries, (q, c) => sqlite.page(q.sqlite, c));
-    servers.push(sluiceServer, pgServer, sqliteServer);
+    servers.push(pgServer, sqliteServer);
     const post = (url: URL, headers: Record<string, string>, body: unknown) =>
       fetch(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
     const sql = (name: string, server: ReturnType<typeof Bun.serve>): System => ({
