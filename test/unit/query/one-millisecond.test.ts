@@ -1,10 +1,12 @@
-// The executor's read order across blocks of one millisecond: blocks apart in id are read one after another, newest
-// first, only as far as the read goes; blocks that interleave in id are merged into (id descending) order.
+// The read order across blocks of one millisecond: blocks apart in id are read one after another (newest first for
+// pages, oldest first for tails and context), only as far as the read goes; blocks that interleave in id are merged
+// into id order.
 import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { IdGenerator } from "../../../src/ids.ts";
+import { ascendingRows, TOP } from "../../../src/query/ascending.ts";
 import { rows, type BlockReader } from "../../../src/query/execute.ts";
 import { openDatabases } from "../../../src/storage/db.ts";
 import { EntryStore, type Entry } from "../../../src/storage/entries.ts";
@@ -82,4 +84,28 @@ test("blocks of one millisecond that interleave in id are merged into id order",
   expect(all).toEqual(ids.slice().reverse());
   const after = { ...RANGE, after: { ms: MS, id: ids[3] } };
   expect([...rows({ store, tenant, range: after }, store.blocks(tenant, after))].map((r) => r.entry.id)).toEqual([ids[2], ids[1], ids[0]]);
+});
+
+test("oldest first, blocks of one millisecond apart in id are read as far as the read goes, and interleaving ones merged", async () => {
+  const apart = { ws: "ws-ascending-apart", env: "production" as const };
+  const ids = new IdGenerator().next(400, MS).ids;
+  for (let w = 0; w < 4; w++) await store.append(apart, MS, ids.slice(w * 100, (w + 1) * 100).map(entry), -1);
+  const c = counting();
+  const reader = { blocksAscending: store.blocksAscending.bind(store), readBlock: c.reader.readBlock };
+  const first: string[] = [];
+  for (const row of ascendingRows(reader, apart, { ms: 0, id: "" }, TOP, () => true)) {
+    first.push((row as { entry: Entry }).entry.id);
+    if (first.length === 10) break;
+  }
+  expect(first).toEqual(ids.slice(0, 10));
+  expect(c.whole).toBe(1);
+  const all = [...ascendingRows(store, apart, { ms: 0, id: "" }, TOP, () => true)].map((r) => (r as { entry: Entry }).entry.id);
+  expect(all).toEqual(ids);
+
+  const interleaved = { ws: "ws-ascending-interleaved", env: "production" as const };
+  const six = new IdGenerator().next(6, MS).ids;
+  await store.append(interleaved, MS, [six[0], six[2], six[4]].map(entry), -1);
+  await store.append(interleaved, MS, [six[1], six[3], six[5]].map(entry), -1);
+  const merged = [...ascendingRows(store, interleaved, { ms: MS, id: six[1] }, TOP, () => true)].map((r) => (r as { entry: Entry }).entry.id);
+  expect(merged).toEqual(six.slice(2));
 });
