@@ -155,7 +155,7 @@ export function scan(store: BlockReader & Pick<EntryStore, "blocks">, tenant: Te
  * A block's last id is read in place, without copying the block out.
  */
 function apartInId(store: BlockReader, tenant: Tenant, ms: number, firstIds: string[]): string[] | undefined {
-  const order = firstIds.sort((a, b) => (a < b ? 1 : a > b ? -1 : 0));
+  const order = firstIds.sort().reverse();
   for (let k = 1; k < order.length; k++) {
     const below = store.readBlockTransient(tenant, ms, order[k]);
     if (below && below.id(below.size - 1) >= order[k - 1]) return undefined;
