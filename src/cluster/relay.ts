@@ -9,6 +9,8 @@ import { pack, unpack } from "./message.ts";
 
 const ALIVE_EVERY_MS = 3000;
 const ALIVE_TIMEOUT_MS = 10_000;
+/** how long an asker waits for a copy to take its request before sending it again */
+const RESEND_MS = 1000;
 const CHUNK_BYTES = 512 * 1024;
 /** bytes a copy sends beyond what the asker's client has taken */
 const WINDOW_BYTES = 64 * 1024;
@@ -34,20 +36,49 @@ export interface RelayedRequest {
   inbox?: string;
 }
 
-type Frame = { head: { status: number; headers: [string, string][] } } | { chunk: Uint8Array } | { end: true };
+/** taken: a copy has the request and is making its answer (the asker stops sending it again) */
+type Frame = { taken: true } | { head: { status: number; headers: [string, string][] } } | { chunk: Uint8Array } | { end: true };
 
-/** askStream sends a request to `subject` and returns the answer as it streams back; undefined if no copy answers within `timeoutMs`. */
+/**
+ * askStream sends a request to `subject` and returns the answer as it streams back; undefined if no copy answers within
+ * `timeoutMs`. A request no copy took within RESEND_MS is sent again (a publish before a peer's interest reached this
+ * node's server is lost), each time to an inbox of its own: the first copy to take one answers, any later is cancelled.
+ */
 export async function askStream(nc: NatsConnection, subject: string, request: RelayedRequest, timeoutMs: number): Promise<Response | undefined> {
-  const inbox = `_INBOX.sluice.${crypto.randomUUID()}`;
-  const sub = nc.subscribe(inbox);
-  const frames = sub[Symbol.asyncIterator]();
-  nc.publish(subject, pack({ ...request, inbox } satisfies RelayedRequest));
-  const first = await Promise.race([frames.next(), Bun.sleep(timeoutMs).then(() => undefined)]);
-  const head = first && !first.done ? unpack<Frame>(first.value.data) : undefined;
+  const base = `_INBOX.sluice.${crypto.randomUUID()}`;
+  const sub = nc.subscribe(`${base}.*`);
+  let sent = 0;
+  const send = () => nc.publish(subject, pack({ ...request, inbox: `${base}.${++sent}` } satisfies RelayedRequest));
+  send();
+  const resend = setInterval(send, RESEND_MS);
+  let chosen: string | undefined;
+  const cancelled = new Set<string>();
+  /** the frames of the chosen inbox but its `taken`; a copy that took another is told to stop */
+  const frames = (async function* () {
+    for await (const m of sub) {
+      const frame = unpack<Frame>(m.data);
+      chosen ??= m.subject;
+      if ("taken" in frame) clearInterval(resend);
+      else if (m.subject === chosen) yield frame;
+      else if (!cancelled.has(m.subject)) {
+        // told once its answer streams (its control subject is listened to from the head on)
+        cancelled.add(m.subject);
+        nc.publish(`${m.subject}.cancel`, new Uint8Array(0));
+      }
+    }
+  })();
+  const next = async (): Promise<Frame | undefined> => {
+    const n = await frames.next();
+    return n.done ? undefined : n.value;
+  };
+  const head = await Promise.race([next(), Bun.sleep(timeoutMs).then(() => undefined)]);
+  clearInterval(resend);
   if (!head || !("head" in head)) {
     sub.unsubscribe();
+    if (chosen) nc.publish(`${chosen}.cancel`, new Uint8Array(0));
     return undefined;
   }
+  const inbox = chosen as string;
   const alive = setInterval(() => nc.publish(`${inbox}.alive`, new Uint8Array(0)), ALIVE_EVERY_MS);
   const finish = () => {
     clearInterval(alive);
@@ -56,8 +87,7 @@ export async function askStream(nc: NatsConnection, subject: string, request: Re
   let taken = 0;
   const body = new ReadableStream<Uint8Array>({
     async pull(controller) {
-      const next = await frames.next();
-      const frame = next.done ? undefined : unpack<Frame>(next.value.data);
+      const frame = await next();
       if (!frame || "end" in frame) {
         finish();
         controller.close();
@@ -81,7 +111,13 @@ export function serveStream(nc: NatsConnection, subject: string, answer: (reques
   void (async () => {
     for await (const m of sub) {
       const request = unpack<RelayedRequest>(m.data);
-      if (request.inbox) void relay(nc, request.inbox, await answer(request).catch((e) => Response.json({ error: String(e) }, { status: 500 })));
+      const inbox = request.inbox;
+      if (!inbox) continue;
+      nc.publish(inbox, pack({ taken: true } satisfies Frame));
+      // answers are made side by side: one slow to make (a backup) holds no other request back untaken
+      void answer(request)
+        .catch((e) => Response.json({ error: String(e) }, { status: 500 }))
+        .then((response) => relay(nc, inbox, response));
     }
   })();
   return sub;
