@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { open } from "lmdb";
-import { blockWords } from "../src/storage/format/block.ts";
+import { blockWords } from "../src/storage/format/block-encode.ts";
 import { FullText } from "../src/storage/indexes/fulltext.ts";
 
 const FLOOR = process.env.FLOOR ?? "single";

@@ -20,7 +20,8 @@
 import type { Database } from "lmdb";
 import { uuidTimeMs } from "../ids.ts";
 import type { Environment } from "../schema.ts";
-import { type Block, blockWords, type Entry } from "./format/block.ts";
+import type { Block, Entry } from "./format/block.ts";
+import { blockWords } from "./format/block-encode.ts";
 import { TurnCommitter, type CommittedBlock, type Verdict, type Write } from "./commit.ts";
 import { Dictionary } from "./indexes/dictionary.ts";
 import type { DiskSpace } from "./disk.ts";

@@ -1,6 +1,7 @@
 // encode: a block's stored parts made from its entries, on any thread (bulk bodies are prepared on an ingest
 // worker): its columns but the ids, its postings, its distinct actions, its full-text document and its filter.
-import { blockWords, encodeSized, type Columns, type Entry } from "./block.ts";
+import type { Entry } from "./block.ts";
+import { blockWords, encodeSized, type Columns } from "./block-encode.ts";
 import { documentTerms, type DocumentText } from "../indexes/fulltext-encoder.ts";
 import { clientBoundsOf, type ClientBounds } from "../indexes/bounds.ts";
 import { blockFilters } from "../indexes/needles.ts";

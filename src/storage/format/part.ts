@@ -10,7 +10,8 @@
 // its last block (retention deletes oldest first).
 import type { Database } from "lmdb";
 import type { Environment } from "../../schema.ts";
-import { Block, assembleBlock, encodeWithObjects, type Entry } from "./block.ts";
+import { Block, type Entry } from "./block.ts";
+import { assembleBlock, encodeWithObjects } from "./block-encode.ts";
 import { clientBoundsOf, type ClientBounds } from "../indexes/bounds.ts";
 import { VarintReader, varint } from "./varint.ts";
 

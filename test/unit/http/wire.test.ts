@@ -5,7 +5,8 @@ import fc from "fast-check";
 import { logEntryText, toLogEntry } from "../../../src/http/wire.ts";
 import { IdGenerator } from "../../../src/ids.ts";
 import { LEVELS } from "../../../src/schema.ts";
-import { Block, encodeBlock, type Entry } from "../../../src/storage/format/block.ts";
+import { Block, type Entry } from "../../../src/storage/format/block.ts";
+import { encodeBlock } from "../../../src/storage/format/block-encode.ts";
 
 const generator = new IdGenerator();
 const text = fc.oneof(fc.string({ maxLength: 12 }), fc.constantFrom('"', "\\", "</script>", "\u2028", "ü☕", '{"a":[1]}', "\ud800"));

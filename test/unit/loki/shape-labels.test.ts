@@ -5,7 +5,8 @@ import fc from "fast-check";
 import { IdGenerator } from "../../../src/ids.ts";
 import { lokiEntry } from "../../../src/loki/labels.ts";
 import { lokiEntryAt } from "../../../src/loki/shape-labels.ts";
-import { assembleBlock, Block, encodeBlock, encodeWithObjects, type Entry } from "../../../src/storage/format/block.ts";
+import { Block, type Entry } from "../../../src/storage/format/block.ts";
+import { assembleBlock, encodeBlock, encodeWithObjects } from "../../../src/storage/format/block-encode.ts";
 
 const ids = new IdGenerator();
 const key = fc.oneof(

@@ -9,7 +9,8 @@ import type { Query, Term } from "../../../src/query/ast.ts";
 import { compileBlockTest } from "../../../src/query/compile.ts";
 import { matchQuery } from "../../../src/query/match.ts";
 import { parseQuery } from "../../../src/query/parser.ts";
-import { Block, encodeBlock, type Entry } from "../../../src/storage/format/block.ts";
+import { Block, type Entry } from "../../../src/storage/format/block.ts";
+import { encodeBlock } from "../../../src/storage/format/block-encode.ts";
 import { words } from "../../../src/words.ts";
 
 const blockOf = (messages: (string | null)[], metadata: (Record<string, unknown> | null)[] = [], actions: string[] = []): Block =>

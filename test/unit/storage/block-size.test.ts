@@ -1,7 +1,8 @@
 // Block.sizeOf reads a stored block's entry count off its first bytes; it must equal the decoded size for every size.
 import { expect, test } from "bun:test";
 import { IdGenerator } from "../../../src/ids.ts";
-import { Block, encodeBlock, type Entry } from "../../../src/storage/format/block.ts";
+import { Block, type Entry } from "../../../src/storage/format/block.ts";
+import { encodeBlock } from "../../../src/storage/format/block-encode.ts";
 import { packr } from "../../../src/storage/format/columns.ts";
 
 const entry = (id: string): Entry => ({

@@ -4,7 +4,8 @@ import { expect, test } from "bun:test";
 import fc from "fast-check";
 import { IdGenerator } from "../../../src/ids.ts";
 import { LEVELS, type Level } from "../../../src/schema.ts";
-import { Block, encodeBlock, type Entry } from "../../../src/storage/format/block.ts";
+import { Block, type Entry } from "../../../src/storage/format/block.ts";
+import { encodeBlock } from "../../../src/storage/format/block-encode.ts";
 import { encodePart, encodePointer, pointerOf } from "../../../src/storage/format/part.ts";
 
 const T0 = Date.UTC(2026, 10, 28);
