@@ -4,10 +4,8 @@
 import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Subscription } from "@nats-io/transport-node";
-import { sessionToken } from "../auth/sessions.ts";
 import type { Role } from "../config.ts";
 import { compose, type SluiceOptions } from "../compose.ts";
-import { ApiError } from "../errors.ts";
 import { openDatabases } from "../storage/db.ts";
 import { RetentionSweeper } from "../storage/retention.ts";
 import { fetchBackup, serveBackups } from "./backup.ts";
@@ -15,6 +13,7 @@ import { Beats } from "./beats.ts";
 import { PEER_READ_PATH } from "./peer.ts";
 import { APPLIED, PartitionCopy } from "./copy.ts";
 import type { Placement } from "../alerts/placement.ts";
+import { Admission } from "./admit.ts";
 import { AlertOwners } from "./alert-owners.ts";
 import { SharedPlans, share } from "./plans.ts";
 import { ClusterSink } from "./front.ts";
@@ -44,9 +43,6 @@ const DEFAULT_IP_RATE = 6000;
 /** how often a node with no pass under way passes over the stored assignment again, whatever its watch said */
 const REASSERT_MS = 5_000;
 
-/** how long a request waits at most for its session's use to be recorded in the bucket */
-const RECORD_WAIT_MS = 2000;
-
 /** how long an owner's evaluation waits for its copy to apply its partition's writes before it tries at a later tick */
 const ALERT_CATCH_UP_MS = 5000;
 
@@ -69,6 +65,8 @@ export class ClusterNode {
   private readonly beats: Beats;
   /** which partitions' alert rules this node evaluates (contract §16: one live node each) */
   private readonly owners: AlertOwners;
+  /** what this node learns of a request's key or session before its front judges it */
+  private readonly admission: Admission;
   private closed = false;
 
   private constructor(
@@ -85,6 +83,7 @@ export class ClusterNode {
     private readonly log: (line: Record<string, unknown>) => void,
     peerSecret: string | undefined,
   ) {
+    this.admission = new Admission(front, mirror, () => this.ready);
     this.beats = new Beats(link, options.nodeId, options.roles, () => this.held());
     this.owners = new AlertOwners(options.nodeId, settings.partitions, (p) => this.beats.holders(p));
     this.reads = new ClusterReads(link, {
@@ -95,7 +94,7 @@ export class ClusterNode {
       nodeId: options.nodeId,
       copyOf: (p) => this.copies.get(p),
       tailOwner: (p) => this.tailOwner(p),
-      knowsKey: (hash) => this.knowsKey(hash),
+      knowsKey: (hash) => this.admission.knowsKey(hash),
       log,
     });
   }
@@ -201,47 +200,8 @@ export class ClusterNode {
     if (url.pathname.includes("/alerts")) await this.alertsMirror.catchUp().catch(() => false);
     if (url.pathname.startsWith("/api/v1/admin/"))
       await this.mirror.catchUp().catch(() => false); // what another node's admin call made is seen here
-    else if (WORKSPACE_PATHS.some((prefix) => url.pathname.startsWith(prefix))) await this.caller(request);
+    else if (WORKSPACE_PATHS.some((prefix) => url.pathname.startsWith(prefix))) await this.admission.caller(request);
     return undefined;
-  }
-
-  /**
-   * caller makes sure this node knows the request's key, if it presents one: a key this node does not know yet may
-   * have been made on another node a moment ago, so the meta mirror catches up with the bucket first (bounded).
-   */
-  private async caller({ headers, method }: Request): Promise<void> {
-    if (!this.front.auth.presents(headers)) return this.session(headers, method);
-    try {
-      this.front.auth.authenticate(headers);
-      return;
-    } catch (e) {
-      if (!(e instanceof ApiError) || e.code !== "AUTH_INVALID_API_KEY" || !this.ready) return;
-    }
-    await this.mirror.catchUp().catch(() => false);
-  }
-
-  /**
-   * session is caller for a web explorer session (contract §12): one this node does not know, or knows as ended, may
-   * have been opened or used on another node a moment ago, so the meta mirror catches up first (bounded); a use is
-   * recorded in the bucket (at most once a minute) before the request goes on, so every node knows of it after.
-   */
-  private async session(headers: Headers, method: string): Promise<void> {
-    const token = sessionToken(headers);
-    if (token === undefined || !(method === "GET" || headers.get("x-sluice-ui") === "1")) return; // what a session may authenticate (http/guard.ts)
-    const now = this.front.clock();
-    if (!this.ready) return; // cut off from NATS: the session is judged by what this node holds
-    if (!this.front.sessions.alive(token, now)) await this.mirror.catchUp().catch(() => false);
-    // unrecorded, the use still counts here; one the bucket is slow to take (an election) is not waited for past 2 s
-    await Promise.race([this.front.sessions.recordUse(token, now).catch(() => {}), Bun.sleep(RECORD_WAIT_MS)]);
-  }
-
-  /** knowsKey is caller for a key known by its hash (a read another node admitted). */
-  private async knowsKey(hash: string): Promise<void> {
-    try {
-      this.front.auth.authenticateHash(hash);
-    } catch {
-      if (this.ready) await this.mirror.catchUp().catch(() => false);
-    }
   }
 
   /** endStreams ends every open tail of this node's clients, answered by its own copies or relayed from others. */
