@@ -34,6 +34,8 @@ export interface RelayedRequest {
   keyHash?: string;
   /** the subject the answer streams to */
   inbox?: string;
+  /** the asker sends the request again until a copy says it took it (`taken`); an asker from before never reads one */
+  untilTaken?: boolean;
 }
 
 /** taken: a copy has the request and is making its answer (the asker stops sending it again) */
@@ -48,7 +50,7 @@ export async function askStream(nc: NatsConnection, subject: string, request: Re
   const base = `_INBOX.sluice.${crypto.randomUUID()}`;
   const sub = nc.subscribe(`${base}.*`);
   let sent = 0;
-  const send = () => nc.publish(subject, pack({ ...request, inbox: `${base}.${++sent}` } satisfies RelayedRequest));
+  const send = () => nc.publish(subject, pack({ ...request, inbox: `${base}.${++sent}`, untilTaken: true } satisfies RelayedRequest));
   send();
   const resend = setInterval(send, RESEND_MS);
   let chosen: string | undefined;
@@ -113,7 +115,7 @@ export function serveStream(nc: NatsConnection, subject: string, answer: (reques
       const request = unpack<RelayedRequest>(m.data);
       const inbox = request.inbox;
       if (!inbox) continue;
-      nc.publish(inbox, pack({ taken: true } satisfies Frame));
+      if (request.untilTaken) nc.publish(inbox, pack({ taken: true } satisfies Frame));
       // answers are made side by side: one slow to make (a backup) holds no other request back untaken
       void answer(request)
         .catch((e) => Response.json({ error: String(e) }, { status: 500 }))

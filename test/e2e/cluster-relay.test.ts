@@ -2,6 +2,7 @@
 // before any copy's interest reached the server is sent again, and a copy slow to make its answer is asked once.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { pack, unpack } from "../../src/cluster/message.ts";
 import { askStream, type RelayedRequest, serveStream } from "../../src/cluster/relay.ts";
 import { type NatsCluster, startNatsCluster } from "../helpers/nats.ts";
 
@@ -42,5 +43,21 @@ test("a copy that took a request and is slow to make its answer is not asked aga
   const response = await askStream(asker, "relay.slow", request, 10_000);
   expect(await response?.text()).toBe("made slowly");
   expect(made).toBe(1);
+  sub.unsubscribe();
+});
+
+test("a request from an asker that does not send again (a node from before) gets the answer's head first, no taken", async () => {
+  const sub = serveStream(copy, "relay.old", async () => new Response("for an older node"));
+  await copy.flush();
+  const inbox = `_INBOX.old.${crypto.randomUUID()}`;
+  const frames = asker.subscribe(inbox);
+  asker.publish("relay.old", pack({ ...request, inbox } satisfies RelayedRequest));
+  const got: string[] = [];
+  for await (const m of frames) {
+    const frame = unpack<Record<string, unknown>>(m.data);
+    got.push(Object.keys(frame)[0]);
+    if ("end" in frame) break;
+  }
+  expect(got).toEqual(["head", "chunk", "end"]);
   sub.unsubscribe();
 });
