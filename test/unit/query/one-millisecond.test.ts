@@ -1,25 +1,14 @@
 // The read order across blocks of one millisecond: blocks apart in id are read one after another (newest first for
 // pages, oldest first for tails and context), only as far as the read goes; blocks that interleave in id are merged
 // into id order.
-import { afterAll, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { expect, test } from "bun:test";
 import { IdGenerator } from "../../../src/ids.ts";
 import { ascendingRows, TOP } from "../../../src/query/ascending.ts";
 import { rows, type BlockReader } from "../../../src/query/execute.ts";
-import { openDatabases } from "../../../src/storage/db.ts";
-import { EntryStore, type Entry } from "../../../src/storage/entries.ts";
-import { UsageStore } from "../../../src/storage/usage.ts";
+import type { Entry } from "../../../src/storage/entries.ts";
+import { tempEntryStore } from "../../helpers/entry-store.ts";
 
-const dir = mkdtempSync(join(tmpdir(), "sluice-execute-"));
-const dbs = openDatabases(dir);
-const store = new EntryStore(dbs, new UsageStore(dbs.usage));
-afterAll(async () => {
-  await store.settled();
-  await dbs.root.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+const store = tempEntryStore("execute");
 
 const MS = Date.parse("2026-11-29T12:00:00.000Z");
 const RANGE = { fromMs: 0, toMs: MS + 1 };

@@ -1,24 +1,12 @@
 // The tail hub's ordering rule: an entry is released to live tails only once no write under way can still commit an
 // entry before it, so nothing is ever committed behind a cursor a tail has sent.
-import { afterAll, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { expect, test } from "bun:test";
 import { IdGenerator } from "../../../src/ids.ts";
 import { TailHub } from "../../../src/query/tail-hub.ts";
-import { openDatabases } from "../../../src/storage/db.ts";
-import { EntryStore, type Entry } from "../../../src/storage/entries.ts";
-import { UsageStore } from "../../../src/storage/usage.ts";
+import type { Entry } from "../../../src/storage/entries.ts";
+import { tempEntryStore } from "../../helpers/entry-store.ts";
 
-const dir = mkdtempSync(join(tmpdir(), "sluice-hub-"));
-const dbs = openDatabases(dir);
-const store = new EntryStore(dbs, new UsageStore(dbs.usage));
-afterAll(async () => {
-  await store.settled();
-  await dbs.root.close();
-  await store.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+const store = tempEntryStore("hub");
 
 const entryOf = (id: string): Entry => ({
   id,
