@@ -1,5 +1,6 @@
 // The relay of streamed answers between nodes (a live tail, a backup) on a real nats-server: a request published
-// before any copy's interest reached the server is sent again, and a copy slow to make its answer is asked once.
+// before any copy's interest reached the server is sent again, a copy slow to make its answer is asked once, and of
+// copies that each took a sending the asker reads one answer and stops the others.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { pack, unpack } from "../../src/cluster/message.ts";
@@ -9,14 +10,17 @@ import { type NatsCluster, startNatsCluster } from "../helpers/nats.ts";
 let nats: NatsCluster;
 let asker: NatsConnection;
 let copy: NatsConnection;
+let other: NatsConnection;
 beforeAll(async () => {
   nats = await startNatsCluster(2);
   asker = await connect({ servers: nats.urls[0] });
   copy = await connect({ servers: nats.urls[1] }); // on another server, as a peer often is
+  other = await connect({ servers: nats.urls[1] });
 }, 30_000);
 afterAll(async () => {
   await asker?.close();
   await copy?.close();
+  await other?.close();
   await nats?.stop();
 });
 
@@ -61,3 +65,36 @@ test("a request from an asker that does not send again (a node from before) gets
   expect(got).toEqual(["head", "chunk", "end"]);
   sub.unsubscribe();
 });
+
+test("of copies that each took a sending of one request, the asker reads one answer whole and stops the others at once", async () => {
+  let made = 0;
+  const stopped: number[] = [];
+  // each answer is 1 MB of its own byte: far past the window a copy sends ahead of what the asker took
+  const answer = async () => {
+    const n = ++made;
+    let left = 64;
+    return new Response(
+      new ReadableStream<Uint8Array>({
+        pull: (controller) => (left-- > 0 ? controller.enqueue(new Uint8Array(16 * 1024).fill(n)) : controller.close()),
+        cancel: () => void stopped.push(n),
+      }),
+    );
+  };
+  const subs = [serveStream(copy, "relay.twice", answer), serveStream(other, "relay.twice", answer)];
+  await (await askStream(asker, "relay.twice", request, 10_000))?.arrayBuffer(); // the copies' interest has reached the asker's server
+  made = 0;
+  nats.pause(1); // the copies' server holds every sending until it runs again: each is taken, none in time
+  const asked = askStream(asker, "relay.twice", request, 20_000);
+  await Bun.sleep(2500);
+  nats.resume(1);
+  const body = new Uint8Array(await (await asked)!.arrayBuffer());
+  expect(body.byteLength).toBe(64 * 16 * 1024);
+  const read = body[0];
+  expect(body.every((b) => b === read)).toBe(true);
+  expect(made).toBeGreaterThanOrEqual(2);
+  // told to stop by the asker, well before a copy would stop on its own for not hearing from it (10 s)
+  const by = Date.now() + 2000;
+  while (stopped.length < made - 1 && Date.now() < by) await Bun.sleep(50);
+  expect(stopped.sort()).toEqual(Array.from({ length: made }, (_, i) => i + 1).filter((n) => n !== read));
+  for (const sub of subs) sub.unsubscribe();
+}, 30_000);
