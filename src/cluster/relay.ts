@@ -119,7 +119,8 @@ export function serveStream(nc: NatsConnection, subject: string, answer: (reques
       // answers are made side by side: one slow to make (a backup) holds no other request back untaken
       void answer(request)
         .catch((e) => Response.json({ error: String(e) }, { status: 500 }))
-        .then((response) => relay(nc, inbox, response));
+        .then((response) => relay(nc, inbox, response))
+        .catch(() => {}); // the connection closed meanwhile (the node stops): nobody is left to answer
     }
   })();
   return sub;
@@ -163,7 +164,9 @@ async function relay(nc: NatsConnection, inbox: string, response: Response): Pro
     // cancelled: the asker left
   } finally {
     clearInterval(watch);
-    control.unsubscribe();
-    nc.publish(inbox, pack({ end: true } satisfies Frame));
+    if (!nc.isClosed()) {
+      control.unsubscribe();
+      nc.publish(inbox, pack({ end: true } satisfies Frame));
+    }
   }
 }
