@@ -19,10 +19,15 @@ export const ownCopy = (id: string): string => Buffer.from(id, "latin1").toStrin
 
 const COUNTER_MAX = 2 ** 42 - 1; // 12 bits rand_a + 30 high bits of rand_b, RFC 9562 method 1
 
-/** IdGenerator hands out ids that increase strictly, with a clock that never runs backwards. */
+/**
+ * IdGenerator hands out ids that increase strictly, with a clock that never runs backwards. The 32 random bits of an
+ * id are drawn once a millisecond, with the counter's random start: ids of one millisecond already differ by their
+ * counter, and bits drawn per id are 4 bytes an entry that no store can compress.
+ */
 export class IdGenerator {
   private lastMs = -1;
   private counter = 0;
+  private random = new Uint8Array(4);
 
   /**
    * above re-keys the ids of one write just above `after`: of its millisecond while its counter has room, else of
@@ -39,7 +44,7 @@ export class IdGenerator {
     }
     const random = new Uint8Array(4 * ids.length);
     for (let i = 0; i < ids.length; i++) for (let k = 0; k < 4; k++) random[4 * i + k] = parseInt(ids[i].slice(28 + 2 * k, 30 + 2 * k), 16);
-    return g.drawn(ids.length, ms, random);
+    return g.drawn(ids.length, ms, random, 4);
   }
 
   /** next returns `count` ids for one write together with their shared server timestamp. */
@@ -47,23 +52,25 @@ export class IdGenerator {
     let ms = Math.max(now, this.lastMs);
     if (ms !== this.lastMs) {
       this.counter = Math.floor(Math.random() * 2 ** 40); // random start, headroom of 2^41 ids in one ms
+      this.random = crypto.getRandomValues(new Uint8Array(4));
     } else if (this.counter + count > COUNTER_MAX) {
       ms += 1; // counter exhausted: borrow the next millisecond, as RFC 9562 allows
       this.counter = 0;
+      this.random = crypto.getRandomValues(new Uint8Array(4));
     }
     this.lastMs = ms;
-    return this.drawn(count, ms, crypto.getRandomValues(new Uint8Array(4 * count)));
+    return this.drawn(count, ms, this.random, 0);
   }
 
-  /** drawn writes `count` ids of millisecond `ms` from the counter on. */
-  private drawn(count: number, ms: number, random: Uint8Array): { ms: number; ids: string[] } {
+  /** drawn writes `count` ids of millisecond `ms` from the counter on, id i with the 4 random bytes at `random[i * stride]`. */
+  private drawn(count: number, ms: number, random: Uint8Array, stride: number): { ms: number; ids: string[] } {
     // one ASCII buffer read as one flat string, each id a slice of it: strings built piece by piece are
     // ropes here, which JSON.stringify and join must flatten one by one (over twice the cost for 1,000 ids)
     const out = Buffer.alloc(ID_CHARS * count); // a Buffer decodes itself, without the copy Buffer.from(u8.buffer) makes on every write
     writePrefix(out, ms);
     for (let i = 0, at = 0; i < count; i++, at += ID_CHARS) {
       if (at > 0) out.copyWithin(at, 0, PREFIX_CHARS); // every id of one write shares its time field
-      writeTail(out, at, ++this.counter, random, i * 4);
+      writeTail(out, at, ++this.counter, random, i * stride);
     }
     const joined = out.toString("latin1");
     const ids = new Array<string>(count);

@@ -34,9 +34,15 @@ describe("nextIds: canonical lowercase UUIDv7", () => {
     expect(nextIds(0).ids).toEqual([]);
   });
 
-  test("ids differ in their random tail too (not only the counter)", () => {
-    const tails = new Set(nextIds(100).ids.map((id) => id.slice(-8)));
-    expect(tails.size).toBeGreaterThan(90);
+  test("ids of one millisecond share their random tail, and each millisecond and each generator draws its own", () => {
+    const start = Date.now() + 60_000;
+    const write = new IdGenerator().next(100, start).ids;
+    expect(new Set(write.map((id) => id.slice(-8))).size).toBe(1);
+    const g = new IdGenerator();
+    const perMs = Array.from({ length: 100 }, (_, i) => g.next(1, start + i).ids[0].slice(-8));
+    expect(new Set(perMs).size).toBeGreaterThan(95);
+    const generators = Array.from({ length: 100 }, () => new IdGenerator().next(1, start).ids[0].slice(-8));
+    expect(new Set(generators).size).toBeGreaterThan(95);
   });
 });
 
