@@ -48,8 +48,23 @@ interface Packed extends Omit<WriteMessage, "entries" | "prepared"> {
   /** entries as JSON text: msgpackr renames a `__proto__` key when it unpacks, and JSON.parse keeps it */
   entriesJson?: string;
   /** the prepared blocks, and their ids joined when each is a UUID */
-  blocks?: EncodedBlock[];
+  blocks?: SentBlock[];
   ids?: string | string[];
+}
+
+/**
+ * SentBlock is a prepared block as a write carries it: its filters as `stripeFilters`. A filter may have three times
+ * a power of two regions (needles.ts), which a node of a version before that would probe at the wrong region and
+ * miss; such a node finds no `filters`, fails the write, and stays behind its stream (reads wait, then 503) until it
+ * is upgraded, rather than answer a read that misses entries. Writes sent before carry `filters`.
+ */
+type SentBlock = Omit<EncodedBlock, "filters"> & { stripeFilters?: Uint32Array[]; filters?: Uint32Array[] };
+
+const sent = ({ filters, ...rest }: EncodedBlock): SentBlock => ({ ...rest, stripeFilters: filters });
+function received({ stripeFilters, filters, ...rest }: SentBlock): EncodedBlock {
+  const found = stripeFilters ?? filters;
+  if (!found) throw new Error("a write's block carries no filters: the stream holds a write this version cannot index; upgrade every node to one version");
+  return { ...rest, filters: found };
 }
 
 /** encodeWrite packs and compresses a write message (typed arrays kept as such). */
@@ -59,7 +74,7 @@ export function encodeWrite(m: WriteMessage): Uint8Array {
   if (entries) packed.entriesJson = JSON.stringify(entries);
   if (prepared) {
     packed.ids = prepared.ids.every((id) => id.length === ID_CHARS) ? prepared.ids.join("") : prepared.ids;
-    packed.blocks = prepared.blocks;
+    packed.blocks = prepared.blocks.map(sent);
   }
   const bytes = packr.pack(packed);
   const body = bytes.byteLength >= COMPRESS_FROM ? Bun.zstdCompressSync(bytes, { level: 1 }) : bytes;
@@ -76,7 +91,7 @@ export function decodeWrite(data: Uint8Array): WriteMessage {
   const p = packr.unpack(data[0] === ZSTD ? Bun.zstdDecompressSync(body) : body) as Packed;
   const m: WriteMessage = { ws: p.ws, env: p.env, ms: p.ms, limit: p.limit };
   if (p.entriesJson !== undefined) m.entries = JSON.parse(p.entriesJson) as Entry[];
-  if (p.ids !== undefined && p.blocks !== undefined) m.prepared = { ids: typeof p.ids === "string" ? splitIds(p.ids) : p.ids, blocks: p.blocks };
+  if (p.ids !== undefined && p.blocks !== undefined) m.prepared = { ids: typeof p.ids === "string" ? splitIds(p.ids) : p.ids, blocks: p.blocks.map(received) };
   if (p.rejected !== undefined) m.rejected = p.rejected;
   return m;
 }

@@ -1,24 +1,25 @@
 // needle-search: which blocks of a tenant's filters (needle-index.ts) may hold a needle, and which of their stripes.
 import type { BlockRef, ScanRange } from "../keys.ts";
-import { REGION_WORDS, STRIPE, probeHolds, probesHold, type Probes } from "./needles.ts";
-import { stripePositions, type FilteredBlock, type Segment } from "./needle-segment.ts";
+import { REGION_WORDS, STRIPE, probeHolds, probesHold, regionOf, type Probes } from "./needles.ts";
+import { partitionStep, stripePositions, type FilteredBlock, type Segment } from "./needle-segment.ts";
 
 /**
  * segmentBlocks lists, newest first, the blocks of a sealed segment in range whose stripes may hold the needle, from
  * the segment's partitions the probes fall in; `own`, when given, keeps only the blocks it names ("ms\u0000firstId").
  */
 export function segmentBlocks(s: Segment, partitions: Map<number, Uint32Array>, probes: Probes, range: ScanRange, own?: Set<string>): BlockRef[] {
-  const mask = (1 << s.logP) - 1;
-  const terms = probes.map((alternative) => alternative.map((probe) => ({ probe, words: partitions.get(probe.h & mask)! })));
-  const { logP, offsets } = s;
+  const P = 1 << s.logP;
+  // each term's place within a stripe's slice of its partition, worked out again only when the region count changes
+  const terms = probes.map((alternative) => alternative.map((probe) => ({ probe, words: partitions.get(probe.h & (P - 1))!, regions: 0, place: 0 })));
+  const { regions, offsets } = s;
   const holds = (j: number) => {
-    const logR = s.logR[j];
+    const R = regions[j];
     const at = offsets[j];
     for (const alternative of terms) {
       let all = true;
-      for (const { probe, words } of alternative) {
-        const region = logR >= logP ? (probe.h & ((1 << logR) - 1)) >>> logP : 0;
-        if (!probeHolds(words, (at + region) * REGION_WORDS, probe)) {
+      for (const term of alternative) {
+        if (term.regions !== R) [term.regions, term.place] = [R, Math.floor(regionOf(term.probe.h, R) / partitionStep(R, P))];
+        if (!probeHolds(term.words, (at + term.place) * REGION_WORDS, term.probe)) {
           all = false;
           break;
         }

@@ -33,24 +33,28 @@ export interface Segment {
   from: SegmentName[];
   /** the segment this one was merged into: a reader that listed it before the merge finds its stripes there */
   replacedBy?: Segment;
-  /** the stripes, newest block first: its key, the stripe's place in it and entry count, its filter's regions (log 2) */
+  /** the stripes, newest block first: its key, the stripe's place in it and entry count, its filter's regions */
   ms: number[];
   ids: string[];
   s: number[];
   n: number[];
-  logR: number[];
+  regions: number[];
   /** where each stripe's regions start in every partition, in regions */
   offsets: number[];
 }
 
-/** Directory is a sealed segment's directory as stored: log2 of its partition count, and its stripes (see Segment). */
+/**
+ * Directory is a sealed segment's directory as stored: log2 of its partition count, and its stripes (see Segment),
+ * their region counts as `rc`, or as `r` (log2: every count a power of two) in segments written before `rc`.
+ */
 export interface Directory {
   p: number;
   ms: number[];
   ids: string[];
   s: number[];
   n: number[];
-  r: number[];
+  rc?: number[];
+  r?: number[];
   /** level, absent for a seal's */
   l?: number;
   /** the segments merged into it */
@@ -60,7 +64,8 @@ export interface Directory {
 /** sealedParts lays out blocks' filters as one segment: its key (its newest block), directory and partitions. */
 export function sealedParts(blocks: readonly FilteredBlock[]): { key: [number, string]; directory: Directory; partitions: Uint32Array[] } {
   const sorted = blocks.slice().sort((a, b) => (newer(a, b) ? -1 : newer(b, a) ? 1 : 0));
-  const directory: Directory = { p: 0, ms: [], ids: [], s: [], n: [], r: [] };
+  const rc: number[] = [];
+  const directory: Directory = { p: 0, ms: [], ids: [], s: [], n: [], rc };
   const filters: Uint32Array[] = [];
   for (const b of sorted) {
     for (const [s, words] of b.stripes.entries()) {
@@ -68,33 +73,33 @@ export function sealedParts(blocks: readonly FilteredBlock[]): { key: [number, s
       directory.ids.push(b.firstId);
       directory.s.push(s);
       directory.n.push(Math.min(STRIPE, b.size - s * STRIPE));
-      directory.r.push(Math.log2(regionsOf(words)));
+      rc.push(regionsOf(words));
       filters.push(words);
     }
   }
-  const logR = directory.r;
-  const logP = partitionsLog(logR);
+  const logP = partitionsLog(rc);
   directory.p = logP;
-  const { offsets, total } = offsetsOf(logR, logP);
+  const { offsets, total } = offsetsOf(rc, logP);
   const P = 1 << logP;
   const partitions = Array.from({ length: P }, () => new Uint32Array(total * REGION_WORDS));
   for (const [j, words] of filters.entries()) {
-    const R = 1 << logR[j];
+    const g = partitionStep(rc[j], P);
     for (let p = 0; p < P; p++) {
-      const into = partitions[p];
-      if (R >= P) {
-        for (let i = 0; i < R / P; i++) {
-          const r = p + i * P;
-          into.set(words.subarray(r * REGION_WORDS, (r + 1) * REGION_WORDS), (offsets[j] + i) * REGION_WORDS);
-        }
-      } else {
-        const r = p & (R - 1);
-        into.set(words.subarray(r * REGION_WORDS, (r + 1) * REGION_WORDS), offsets[j] * REGION_WORDS);
+      for (let i = 0, r = p % g; r < rc[j]; i++, r += g) {
+        partitions[p].set(words.subarray(r * REGION_WORDS, (r + 1) * REGION_WORDS), (offsets[j] + i) * REGION_WORDS);
       }
     }
   }
   return { key: [sorted[0].ms, sorted[0].firstId], directory, partitions };
 }
+
+/**
+ * partitionStep is gcd(R, P) for a stripe of R regions in a segment of P partitions (a power of two): a term of hash
+ * h lies in region h mod R and partition h mod P, so partition p holds the stripe's regions p mod g, p mod g + g, …
+ * (R / g of them), and a term's is the (h mod R) / g-th, rounded down. A stripe of fewer regions than P, or of three
+ * times a power of two below P, is repeated in P / g partitions.
+ */
+export const partitionStep = (regions: number, partitions: number): number => Math.min(regions & -regions, partitions);
 
 /** PAGE and PAGE_HEAD: LMDB stores a large value on whole pages of PAGE bytes, PAGE_HEAD of the first one its header. */
 const PAGE = 4096;
@@ -107,8 +112,8 @@ const PAGE_HEAD = 16;
  */
 export function pageFit(blocks: readonly FilteredBlock[]): number {
   const bytes = (k: number) => {
-    const logR = blocks.slice(0, k).flatMap((b) => b.stripes.map((words) => Math.log2(regionsOf(words))));
-    return PAGE_HEAD + offsetsOf(logR, partitionsLog(logR)).total * REGION_WORDS * 4;
+    const rc = blocks.slice(0, k).flatMap((b) => b.stripes.map(regionsOf));
+    return PAGE_HEAD + offsetsOf(rc, partitionsLog(rc)).total * REGION_WORDS * 4;
   };
   const pages = Math.floor(bytes(blocks.length) / PAGE);
   if (pages === 0) return blocks.length;
@@ -117,8 +122,12 @@ export function pageFit(blocks: readonly FilteredBlock[]): number {
   return k;
 }
 
-// log2 of a segment's partition count: the median stripe's region count, at most MAX_PARTITIONS
-const partitionsLog = (logR: readonly number[]): number => Math.min(Math.log2(MAX_PARTITIONS), logR.slice().sort((a, b) => a - b)[logR.length >> 1]);
+// log2 of a segment's partition count: the largest power of two dividing the median stripe's region count (so that
+// stripe is stored once), at most MAX_PARTITIONS
+const partitionsLog = (rc: readonly number[]): number => {
+  const median = rc.slice().sort((a, b) => a - b)[rc.length >> 1];
+  return Math.log2(Math.min(MAX_PARTITIONS, median & -median));
+};
 
 /** stripePositions lists the positions of stripe s of a block, which holds n entries; a full stripe's list is shared (readers never change one). */
 export function stripePositions(s: number, n: number): number[] {
@@ -127,20 +136,22 @@ export function stripePositions(s: number, n: number): number[] {
 }
 const FULL_STRIPES: number[][] = [];
 
-export function offsetsOf(logR: number[], logP: number): { offsets: number[]; total: number } {
+/** offsetsOf places stripes of `rc` regions in each of a segment's 2^logP partitions: where each starts, in regions. */
+export function offsetsOf(rc: readonly number[], logP: number): { offsets: number[]; total: number } {
   const offsets: number[] = [];
   let total = 0;
-  for (const r of logR) {
+  for (const r of rc) {
     offsets.push(total);
-    total += r >= logP ? 1 << (r - logP) : 1;
+    total += r / partitionStep(r, 1 << logP);
   }
   return { offsets, total };
 }
 
 export function segmentOf([topMs, topId]: [number, string], d: Directory): Segment {
-  const { ms, ids, s, n, r } = d;
+  const { ms, ids, s, n } = d;
   const level = d.l ?? 0;
-  return { topMs, topId, bottomMs: ms[ms.length - 1], logP: d.p, level, from: d.from ?? [], ms, ids, s, n, logR: r, offsets: offsetsOf(r, d.p).offsets };
+  const regions = d.rc ?? (d.r ?? []).map((r) => 2 ** r);
+  return { topMs, topId, bottomMs: ms[ms.length - 1], logP: d.p, level, from: d.from ?? [], ms, ids, s, n, regions, offsets: offsetsOf(regions, d.p).offsets };
 }
 
 /** mergeRun picks, oldest first, FAN segments next to each other (newest top first) of one level under MAX_LEVEL and one partition count. */
@@ -165,13 +176,14 @@ export function mergedParts(
   const stripes = sources.flatMap((s, k) => s.ms.map((_, j) => [k, j] as const));
   const block = ([k, j]: readonly [number, number]) => ({ ms: sources[k].ms[j], firstId: sources[k].ids[j] });
   stripes.sort((a, b) => (newer(block(a), block(b)) ? -1 : newer(block(b), block(a)) ? 1 : 0)); // stable: a block's stripes keep their order
+  const rc: number[] = [];
   const directory: Directory = {
     p: logP,
     ms: [],
     ids: [],
     s: [],
     n: [],
-    r: [],
+    rc,
     l: sources[0].level + 1,
     from: sources.map((s) => [s.topMs, s.topId, s.level]),
   };
@@ -181,7 +193,7 @@ export function mergedParts(
     directory.ids.push(s.ids[j]);
     directory.s.push(s.s[j]);
     directory.n.push(s.n[j]);
-    directory.r.push(s.logR[j]);
+    rc.push(s.regions[j]);
   }
   // runs of stripes next to each other in one source lie next to each other in each of its partitions too
   const runs: { k: number; from: number; to: number }[] = [];
@@ -190,8 +202,8 @@ export function mergedParts(
     if (last && last.k === k && last.to === j) last.to++;
     else runs.push({ k, from: j, to: j + 1 });
   }
-  const words = (s: Segment, j: number) => (s.logR[j] >= logP ? 1 << (s.logR[j] - logP) : 1) * REGION_WORDS;
-  const { total } = offsetsOf(directory.r, logP);
+  const words = (s: Segment, j: number) => (s.regions[j] / partitionStep(s.regions[j], 1 << logP)) * REGION_WORDS;
+  const { total } = offsetsOf(rc, logP);
   const partitions: Uint32Array[] = [];
   for (let p = 0; p < 1 << logP; p++) {
     const into = new Uint32Array(total * REGION_WORDS);

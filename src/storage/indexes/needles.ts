@@ -14,15 +14,19 @@
 //     trigrams ("timed") would otherwise name most stripes; a word with a digit (a number, an id) is most often
 //     rare by its trigrams and hex grams already, and would nearly double the distinct terms of a stripe;
 //   - every scalar leaf of actor, target, context and metadata as (facet, path, text form), for `path=`.
-// A term's region is the low bits of its hash, so halving a filter ORs region r + R/2 into r and keeps every
-// term findable: a filter is built for all the block's terms counted with repeats, then folded while its
-// distinct terms still get FILTER_BITS bits each. A path value is most often a needle alone, so it sets PATH_K bits;
-// a word, WORD_K (one to three a query); a trigram, TRIGRAM_K: a substring brings several. A filter only says "may hold": the executor checks each entry.
+// A filter has R regions, R a power of two or three times one, and a term's region is its hash mod R, so folding a
+// filter to R/2 (or R/3) ORs regions r + R/2 (r + R/3, r + 2R/3) into r and keeps every term findable: a filter is
+// built at three times a power of two for all the block's terms counted with repeats, then folded to the fewest
+// regions that keep at most MAX_FILL of its bits set. A power of two alone steps by halves, and a stripe whose terms
+// needed 65 regions kept 128. A path value is most often a needle alone, so it sets PATH_K bits; a word, WORD_K (one
+// to three a query); a trigram, TRIGRAM_K: a substring brings several. A filter only says "may hold": the executor
+// checks each entry.
 import type { Entry } from "../format/block.ts";
 import { words } from "../../words.ts";
 
-/** Bits of filter per distinct term; bits set per path value and per trigram. */
+/** Bits a term counted with repeats gets in a filter as first built; at most this share of a folded filter's bits is set. */
 const FILTER_BITS = 10;
+const MAX_FILL = 0.4;
 const PATH_K = 10;
 const TRIGRAM_K = 4;
 const HEX_GRAM_K = 4;
@@ -142,18 +146,12 @@ class FilterBuilder {
   private words: Uint32Array;
   private regions: number;
   constructor(termsAtMost: number) {
-    this.regions = pow2AtLeast(Math.ceil((Math.max(1, termsAtMost) * FILTER_BITS) / REGION_BITS));
+    this.regions = 3 * pow2AtLeast(Math.ceil((Math.max(1, termsAtMost) * FILTER_BITS) / REGION_BITS / 3));
     this.words = new Uint32Array(this.regions * REGION_WORDS);
   }
 
-  /** bits set so far, counted with repeats: the distinct estimate's average bits per term */
-  private bitsSet = 0;
-  private termsAdded = 0;
-
   add(h: number, k: number): void {
-    setBits(this.words, (h & (this.regions - 1)) * REGION_WORDS, h, k);
-    this.bitsSet += k;
-    this.termsAdded++;
+    setBits(this.words, regionOf(h, this.regions) * REGION_WORDS, h, k);
   }
 
   /**
@@ -213,18 +211,47 @@ class FilterBuilder {
     }
   }
 
-  /** done folds the filter while its distinct terms (estimated from the bits set) still get FILTER_BITS each. */
+  /** done folds the filter to the fewest regions that keep at most MAX_FILL of its bits set (foldedRegions). */
   done(): Uint32Array {
-    const distinct = estimateDistinct(this.words, this.termsAdded === 0 ? 1 : this.bitsSet / this.termsAdded);
-    const words = this.words;
+    const to = foldedRegions(this.regions, setShare(this.words));
+    let words = this.words;
     let regions = this.regions;
-    while (regions > 1 && distinct * FILTER_BITS <= (regions / 2) * REGION_BITS) {
-      const half = (regions / 2) * REGION_WORDS;
-      for (let i = 0; i < half; i++) words[i] |= words[half + i]; // in place: the upper half is dropped below
-      regions /= 2;
-    }
-    return regions === this.regions ? words : words.slice(0, regions * REGION_WORDS);
+    if ((to & (to - 1)) === 0) [words, regions] = [fold(words, regions, 3), regions / 3]; // to a power of two: 3·2^j → 2^j first
+    while (regions > to) [words, regions] = [fold(words, regions, 2), regions / 2];
+    return regions === this.regions ? words : words.slice(); // a copy: the built filter's larger buffer is let go
   }
+}
+
+/**
+ * foldedRegions is the fewest regions, of those a filter of `regions` (three times a power of two) folds to, at which
+ * the share of bits set stays at most MAX_FILL, from the share `fill` set now: folding to R' regions sets
+ * 1 − (1 − fill)^(regions / R') of them, as terms' bits fall at random.
+ */
+export function foldedRegions(regions: number, fill: number): number {
+  if (fill >= 1) return regions;
+  const least = (regions * Math.log1p(-fill)) / Math.log1p(-MAX_FILL);
+  let best = regions;
+  for (let r = regions; r >= 1 && r % 3 === 0; r /= 2) if (r >= least && r < best) best = r;
+  for (let r = regions / 3; r >= 1; r /= 2) if (r >= least && r < best) best = r;
+  return best;
+}
+
+/** fold ORs a filter of `regions` into regions / by (by divides regions): region r + i·regions/by into r. */
+function fold(words: Uint32Array, regions: number, by: number): Uint32Array {
+  const size = (regions / by) * REGION_WORDS;
+  for (let part = 1; part < by; part++) for (let i = 0; i < size; i++) words[i] |= words[part * size + i]; // in place: the rest is dropped
+  return words.subarray(0, size);
+}
+
+/** setShare is the share of a filter's bits that are set. */
+function setShare(words: Uint32Array): number {
+  let set = 0;
+  for (let i = 0; i < words.length; i++) {
+    let v = words[i] - ((words[i] >>> 1) & 0x55555555);
+    v = (v & 0x33333333) + ((v >>> 2) & 0x33333333);
+    set += (Math.imul((v + (v >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24) as number;
+  }
+  return set / (words.length * 32);
 }
 
 /** blockFilters builds a block's filters, one per stripe of STRIPE entries. */
@@ -254,6 +281,18 @@ export function blockFilter(entries: readonly Omit<Entry, "id">[]): Uint32Array 
     if (e.metadata !== null) b.addLeaves(metadata, e.metadata);
   }
   return b.done();
+}
+
+/**
+ * regionOf is the region of a filter of `regions` regions that a term of hash h falls in: h mod regions. For three
+ * times a power of two it is worked out in int32 arithmetic (a hash of 2^31 and over is a double, whose % is slow):
+ * (h div low mod 3)·low + h mod low, and x mod 3 = (x's high 16 bits + its low 16 bits) mod 3, as 2^16 ≡ 1 (mod 3).
+ */
+export function regionOf(h: number, regions: number): number {
+  const low = regions & -regions;
+  if (low === regions) return h & (regions - 1);
+  const q = h >>> (31 - Math.clz32(low));
+  return (((q >>> 16) + (q & 0xffff)) % 3) * low + (h & (low - 1));
 }
 
 /** regionsOf is how many regions a filter of `words` words has. */
@@ -305,25 +344,12 @@ export function probeHolds(words: Uint32Array, base: number, { at, bits }: Probe
 
 /** probesHold tests a needle's probes against a whole filter (one stripe's). */
 export function probesHold(words: Uint32Array, probes: Probes): boolean {
-  const mask = regionsOf(words) - 1;
-  return probes.some((terms) => terms.every((p) => probeHolds(words, (p.h & mask) * REGION_WORDS, p)));
+  const regions = regionsOf(words);
+  return probes.some((terms) => terms.every((p) => probeHolds(words, regionOf(p.h, regions) * REGION_WORDS, p)));
 }
 
 /** filterMayHold tests a needle against a whole filter (one stripe's). */
 export const filterMayHold = (words: Uint32Array, needle: Needle): boolean => probesHold(words, probesOf(needle));
-
-/** estimateDistinct estimates the distinct terms of a filter from its bits set, `k` bits a term on average. */
-function estimateDistinct(words: Uint32Array, k: number): number {
-  let set = 0;
-  for (let i = 0; i < words.length; i++) {
-    let v = words[i] - ((words[i] >>> 1) & 0x55555555);
-    v = (v & 0x33333333) + ((v >>> 2) & 0x33333333);
-    set += (Math.imul((v + (v >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24) as number;
-  }
-  const m = words.length * 32;
-  if (set >= m) return Number.POSITIVE_INFINITY;
-  return (-m / k) * Math.log(1 - set / m);
-}
 
 const lowerAscii = (c: number): number => (c >= 0x41 && c <= 0x5a ? c | 0x20 : c);
 

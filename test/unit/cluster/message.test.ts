@@ -60,3 +60,19 @@ test("a write packed before the framing byte (a stream written by an older front
   const old = new Packr({ moreTypes: true, useRecords: false }).pack({ ws: "w", env: "production", ms: 5, limit: -1, entriesJson: JSON.stringify([entry()]) });
   expect(decodeWrite(old).entries).toEqual([entry()]);
 });
+
+test("a write carries its blocks' filters where a node of the version before finds none, and one sent as before still reads", () => {
+  const { id: _, ...rest } = entry();
+  const block = encodeEntries([rest]);
+  const bytes = encodeWrite({ ws: "w", env: "production", ms: 5, limit: 10, prepared: { ids: ["i"], blocks: [block] } });
+  const packr = new Packr({ moreTypes: true, useRecords: false });
+  const asSent = packr.unpack(bytes.subarray(1)) as { blocks: Record<string, unknown>[] }; // small: sent plain
+  expect(bytes[0]).toBe(0xc2);
+  expect(asSent.blocks[0].filters).toBeUndefined(); // an older node stops at this write rather than probe its filters wrongly
+  // a write of the version before: its blocks' `filters`
+  const before = packr.pack({ ws: "w", env: "production", ms: 5, limit: 10, ids: ["i"], blocks: [block] });
+  expect(decodeWrite(Uint8Array.from([0xc2, ...before])).prepared!.blocks[0]).toEqual(block);
+  // and a block with neither is refused, not stored unfindable
+  const bare = packr.pack({ ws: "w", env: "production", ms: 5, limit: 10, ids: ["i"], blocks: [{ ...block, filters: undefined }] });
+  expect(() => decodeWrite(Uint8Array.from([0xc2, ...bare]))).toThrow("upgrade every node");
+});

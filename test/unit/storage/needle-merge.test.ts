@@ -11,7 +11,8 @@ import { openDatabases, type Databases } from "../../../src/storage/db.ts";
 import { EntryStore } from "../../../src/storage/entries.ts";
 import type { ScanRange } from "../../../src/storage/keys.ts";
 import { DEFAULT_PACE } from "../../../src/storage/merge/merge.ts";
-import { REGION_WORDS, pathTerm, substringTerms, type Needle } from "../../../src/storage/indexes/needles.ts";
+import { REGION_WORDS, pathTerm, probeHolds, probeOf, substringTerms, type Needle } from "../../../src/storage/indexes/needles.ts";
+import { segmentBlocks } from "../../../src/storage/indexes/needle-search.ts";
 import { FAN, MAX_LEVEL, mergedParts, sealedParts, segmentOf, type FilteredBlock } from "../../../src/storage/indexes/needle-segment.ts";
 import { UsageStore } from "../../../src/storage/usage.ts";
 import { writeNumberedBlocks } from "../../helpers/needle-blocks.ts";
@@ -137,7 +138,7 @@ test("retention drops a merged segment once its every block went", async () => {
 test("a merged segment is laid out as sealing its sources' blocks at once would lay it out, whatever their order", () => {
   const block = fc.record({
     ms: fc.integer({ min: 0, max: 50 }),
-    stripes: fc.array(fc.constantFrom(1, 2, 4), { minLength: 1, maxLength: 3 }),
+    stripes: fc.array(fc.constantFrom(1, 2, 3, 4, 6, 12), { minLength: 1, maxLength: 3 }),
   });
   fc.assert(
     fc.property(fc.array(block, { minLength: FAN, maxLength: 16 }), fc.integer({ min: 0, max: 2 ** 31 }), (spec, seed) => {
@@ -160,6 +161,39 @@ test("a merged segment is laid out as sealing its sources' blocks at once would 
       expect(merged.key).toEqual(whole.key);
       expect({ ...merged.directory, l: undefined, from: undefined }).toEqual({ ...whole.directory, l: undefined, from: undefined });
       expect(merged.partitions).toEqual(whole.partitions);
+    }),
+    { numRuns: 200 },
+  );
+});
+
+test("a sealed segment finds a term in exactly the stripes whose own filter holds it, whatever their region counts (powers of two and three times one)", () => {
+  const block = fc.record({
+    ms: fc.integer({ min: 0, max: 50 }),
+    stripes: fc.array(fc.constantFrom(1, 2, 3, 4, 6, 8, 12, 16, 24, 48, 96, 128), { minLength: 1, maxLength: 3 }),
+  });
+  fc.assert(
+    fc.property(fc.array(block, { minLength: 1, maxLength: 12 }), fc.integer({ min: 0, max: 2 ** 31 }), (spec, seed) => {
+      let x = seed;
+      const next = () => (x = (Math.imul(x, 1103515245) + 12345) >>> 0);
+      const word = () => next() & next() & next(); // an eighth of the bits set: some terms hold, most do not
+      const blocks: FilteredBlock[] = spec.map((b, i) => ({
+        ms: T0 + b.ms,
+        firstId: `id-${String(i).padStart(4, "0")}`,
+        size: b.stripes.length * 512,
+        stripes: b.stripes.map((regions) => Uint32Array.from({ length: regions * REGION_WORDS }, word)),
+      }));
+      const sealed = sealedParts(blocks);
+      const segment = segmentOf(sealed.key, sealed.directory);
+      const partitions = new Map(sealed.partitions.map((words, p) => [p, words]));
+      for (let t = 0; t < 50; t++) {
+        const probe = probeOf({ h: next(), k: 2 });
+        // the reference: the stripe's own filter, the term in region h mod R
+        const expected = blocks
+          .filter((b) => b.stripes.some((words) => probeHolds(words, (probe.h % (words.length / REGION_WORDS)) * REGION_WORDS, probe)))
+          .map((b) => b.ms);
+        const got = segmentBlocks(segment, partitions, [[probe]], ALL).map((r) => r.ms);
+        expect(got.sort()).toEqual(expected.sort());
+      }
     }),
     { numRuns: 200 },
   );

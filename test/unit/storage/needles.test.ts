@@ -10,6 +10,7 @@ import {
   pathTerm,
   probeHolds,
   probeOf,
+  regionOf,
   regionsOf,
   substringTerms,
   wordTerms,
@@ -139,6 +140,36 @@ test("a filter is folded to its distinct terms: a thousand repeats of one messag
   expect(regionsOf(varied)).toBeGreaterThan(8);
 });
 
+test("a term's region is its hash mod the region count, for every hash and every power of two or three times one (property)", () => {
+  fc.assert(
+    fc.property(fc.integer({ min: 0, max: 2 ** 32 - 1 }), fc.nat(20), fc.boolean(), (h, i, three) => {
+      const regions = (three ? 3 : 1) * 2 ** i;
+      expect(regionOf(h, regions)).toBe(h % regions);
+      expect(regionOf(h | 0, regions)).toBe(h % regions); // a hash read as int32 names the same region
+    }),
+    { numRuns: 5000 },
+  );
+});
+
+/** setShareOf is the share of a filter's bits that are set (counted apart from the code under test). */
+const setShareOf = (words: Uint32Array) => [...words].reduce((n, w) => n + w.toString(2).replaceAll("0", "").length, 0) / (words.length * 32);
+
+test("a filter is folded to the fewest regions, of powers of two and three times one, at which at most 40% of its bits are set", () => {
+  for (const n of [1, 7, 60, 200, 512]) {
+    const filter = blockFilter(
+      Array.from({ length: n }, (_, i) => draft({ message: `request ${i * 7919} for user-${i}`, context: { ip: `10.0.${i % 255}.${i >> 8}` } })),
+    );
+    const regions = regionsOf(filter);
+    const fill = setShareOf(filter);
+    const power = regions % 3 === 0 ? regions / 3 : regions; // 2^i or 3·2^i
+    expect(power & (power - 1)).toBe(0);
+    expect(fill).toBeLessThanOrEqual(0.4);
+    // no smaller count of either kind would keep 40%: folding to it sets 1 − (1 − fill)^(regions / smaller)
+    const smaller = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256].filter((r) => r < regions);
+    for (const r of smaller) expect(1 - (1 - fill) ** (regions / r)).toBeGreaterThan(0.4);
+  }
+});
+
 test("a filter reports a value it was not built with about once in a thousand, or less", () => {
   const entries = Array.from({ length: 1000 }, (_, i) => draft({ metadata: { order_id: `ord-${i}`, n: i } }));
   const filter = blockFilter(entries);
@@ -187,5 +218,5 @@ test("a term worked out once (probeOf) holds in exactly the regions the layout's
   const filter = blockFilter([
     { level: "info", action: "a", message: null, tags: [], clientMs: 0, actor: null, target: null, context: null, metadata: { k: "v" } },
   ]);
-  expect(referenceHolds(filter, (term.h & (regionsOf(filter) - 1)) * REGION_WORDS, term.h, term.k)).toBe(true);
+  expect(referenceHolds(filter, (term.h % regionsOf(filter)) * REGION_WORDS, term.h, term.k)).toBe(true);
 });
