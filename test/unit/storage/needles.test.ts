@@ -154,7 +154,7 @@ test("a term's region is its hash mod the region count, for every hash and every
 /** setShareOf is the share of a filter's bits that are set (counted apart from the code under test). */
 const setShareOf = (words: Uint32Array) => [...words].reduce((n, w) => n + w.toString(2).replaceAll("0", "").length, 0) / (words.length * 32);
 
-test("a filter is folded to the fewest regions, of powers of two and three times one, at which at most 40% of its bits are set", () => {
+test("a filter is folded to the fewest regions, of powers of two and three times one, at which at most 42% of its bits are set", () => {
   for (const n of [1, 7, 60, 200, 512]) {
     const filter = blockFilter(
       Array.from({ length: n }, (_, i) => draft({ message: `request ${i * 7919} for user-${i}`, context: { ip: `10.0.${i % 255}.${i >> 8}` } })),
@@ -163,10 +163,10 @@ test("a filter is folded to the fewest regions, of powers of two and three times
     const fill = setShareOf(filter);
     const power = regions % 3 === 0 ? regions / 3 : regions; // 2^i or 3·2^i
     expect(power & (power - 1)).toBe(0);
-    expect(fill).toBeLessThanOrEqual(0.4);
-    // no smaller count of either kind would keep 40%: folding to it sets 1 − (1 − fill)^(regions / smaller)
+    expect(fill).toBeLessThanOrEqual(0.42);
+    // no smaller count of either kind would keep 42%: folding to it sets 1 − (1 − fill)^(regions / smaller)
     const smaller = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256].filter((r) => r < regions);
-    for (const r of smaller) expect(1 - (1 - fill) ** (regions / r)).toBeGreaterThan(0.4);
+    for (const r of smaller) expect(1 - (1 - fill) ** (regions / r)).toBeGreaterThan(0.42);
   }
 });
 
