@@ -122,12 +122,22 @@ export function pageFit(blocks: readonly FilteredBlock[]): number {
   return k;
 }
 
-// log2 of a segment's partition count: the largest power of two dividing the median stripe's region count (so that
-// stripe is stored once), at most MAX_PARTITIONS
-const partitionsLog = (rc: readonly number[]): number => {
+/** the share of a segment's own regions that repeating small stripes in every partition may add */
+const MAX_REPEATED = 1 / 8;
+
+/**
+ * partitionsLog is log2 of a segment's partition count: the largest power of two dividing the median stripe's region
+ * count, at most MAX_PARTITIONS, so that a needle reads about one region of each stripe; halved while the stripes it
+ * repeats (those of fewer regions, or of three times a smaller power of two) would add over MAX_REPEATED to the
+ * segment: at 256 partitions, a stripe of 192 regions among stripes of 256 would be stored four times over.
+ */
+export function partitionsLog(rc: readonly number[]): number {
   const median = rc.slice().sort((a, b) => a - b)[rc.length >> 1];
-  return Math.log2(Math.min(MAX_PARTITIONS, median & -median));
-};
+  const regions = rc.reduce((n, r) => n + r, 0);
+  let logP = Math.log2(Math.min(MAX_PARTITIONS, median & -median));
+  while (logP > 0 && offsetsOf(rc, logP).total * 2 ** logP > regions * (1 + MAX_REPEATED)) logP--;
+  return logP;
+}
 
 /** stripePositions lists the positions of stripe s of a block, which holds n entries; a full stripe's list is shared (readers never change one). */
 export function stripePositions(s: number, n: number): number[] {

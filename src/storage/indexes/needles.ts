@@ -17,8 +17,8 @@
 // A filter has R regions, R a power of two or three times one, and a term's region is its hash mod R, so folding a
 // filter to R/2 (or R/3) ORs regions r + R/2 (r + R/3, r + 2R/3) into r and keeps every term findable: a filter is
 // built at three times a power of two for all the block's terms counted with repeats, then folded to the fewest
-// regions that keep at most MAX_FILL of its bits set. A power of two alone steps by halves, and a stripe whose terms
-// needed 65 regions kept 128. A path value is most often a needle alone, so it sets PATH_K bits; a word, WORD_K (one
+// regions that keep at most MAX_FILL of its bits set (by powers of two alone, a stripe that needs 65 regions would
+// take 128). A path value is most often a needle alone, so it sets PATH_K bits; a word, WORD_K (one
 // to three a query); a trigram, TRIGRAM_K: a substring brings several. A filter only says "may hold": the executor
 // checks each entry.
 import type { Entry } from "../format/block.ts";
@@ -26,7 +26,7 @@ import { words } from "../../words.ts";
 
 /** Bits a term counted with repeats gets in a filter as first built. */
 const FILTER_BITS = 10;
-/** At most this share of a folded filter's bits is set: about the most the halving rule before it left (a path value then passes about 2·10⁻⁴ of the stripes without it). */
+/** At most this share of a folded filter's bits is set: a path value's false rate grows as its tenth power (bench/NOTES.md). */
 const MAX_FILL = 0.42;
 const PATH_K = 10;
 const TRIGRAM_K = 4;

@@ -13,7 +13,16 @@ import type { ScanRange } from "../../../src/storage/keys.ts";
 import { DEFAULT_PACE } from "../../../src/storage/merge/merge.ts";
 import { REGION_WORDS, pathTerm, probeHolds, probeOf, substringTerms, type Needle } from "../../../src/storage/indexes/needles.ts";
 import { segmentBlocks } from "../../../src/storage/indexes/needle-search.ts";
-import { FAN, MAX_LEVEL, mergedParts, sealedParts, segmentOf, type FilteredBlock } from "../../../src/storage/indexes/needle-segment.ts";
+import {
+  FAN,
+  MAX_LEVEL,
+  mergedParts,
+  offsetsOf,
+  partitionsLog,
+  sealedParts,
+  segmentOf,
+  type FilteredBlock,
+} from "../../../src/storage/indexes/needle-segment.ts";
 import { UsageStore } from "../../../src/storage/usage.ts";
 import { writeNumberedBlocks } from "../../helpers/needle-blocks.ts";
 
@@ -197,4 +206,18 @@ test("a sealed segment finds a term in exactly the stripes whose own filter hold
     }),
     { numRuns: 200 },
   );
+});
+
+test("a segment takes the median stripe's partitions unless repeating its smaller stripes in each would add over an eighth", () => {
+  const stored = (rc: number[]) => offsetsOf(rc, partitionsLog(rc)).total * 2 ** partitionsLog(rc);
+  const sum = (rc: number[]) => rc.reduce((n, r) => n + r, 0);
+  expect(2 ** partitionsLog(Array(128).fill(96))).toBe(32); // the largest power of two dividing 96
+  expect(2 ** partitionsLog(Array(128).fill(256))).toBe(256);
+  expect(2 ** partitionsLog([...Array(120).fill(128), ...Array(8).fill(1)])).toBe(128); // a few tail stripes repeated: 6% more
+  const loghub = [...Array(110).fill(256), ...Array(18).fill(192)]; // at 256 partitions each 192 would be stored 4 times (41% more), at 128 twice (11%)
+  expect(2 ** partitionsLog(loghub)).toBe(128);
+  expect(2 ** partitionsLog([...Array(90).fill(256), ...Array(38).fill(192)])).toBe(64); // at 128, 26% more
+  for (const rc of [loghub, [...Array(64).fill(96), ...Array(64).fill(128)], [...Array(90).fill(64), ...Array(38).fill(3)]]) {
+    expect(stored(rc)).toBeLessThanOrEqual(sum(rc) * 1.125);
+  }
 });
