@@ -144,6 +144,15 @@ test("retention drops a merged segment once its every block went", async () => {
   await dbs.root.close();
 });
 
+/** filteredBlocks makes blocks of filters of the given millisecond and region counts, each word drawn by `word`. */
+const filteredBlocks = (spec: { ms: number; stripes: number[] }[], word: () => number): FilteredBlock[] =>
+  spec.map((b, i) => ({
+    ms: T0 + b.ms,
+    firstId: `id-${String(i).padStart(4, "0")}`,
+    size: b.stripes.length * 512,
+    stripes: b.stripes.map((regions) => Uint32Array.from({ length: regions * REGION_WORDS }, word)),
+  }));
+
 test("a merged segment is laid out as sealing its sources' blocks at once would lay it out, whatever their order", () => {
   const block = fc.record({
     ms: fc.integer({ min: 0, max: 50 }),
@@ -153,12 +162,7 @@ test("a merged segment is laid out as sealing its sources' blocks at once would 
     fc.property(fc.array(block, { minLength: FAN, maxLength: 16 }), fc.integer({ min: 0, max: 2 ** 31 }), (spec, seed) => {
       let x = seed;
       const word = () => (x = (Math.imul(x, 1103515245) + 12345) >>> 0);
-      const blocks: FilteredBlock[] = spec.map((b, i) => ({
-        ms: T0 + b.ms,
-        firstId: `id-${String(i).padStart(4, "0")}`,
-        size: b.stripes.length * 512,
-        stripes: b.stripes.map((regions) => Uint32Array.from({ length: regions * REGION_WORDS }, word)),
-      }));
+      const blocks = filteredBlocks(spec, word);
       const whole = sealedParts(blocks);
       // the same blocks sealed as FAN segments, each of any of them (blocks interleave across segments)
       const groups: FilteredBlock[][] = Array.from({ length: FAN }, () => []);
@@ -185,12 +189,7 @@ test("a sealed segment finds a term in exactly the stripes whose own filter hold
       let x = seed;
       const next = () => (x = (Math.imul(x, 1103515245) + 12345) >>> 0);
       const word = () => next() & next() & next(); // an eighth of the bits set: some terms hold, most do not
-      const blocks: FilteredBlock[] = spec.map((b, i) => ({
-        ms: T0 + b.ms,
-        firstId: `id-${String(i).padStart(4, "0")}`,
-        size: b.stripes.length * 512,
-        stripes: b.stripes.map((regions) => Uint32Array.from({ length: regions * REGION_WORDS }, word)),
-      }));
+      const blocks = filteredBlocks(spec, word);
       const sealed = sealedParts(blocks);
       const segment = segmentOf(sealed.key, sealed.directory);
       const partitions = new Map(sealed.partitions.map((words, p) => [p, words]));
