@@ -68,7 +68,10 @@ const readable = async (id: string) => (await fetch(`${server.base}/api/v1/works
 /** alive checks that the server process still runs and answers its health check. */
 async function alive() {
   if (server.proc.exitCode !== null) throw failure(`the server exited with code ${server.proc.exitCode}`);
-  expect((await fetch(`${server.base}/healthz`)).status).toBe(200);
+  const res = await fetch(`${server.base}/healthz`).catch((e) => {
+    throw failure(`GET /healthz: ${e}`);
+  });
+  expect(res.status).toBe(200);
 }
 
 /** partsStored counts the parts the server has committed, read from its data directory beside it. */

@@ -57,7 +57,11 @@ async function spawnOne(dataDir: string, env: Record<string, string>): Promise<S
     for await (const chunk of proc.stdout) out += decoder.decode(chunk);
     ended = true;
   })();
-  void new Response(proc.stderr).text().then((err) => (out += err));
+  // stderr as it comes, so that a failure's message holds what the server said before it
+  void (async () => {
+    const errors = new TextDecoder();
+    for await (const chunk of proc.stderr) out += errors.decode(chunk);
+  })();
   // a cluster node restarted after kill -9 of every process waits for the streams to elect leaders before it listens
   const deadline = Date.now() + 30_000;
   while (!listening.test(out)) {
