@@ -20,14 +20,13 @@ const RUNS = 6;
 /** RUNS flags: the changes, and the random bytes, stored as runs of equal values */
 const CHANGE_RUNS = 1;
 const RANDOM_RUNS = 2;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const MS_BYTES = 6;
 const RANDOM_BYTES = 4;
 
 // an id's 48 bits after the millisecond (hex digits 13–28 without dashes, 12 of them), read without a string made
 const highOf = (id: string): number => hexAt(id, 14, 4) * 2 ** 32 + hexAt(id, 19, 4) * 2 ** 16 + hexAt(id, 24, 4);
 
-/** hexAt reads `digits` lowercase hex digits of `s` from `at` (a UUID's, checked by UUID before). */
+/** hexAt reads `digits` lowercase hex digits of `s` from `at` (a UUID's, checked by isUuid before). */
 function hexAt(s: string, at: number, digits: number): number {
   let v = 0;
   for (let k = at; k < at + digits; k++) {
@@ -41,28 +40,48 @@ function hexAt(s: string, at: number, digits: number): number {
 function putRandom(out: Uint8Array, at: number, id: string): void {
   for (let k = 0; k < RANDOM_BYTES; k++) out[at + k] = hexAt(id, 28 + 2 * k, 2);
 }
-const msOf = (id: string): number => parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
+const msOf = (id: string): number => hexAt(id, 0, 8) * 2 ** 16 + hexAt(id, 9, 4);
+const DASH = 0x2d;
+
+/** isUuid tells whether s is a UUID in lowercase hex (8-4-4-4-12), checked a character at a time: no string is made. */
+function isUuid(s: string): boolean {
+  if (s.length !== 36) return false;
+  for (let k = 0; k < 36; k++) {
+    const c = s.charCodeAt(k);
+    if (k === 8 || k === 13 || k === 18 || k === 23) {
+      if (c !== DASH) return false;
+    } else if (!((c >= 48 && c <= 57) || (c >= 97 && c <= 102))) return false;
+  }
+  return true;
+}
 const zigzag = (d: number): number => (d >= 0 ? 2 * d : -2 * d - 1);
 const unzigzag = (z: number): number => (z % 2 === 0 ? z / 2 : -(z + 1) / 2);
 
 /** packIds stores a block's ids (a block's ascending, a merged part's in any order). */
 export function packIds(ids: readonly string[]): Uint8Array {
   const n = ids.length;
-  if (n === 0 || !ids.every((id) => UUID.test(id))) return packWhole(Buffer.from(ids.join(""), "latin1"));
-  const ms = ids.map(msOf);
-  const highs = ids.map(highOf);
-  const dms = (i: number) => zigzag(ms[i] - ms[i - 1]);
-  const dhigh = (i: number) => zigzag(highs[i] - highs[i - 1]);
+  for (const id of ids) if (!isUuid(id)) return packWhole(Buffer.from(ids.join(""), "latin1"));
+  // each id's change from the one before: of its millisecond and of its 48 bits, zigzagged (index 0 unused)
+  const dms = new Array<number>(n);
+  const dhigh = new Array<number>(n);
+  for (let i = 1, ms = msOf(ids[0]), high = highOf(ids[0]); i < n; i++) {
+    const m = msOf(ids[i]);
+    const h = highOf(ids[i]);
+    dms[i] = zigzag(m - ms);
+    dhigh[i] = zigzag(h - high);
+    ms = m;
+    high = h;
+  }
   const changes: number[] = [];
   const changeRuns: number[] = [];
   let runCount = 0;
   for (let i = 1, run = 0; i < n; i++) {
-    varint(changes, dms(i));
-    varint(changes, dhigh(i));
+    varint(changes, dms[i]);
+    varint(changes, dhigh[i]);
     run++;
-    if (i === n - 1 || dms(i + 1) !== dms(i) || dhigh(i + 1) !== dhigh(i)) {
-      varint(changeRuns, dms(i));
-      varint(changeRuns, dhigh(i));
+    if (i === n - 1 || dms[i + 1] !== dms[i] || dhigh[i + 1] !== dhigh[i]) {
+      varint(changeRuns, dms[i]);
+      varint(changeRuns, dhigh[i]);
       varint(changeRuns, run);
       run = 0;
       runCount++;
@@ -70,10 +89,14 @@ export function packIds(ids: readonly string[]): Uint8Array {
   }
   const random = new Uint8Array(RANDOM_BYTES * n);
   for (let i = 0; i < n; i++) putRandom(random, RANDOM_BYTES * i, ids[i]);
+  const sameRandom = (i: number) => {
+    for (let k = 0; k < RANDOM_BYTES; k++) if (random[RANDOM_BYTES * i + k] !== random[RANDOM_BYTES * (i + 1) + k]) return false;
+    return true;
+  };
   const randomRuns: number[] = [];
   for (let i = 0, run = 0; i < n; i++) {
     run++;
-    if (i === n - 1 || ids[i].slice(28) !== ids[i + 1].slice(28)) {
+    if (i === n - 1 || !sameRandom(i)) {
       varint(randomRuns, run);
       for (let k = 0; k < RANDOM_BYTES; k++) randomRuns.push(random[RANDOM_BYTES * i + k]);
       run = 0;

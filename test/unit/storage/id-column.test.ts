@@ -46,6 +46,18 @@ test("ids of one write, as the server draws them, take a few bytes in all; re-ke
   }
 });
 
+test("ids one character off a lowercase UUID (a dash moved, a letter past f, a capital) read back as written (property)", () => {
+  const { ids } = new IdGenerator().next(8, Date.now());
+  const odd = fc.tuple(fc.integer({ min: 0, max: 35 }), fc.constantFrom("-", "g", "A", "F", "z", "0", "/", ":"));
+  fc.assert(
+    fc.property(fc.integer({ min: 0, max: 7 }), odd, (which, [at, c]) => {
+      const changed = ids.map((id, i) => (i === which ? id.slice(0, at) + c + id.slice(at + 1) : id));
+      expect(readAll(changed)).toEqual(changed);
+    }),
+    { numRuns: 500 },
+  );
+});
+
 test("ids of many milliseconds in any order, as a merged part holds them, read back: about 6 bytes each of one writer, 12 of two (property)", () => {
   fc.assert(
     fc.property(
