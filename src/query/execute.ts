@@ -22,6 +22,19 @@ const DETACH_MAX = 64;
 export type Narrow = (block: Block) => readonly number[] | undefined;
 const all: Narrow = () => undefined;
 
+/**
+ * narrowSpan narrows only the entries from the reference's first position to its last: a stripe its filter named is
+ * half a block of 1,000, and a test such as a path value's search then opens that stripe's frame alone.
+ */
+function narrowSpan(narrow: Narrow, block: Block, ms: number, positions: readonly number[] | null): readonly number[] | undefined {
+  if (positions === null || positions.length === 0) return narrow(block);
+  const from = positions[0];
+  const span = positions[positions.length - 1] - from + 1;
+  if (span === block.size) return narrow(block);
+  const found = narrow(block.slice(ms, from, span));
+  return found && found.map((p) => p + from);
+}
+
 /** Walk is what a read of block references walks through: where it reads, and which entries it keeps. */
 export interface Walk {
   store: BlockReader;
@@ -68,7 +81,7 @@ function* walk(w: Walk, refs: Iterable<BlockRef>, due: () => boolean): Generator
     if (narrow === all) return { block: store.readBlock(tenant, groupMs, firstId), at: within(positions, undefined) };
     const peek = store.readBlockTransient(tenant, groupMs, firstId);
     if (!peek) return { at: [] };
-    const at = within(positions, narrow(peek));
+    const at = within(positions, narrowSpan(narrow, peek, groupMs, positions));
     if (at !== null && at.length === 0) return { at };
     if (inPlace && at !== null && at.length <= DETACH_MAX) return { block: peek, at, transient: true };
     return { block: store.readBlock(tenant, groupMs, firstId), at };

@@ -142,3 +142,29 @@ test("a value in one block of five is read through its filter even when both cou
   const got = await s.call("POST", `${WS}/logs/query`, { key: other, body: { query: 'metadata.k="sparse"', pageSize: 100 } });
   expect(((await json(got)) as { id: string }[]).map((e) => e.id)).toEqual(want.slice(0, 100));
 }, 30_000); // 1,300 writes one after another
+
+test("a value named by its stripe's filter is found at any place in a block of 1,000, a stripe's first and last included, and one in both stripes in both", async () => {
+  const other = await (await s.workspace()).key("development", "rw");
+  for (let b = 0; b < 3; b++) {
+    // blocks without the values: the range scan would read more blocks than the filter names
+    expect((await s.call("POST", `${WS}/logs/bulk`, { key: other, body: [entry({ context: { request_id: `other-${b}` } })] })).status).toBe(201);
+    now += 1;
+  }
+  const batch = Array.from({ length: 1000 }, (_, i) => entry({ context: { request_id: `req-${i}`, pair: `pair-${i % 500}` } }));
+  const res = await s.call("POST", `${WS}/logs/bulk`, { key: other, body: batch });
+  expect(res.status).toBe(201);
+  const ids: string[] = (await json(res)).ids;
+  now += 1;
+  const query = async (q: string) => {
+    const r = await s.call("POST", `${WS}/logs/query`, { key: other, body: { query: q, pageSize: 100 } });
+    expect(r.status).toBe(200);
+    return ((await json(r)) as { id: string }[]).map((e) => e.id);
+  };
+  const planOf = async (q: string) => (await json(await s.call("POST", `${WS}/logs/query`, { key: other, body: { query: q, explain: true } }))).plan.index;
+  for (const i of [0, 1, 255, 510, 511, 512, 513, 777, 998, 999]) {
+    expect(await planOf(`context.request_id="req-${i}"`)).toBe("value");
+    expect(await query(`context.request_id="req-${i}"`)).toEqual([ids[i]]);
+  }
+  // entries i and i + 500 lie in different stripes: newest first, the second stripe's entry comes first
+  for (const i of [0, 11, 499]) expect(await query(`context.pair="pair-${i}"`)).toEqual([ids[i + 500], ids[i]]);
+});

@@ -99,10 +99,15 @@ export class FramedObjects {
     return this.frame(k).scalars?.(i - k * this.per);
   }
 
-  /** entriesWith lists, ascending, the entries with a scalar (or, in a text frame, a text) holding `utf8`. */
-  entriesWith(utf8: Uint8Array): number[] {
+  /**
+   * entriesWith lists, ascending, the entries with a scalar (or, in a text frame, a text) holding `utf8`, searching only
+   * the frames that hold entries [from, to): a block of a part, or a stripe its filter named, opens no other frame.
+   * Entries outside [from, to) in those frames may be listed too.
+   */
+  entriesWith(utf8: Uint8Array, from = 0, to = this.n): number[] {
     const out: number[] = [];
-    for (let k = 0; k < this.frames.length; k++) for (const i of this.frame(k).entriesWith(utf8)) out.push(k * this.per + i);
+    const last = Math.min(this.frames.length, Math.ceil(to / this.per));
+    for (let k = Math.floor(from / this.per); k < last; k++) for (const i of this.frame(k).entriesWith(utf8)) out.push(k * this.per + i);
     return out;
   }
 

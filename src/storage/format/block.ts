@@ -234,7 +234,8 @@ export class Block {
   /** objectsWith is messagesWith for the entries' objects, as the JSON text they are stored in. */
   objectsWith(utf8: Uint8Array): number[] | undefined {
     const stored = this.stored.c[Col.Objects];
-    if (stored !== null && this.stored.v >= 6 && isFramed(stored)) return this.local(this.framedObjectsOf(stored).entriesWith(utf8));
+    if (stored !== null && this.stored.v >= 6 && isFramed(stored))
+      return this.local(this.framedObjectsOf(stored).entriesWith(utf8, this.base, this.base + this.size));
     const bytes = this.column(Col.Objects);
     if (bytes === null) return [];
     if (this.stored.v < 5) return undefined;

@@ -235,24 +235,23 @@ export class ShapedColumn {
 
   /** entriesWith lists, ascending, the entries with a leaf whose UTF-8 holds `utf8`. */
   entriesWith(utf8: Uint8Array): number[] {
-    const entryOf = (this.entryOf ??= this.entriesOfLeaves());
+    // which entry a leaf or row is of is worked out at the first find: most frames searched hold the needle nowhere
     const found = new Set<number>();
     let k = 0;
     for (let at = this.leaves.indexOf(utf8); at >= 0 && k < this.ends.length; ) {
       while (this.ends[k] <= at) k++;
       if (at + utf8.length <= this.ends[k]) {
-        found.add(entryOf[k]); // within leaf k; the next entry's occurrences start at its next leaf
+        found.add((this.entryOf ??= this.entriesOfLeaves())[k]); // within leaf k; the next entry's occurrences start at its next leaf
         at = this.leaves.indexOf(utf8, this.ends[k]);
       } else at = this.leaves.indexOf(utf8, at + 1); // across two leaves: not an occurrence
     }
     const placed = this.placed;
     if (placed) {
       const needle = Buffer.from(utf8.buffer, utf8.byteOffset, utf8.length).toString("utf8");
-      const byRow = (this.entriesByRow ??= this.entriesOfRows());
       const digits = digitsOf(needle);
       for (const [s, parts] of this.shapes.entries())
         for (let j = 1, p = this.firstPlace[s]; j < parts.length; j++, p++)
-          if (this.textFirst[p] < 0) for (const r of placed.rowsHolding(p, needle, digits)) found.add(byRow[s][r]);
+          if (this.textFirst[p] < 0) for (const r of placed.rowsHolding(p, needle, digits)) found.add((this.entriesByRow ??= this.entriesOfRows())[s][r]);
     }
     return [...found].sort((a, b) => a - b);
   }

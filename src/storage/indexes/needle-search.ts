@@ -3,23 +3,46 @@ import type { BlockRef, ScanRange } from "../keys.ts";
 import { REGION_WORDS, STRIPE, probeHolds, probesHold, regionOf, type Probes } from "./needles.ts";
 import { partitionStep, stripePositions, type FilteredBlock, type Segment } from "./needle-segment.ts";
 
+/** countKey numbers a region count, 2^i or 3·2^i, as 2i or 2i + 1: below COUNT_KEYS for any count of 32 bits. */
+const countKey = (regions: number): number => {
+  const low = regions & -regions;
+  return 2 * (31 - Math.clz32(low)) + (low === regions ? 0 : 1);
+};
+const COUNT_KEYS = 64;
+
 /**
  * segmentBlocks lists, newest first, the blocks of a sealed segment in range whose stripes may hold the needle, from
  * the segment's partitions the probes fall in; `own`, when given, keeps only the blocks it names ("ms\u0000firstId").
  */
 export function segmentBlocks(s: Segment, partitions: Map<number, Uint32Array>, probes: Probes, range: ScanRange, own?: Set<string>): BlockRef[] {
   const P = 1 << s.logP;
-  // each term's place within a stripe's slice of its partition, worked out again only when the region count changes
-  const terms = probes.map((alternative) => alternative.map((probe) => ({ probe, words: partitions.get(probe.h & (P - 1))!, regions: 0, place: 0 })));
+  // each term's place within a stripe's slice of its partition, by the stripe's region count (countKey), worked out
+  // once a count: a segment's stripes take a few counts, often alternating from one stripe to the next
+  const terms = probes.map((alternative) =>
+    alternative.map((probe) => ({ probe, words: partitions.get(probe.h & (P - 1))!, places: new Int32Array(COUNT_KEYS).fill(-1) })),
+  );
   const { regions, offsets } = s;
-  const holds = (j: number) => {
+  const only = terms.length === 1 && terms[0].length === 1 ? terms[0][0] : undefined;
+  const holds = only
+    ? // one term, as a path value's needle is: no loops over alternatives and terms around its test
+      (j: number) => {
+        const R = regions[j];
+        const key = countKey(R);
+        let place = only.places[key];
+        if (place < 0) place = only.places[key] = Math.floor(regionOf(only.probe.h, R) / partitionStep(R, P));
+        return probeHolds(only.words, (offsets[j] + place) * REGION_WORDS, only.probe);
+      }
+    : anyHolds;
+  function anyHolds(j: number): boolean {
     const R = regions[j];
+    const key = countKey(R);
     const at = offsets[j];
     for (const alternative of terms) {
       let all = true;
       for (const term of alternative) {
-        if (term.regions !== R) [term.regions, term.place] = [R, Math.floor(regionOf(term.probe.h, R) / partitionStep(R, P))];
-        if (!probeHolds(term.words, (at + term.place) * REGION_WORDS, term.probe)) {
+        let place = term.places[key];
+        if (place < 0) place = term.places[key] = Math.floor(regionOf(term.probe.h, R) / partitionStep(R, P));
+        if (!probeHolds(term.words, (at + place) * REGION_WORDS, term.probe)) {
           all = false;
           break;
         }
@@ -27,21 +50,32 @@ export function segmentBlocks(s: Segment, partitions: Map<number, Uint32Array>, 
       if (all) return true;
     }
     return false;
-  };
+  }
   const out: BlockRef[] = [];
   const top = Math.min(range.toMs - 1, range.after ? range.after.ms : Number.POSITIVE_INFINITY);
   // a block's stripes lie next to each other: one reference a block, all of it when every stripe may hold the needle
-  for (let j = 0; j < s.ms.length; ) {
-    const ms = s.ms[j];
+  const { ms: mss, ids } = s;
+  for (let j = 0; j < mss.length; ) {
+    const ms = mss[j];
+    const id = ids[j];
     let end = j + 1;
-    while (end < s.ms.length && s.ms[end] === ms && s.ids[end] === s.ids[j]) end++;
+    while (end < mss.length && mss[end] === ms && ids[end] === id) end++;
     if (ms < range.fromMs) break;
-    if (ms <= top && (!own || own.has(`${ms}\u0000${s.ids[j]}`))) {
-      const held: number[] = [];
-      for (let u = j; u < end; u++) if (holds(u)) held.push(u);
-      if (held.length === end - j) out.push({ ms, firstId: s.ids[j], positions: null });
-      else if (held.length === 1) out.push({ ms, firstId: s.ids[j], positions: stripePositions(s.s[held[0]], s.n[held[0]]) });
-      else if (held.length > 0) out.push({ ms, firstId: s.ids[j], positions: held.flatMap((u) => stripePositions(s.s[u], s.n[u])) });
+    if (ms <= top && (!own || own.has(`${ms}\u0000${id}`))) {
+      // most blocks have no stripe that may hold the needle: nothing is allocated for them
+      let first = -1;
+      let held = 0;
+      for (let u = j; u < end; u++)
+        if (holds(u)) {
+          if (held++ === 0) first = u;
+        }
+      if (held === end - j) out.push({ ms, firstId: id, positions: null });
+      else if (held === 1) out.push({ ms, firstId: id, positions: stripePositions(s.s[first], s.n[first]) });
+      else if (held > 0) {
+        const positions: number[] = [];
+        for (let u = first; u < end; u++) if (holds(u)) positions.push(...stripePositions(s.s[u], s.n[u]));
+        out.push({ ms, firstId: id, positions });
+      }
     }
     j = end;
   }

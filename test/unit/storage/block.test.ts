@@ -9,7 +9,7 @@ import fc from "fast-check";
 import { logEntryText, toLogEntry } from "../../../src/http/wire.ts";
 import { Block, type Entry } from "../../../src/storage/format/block.ts";
 import { assembleBlock, encodeBlock, encodeSized, encodeWithObjects, type Columns } from "../../../src/storage/format/block-encode.ts";
-import { framedTextReader } from "../../../src/storage/format/block-readers.ts";
+import { FramedObjects, framedTextReader } from "../../../src/storage/format/block-readers.ts";
 import { encodeFloat64, packr as columnPackr } from "../../../src/storage/format/columns.ts";
 import { encodeDict, encodeDictList } from "../../../src/storage/format/dict-column.ts";
 import { encodeText, isCompactText, textReader } from "../../../src/storage/format/text-column.ts";
@@ -304,6 +304,28 @@ test("a block's objects are stored in frames of FRAME entries, each shapes and l
   // scalars come off shaped frames only: the text frame's entries are read as text
   expect([0, FRAME + 3, 2 * FRAME + 1].map((i) => block.objectScalars(i) === undefined)).toEqual([false, true, false]);
   expect(block.objectsWith(Buffer.from("room 1"))).toEqual(odd.flatMap((e, i) => (e.metadata && `room ${i}`.includes("room 1") ? [i] : [])));
+});
+
+test("a path search of part of a block opens only the frames that part lies in, and finds there what a search of the whole block finds", () => {
+  const sent = entries(FRAME * 3 + 5);
+  const block = Block.decode(0, encodeBlock(sent));
+  const framed = new FramedObjects(encodeSized(sent).columns[5]!, sent.length);
+  const room = Buffer.from("room");
+  const everywhere = framed.entriesWith(room);
+  fc.assert(
+    fc.property(fc.nat(sent.length - 1), fc.nat(FRAME * 2), (from, length) => {
+      const span = Math.min(length + 1, sent.length - from);
+      const inSpan = everywhere.filter((i) => i >= from && i < from + span);
+      // the slice's own search finds the same entries, at the slice's positions
+      expect(block.slice(0, from, span).objectsWith(room)).toEqual(inSpan.map((i) => i - from));
+      // and the frame search it makes lists nothing from a frame outside the span
+      const searched = framed.entriesWith(room, from, from + span);
+      expect(searched.filter((i) => i >= from && i < from + span)).toEqual(inSpan);
+      expect(searched.every((i) => Math.floor(i / FRAME) >= Math.floor(from / FRAME) && Math.floor(i / FRAME) <= Math.floor((from + span - 1) / FRAME))).toBe(
+        true,
+      );
+    }),
+  );
 });
 
 test("a packed block takes far fewer bytes than its columns unpacked", () => {

@@ -186,3 +186,40 @@ test("a rare value names the stripe of STRIPE entries it is in, held or sealed, 
   await store.settled();
   await dbs.root.close();
 });
+
+test("a value names its block's stripes, held or sealed, whether its needle is one term or many: the last stripe alone, or the whole block", async () => {
+  const { dbs, store } = fresh();
+  const size = 1000;
+  const { ms, ids: drawn } = ids.next(size, T0);
+  const inBoth = (i: number) => i === 7 || i === size - 1;
+  const entries = drawn.map(
+    (id, i): Entry => ({
+      id,
+      level: "info",
+      action: "needle.test",
+      message: inBoth(i) ? "the one with 8812-a in it" : i === 900 ? "only 4471-zq here" : `line ${i}`,
+      tags: [],
+      clientMs: ms,
+      actor: null,
+      target: null,
+      context: null,
+      metadata: { order: inBoth(i) ? "o-twice" : `o-${i}` },
+    }),
+  );
+  await store.append(tenant, ms, entries, -1);
+  const lastStripe = Array.from({ length: size - STRIPE }, (_, i) => STRIPE + i);
+  const positions = (needle: Needle) => [...store.needleBlocks(tenant, needle, ALL)].map((r) => r.positions);
+  const check = () => {
+    expect(positions([substringTerms("with 8812-a", "message")])).toEqual([null]);
+    expect(positions([[pathTerm("metadata", ["order"], "o-twice")]])).toEqual([null]);
+    expect(positions([substringTerms("only 4471-zq", "message")])).toEqual([lastStripe]);
+    expect(positions([[pathTerm("metadata", ["order"], "o-900")]])).toEqual([lastStripe]);
+  };
+  check();
+  await writeBlocks(store, 4, 1); // seals them with the next blocks
+  await settle();
+  expect(dbs.filtersHeld.getKeysCount()).toBe(0);
+  check();
+  await store.settled();
+  await dbs.root.close();
+});
