@@ -7,6 +7,8 @@
 // made beforehand.
 // BENCH_SCALE_ENTRIES sets the count (default 10,000,000); the ingest rate is also printed per tenth of it, so a
 // rate that falls as the store grows shows. BENCH_SCALE_CEILING_ENTRIES bounds the ceiling's run (default 10M).
+// BENCH_SCALE_SERVER_ENV (a JSON object) adds to or overrides the server's environment, the runtime settings
+// included, so that settings are compared on one checkout: '{"MIMALLOC_PURGE_DELAY":"1000"}'.
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -24,7 +26,13 @@ const statusKb = (pid: number, field: string) => Number(new RegExp(`${field}:\\s
 const rssOf = (pid: number) => statusKb(pid, "VmRSS");
 /** anonOf is the RSS the process allocated itself (heap, caches), apart from LMDB's file pages mapped in */
 const anonOf = (pid: number) => statusKb(pid, "RssAnon");
-const SERVER_ENV = { SLUICE_IP_RATE_PER_MIN: "-1", SLUICE_ACCESS_LOG: "off" }; // one client address; 10,000 log lines are not the point
+/** costOf reads a process's CPU seconds (user + kernel) and minor page faults so far */
+const costOf = (pid: number) => {
+  const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+  return { cpuS: (Number(f[11]) + Number(f[12])) / 100, faults: Number(f[7]) };
+};
+// one client address; 10,000 log lines are not the point
+const SERVER_ENV = { SLUICE_IP_RATE_PER_MIN: "-1", SLUICE_ACCESS_LOG: "off", ...JSON.parse(process.env.BENCH_SCALE_SERVER_ENV ?? "{}") };
 const QUERY_RUNS = 100; // a p50 of 25 runs moved by half a millisecond from run to run here
 
 type Latency = Awaited<ReturnType<typeof timeIt>>;
@@ -66,6 +74,7 @@ export async function benchScale() {
     Bun.spawnSync(["sync"]);
     // nor the server finishing the ingest's tail: the full-text backlog, a segment being sealed and persisted
     const settleMs = await quiet(pid);
+    const ingestCost = costOf(pid);
 
     const call = (base: string, body: Record<string, unknown>) =>
       fetch(`${base}/api/v1/workspace/logs/query`, {
@@ -136,6 +145,7 @@ export async function benchScale() {
     return {
       dirtyAfterIngest,
       settleMs,
+      ingestCost,
       entries: requests * BATCH,
       ceiling,
       rate,
@@ -164,6 +174,10 @@ if (import.meta.main) {
   console.log(`scale: ${f(r.entries)} entries over HTTP, ${BATCH}/request, 4 clients`);
   console.log(`  bare Bun.serve JSON parse: ${f(r.ceiling)} entries/s; sluice: ${f(r.rate)} entries/s; ratio ${((r.rate / r.ceiling) * 100).toFixed(1)}%`);
   console.log(`  by tenths, entries/s: ${r.rates.map(f).join(", ")}; last ÷ first ${(r.rates.at(-1)! / r.rates[0]).toFixed(2)}`);
+  const perEntry = (n: number) => n / r.entries;
+  console.log(
+    `  server CPU through ingest and its settling: ${(perEntry(r.ingestCost.cpuS) * 1e6).toFixed(1)} µs an entry, ${perEntry(r.ingestCost.faults).toFixed(2)} page faults an entry`,
+  );
   console.log(
     `  dirty page cache right after ingest: ${mib(r.dirtyAfterIngest).toFixed(0)} MiB (synced before the queries); the server was quiet ${(r.settleMs / 1000).toFixed(1)} s after ingest`,
   );
