@@ -22,10 +22,20 @@ export function segmentBlocks(s: Segment, partitions: Map<number, Uint32Array>, 
     alternative.map((probe) => ({ probe, words: partitions.get(probe.h & (P - 1))!, places: new Int32Array(COUNT_KEYS).fill(-1) })),
   );
   const { regions, offsets } = s;
+  type Term = (typeof terms)[number][number];
+  // the word at which a term's region of stripe j starts in the term's partition
+  const baseOf = (term: Term, j: number): number => {
+    const R = regions[j];
+    const key = countKey(R);
+    let place = term.places[key];
+    if (place < 0) place = term.places[key] = Math.floor(regionOf(term.probe.h, R) / partitionStep(R, P));
+    return (offsets[j] + place) * REGION_WORDS;
+  };
   const only = terms.length === 1 && terms[0].length === 1 ? terms[0][0] : undefined;
+  // one term, as a path value's needle is: no loops over alternatives and terms around its test
   const holds = only
-    ? // one term, as a path value's needle is: no loops over alternatives and terms around its test
-      (j: number) => {
+    ? (j: number) => {
+        // baseOf written out: this runs once a stripe, hundreds of thousands of times a query at 100M
         const R = regions[j];
         const key = countKey(R);
         let place = only.places[key];
@@ -34,19 +44,9 @@ export function segmentBlocks(s: Segment, partitions: Map<number, Uint32Array>, 
       }
     : anyHolds;
   function anyHolds(j: number): boolean {
-    const R = regions[j];
-    const key = countKey(R);
-    const at = offsets[j];
     for (const alternative of terms) {
       let all = true;
-      for (const term of alternative) {
-        let place = term.places[key];
-        if (place < 0) place = term.places[key] = Math.floor(regionOf(term.probe.h, R) / partitionStep(R, P));
-        if (!probeHolds(term.words, (at + place) * REGION_WORDS, term.probe)) {
-          all = false;
-          break;
-        }
-      }
+      for (const term of alternative) if (!(all = probeHolds(term.words, baseOf(term, j), term.probe))) break;
       if (all) return true;
     }
     return false;
@@ -62,20 +62,18 @@ export function segmentBlocks(s: Segment, partitions: Map<number, Uint32Array>, 
     while (end < mss.length && mss[end] === ms && ids[end] === id) end++;
     if (ms < range.fromMs) break;
     if (ms <= top && (!own || own.has(`${ms}\u0000${id}`))) {
-      // most blocks have no stripe that may hold the needle: nothing is allocated for them
-      let first = -1;
+      // most blocks have no stripe that may hold the needle: nothing is allocated for them, and no stripe is tested twice
       let held = 0;
+      let first = -1;
+      let more: number[] | undefined; // the stripes held, once there are two
       for (let u = j; u < end; u++)
         if (holds(u)) {
           if (held++ === 0) first = u;
+          else (more ??= [first]).push(u);
         }
       if (held === end - j) out.push({ ms, firstId: id, positions: null });
       else if (held === 1) out.push({ ms, firstId: id, positions: stripePositions(s.s[first], s.n[first]) });
-      else if (held > 0) {
-        const positions: number[] = [];
-        for (let u = first; u < end; u++) if (holds(u)) positions.push(...stripePositions(s.s[u], s.n[u]));
-        out.push({ ms, firstId: id, positions });
-      }
+      else if (more) out.push({ ms, firstId: id, positions: more.flatMap((u) => stripePositions(s.s[u], s.n[u])) });
     }
     j = end;
   }
