@@ -1,7 +1,8 @@
 // message: a write as it travels through a partition's stream, from the front that accepted it to every copy.
 // A write is packed once by its front, compressed (zstd, level 1: a quarter of the bytes for log entries), and
 // unpacked by every copy; JetStream stores, replicates and delivers each byte several times, so fewer bytes cost
-// less CPU on this machine's NATS servers and in every node's NATS client than the compression costs.
+// less CPU on this machine's NATS servers and in every node's NATS client than the compression costs. A prepared
+// write's columns and filters travel beside the compressed part, not in it: they are zstd frames or random bits.
 import { Packr } from "msgpackr";
 import type { Protocol, Rejection } from "../ingest/shipped.ts";
 import type { Environment } from "../schema.ts";
@@ -41,6 +42,14 @@ const ZSTD = 0xc1;
 /** writes smaller than this packed are sent as they are: compressing a single entry saves little and costs a call */
 const COMPRESS_FROM = 2048;
 const PLAIN = 0xc2;
+/**
+ * the first byte of a prepared write sent in two parts: a byte saying whether the first is compressed, its length
+ * (uint32), then the write but its blocks' columns and filters, then those packed as they are. A node of a version
+ * before reads it as a msgpack `true` followed by more bytes, which msgpackr refuses: it stops at this write.
+ */
+const SPLIT = 0xc3;
+/** packs byte arrays as msgpack bin, which unpack as views of the bytes read rather than a copy each */
+const binPackr = new Packr({ useRecords: false });
 /** every id is a canonical UUID: the ids of a write travel as one string, far faster to pack and unpack than a thousand */
 const ID_CHARS = 36;
 
@@ -53,29 +62,24 @@ interface Packed extends Omit<WriteMessage, "entries" | "prepared"> {
 }
 
 /**
- * SentBlock is a prepared block as a write carries it: its filters as `stripeFilters`. A filter may have three times
- * a power of two regions (needles.ts), which a node of a version before that would probe at the wrong region and
- * miss; such a node finds no `filters`, fails the write, and stays behind its stream (reads wait, then 503) until it
- * is upgraded, rather than answer a read that misses entries. Writes sent before carry `filters`.
+ * SentBlock is a prepared block as a ZSTD or PLAIN write carried it: its filters as `stripeFilters`, or as `filters`
+ * before filters could have three times a power of two regions (needles.ts). A block with neither is refused.
+ * Prepared writes are sent as SPLIT now.
  */
 type SentBlock = Omit<EncodedBlock, "filters"> & { stripeFilters?: Uint32Array[]; filters?: Uint32Array[] };
 
-const sent = ({ filters, ...rest }: EncodedBlock): SentBlock => ({ ...rest, stripeFilters: filters });
 function received({ stripeFilters, filters, ...rest }: SentBlock): EncodedBlock {
   const found = stripeFilters ?? filters;
   if (!found) throw new Error("a write's block carries no filters: the stream holds a write this version cannot index; upgrade every node to one version");
   return { ...rest, filters: found };
 }
 
-/** encodeWrite packs and compresses a write message (typed arrays kept as such). */
+/** encodeWrite packs and compresses a write message: a prepared one as SPLIT, any other whole (ZSTD or PLAIN). */
 export function encodeWrite(m: WriteMessage): Uint8Array {
   const { entries, prepared, ...rest } = m;
+  if (prepared) return encodeSplit(rest, prepared);
   const packed: Packed = { ...rest };
   if (entries) packed.entriesJson = JSON.stringify(entries);
-  if (prepared) {
-    packed.ids = prepared.ids.every((id) => id.length === ID_CHARS) ? prepared.ids.join("") : prepared.ids;
-    packed.blocks = prepared.blocks.map(sent);
-  }
   const bytes = packr.pack(packed);
   const body = bytes.byteLength >= COMPRESS_FROM ? Bun.zstdCompressSync(bytes, { level: 1 }) : bytes;
   const out = new Uint8Array(body.byteLength + 1);
@@ -84,8 +88,55 @@ export function encodeWrite(m: WriteMessage): Uint8Array {
   return out;
 }
 
+const joinedIds = (ids: string[]): string | string[] => (ids.every((id) => id.length === ID_CHARS) ? ids.join("") : ids);
+const bytesOf = (a: Uint32Array): Uint8Array => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+
+/** encodeSplit packs a prepared write as SPLIT says: its blocks' columns and filters apart from the compressed rest. */
+function encodeSplit(rest: Omit<WriteMessage, "entries" | "prepared">, { ids, blocks }: NonNullable<WriteMessage["prepared"]>): Uint8Array {
+  const small = blocks.map(({ columns: _c, filters: _f, ...others }) => others);
+  const packed = binPackr.pack({ ...rest, ids: joinedIds(ids), blocks: small });
+  const zipped = packed.byteLength >= COMPRESS_FROM;
+  const head = zipped ? Bun.zstdCompressSync(packed, { level: 1 }) : packed;
+  const tail = binPackr.pack(blocks.map((b) => [b.columns, b.filters.map(bytesOf)]));
+  const out = new Uint8Array(6 + head.byteLength + tail.byteLength);
+  out[0] = SPLIT;
+  out[1] = zipped ? 1 : 0;
+  new DataView(out.buffer).setUint32(2, head.byteLength);
+  out.set(head, 6);
+  out.set(tail, 6 + head.byteLength);
+  return out;
+}
+
+/** copyOf copies bytes: a Buffer's own slice() is a view */
+const copyOf = (bytes: Uint8Array): Uint8Array => Uint8Array.prototype.slice.call(bytes);
+/** plain views bytes as a Uint8Array, whose slice() copies as the storage code expects, where msgpackr gives a Buffer */
+const plain = (bytes: Uint8Array): Uint8Array => new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+
+/**
+ * decodeSplit reads what encodeSplit packed. The bytes are copied once, not viewed: the NATS client's buffer is its
+ * own. Each filter gets a buffer of its own, as the needle index holds filters long after the write.
+ */
+function decodeSplit(data: Uint8Array): WriteMessage {
+  const length = new DataView(data.buffer, data.byteOffset, data.byteLength).getUint32(2);
+  const head = data.subarray(6, 6 + length);
+  const p = binPackr.unpack(data[1] === 1 ? Bun.zstdDecompressSync(head) : copyOf(head)) as Packed & { blocks: Omit<EncodedBlock, "columns" | "filters">[] };
+  const parts = binPackr.unpack(copyOf(data.subarray(6 + length))) as [EncodedBlock["columns"], Uint8Array[]][];
+  if (parts.length !== p.blocks.length) throw new Error("a write's blocks and their columns do not match: the message is damaged");
+  const blocks = p.blocks.map((small, i): EncodedBlock => {
+    const [columns, filters] = parts[i];
+    return {
+      ...small,
+      terms: small.terms.map(([kind, term, positions]) => [kind, term, plain(positions)]),
+      columns: columns.map((c) => c && plain(c)) as EncodedBlock["columns"],
+      filters: filters.map((f) => new Uint32Array(copyOf(f).buffer)),
+    };
+  });
+  return { ws: p.ws, env: p.env, ms: p.ms, limit: p.limit, prepared: { ids: typeof p.ids === "string" ? splitIds(p.ids) : (p.ids ?? []), blocks } };
+}
+
 /** decodeWrite unpacks what encodeWrite packed, and writes packed before the compression (a plain msgpack map). */
 export function decodeWrite(data: Uint8Array): WriteMessage {
+  if (data[0] === SPLIT) return decodeSplit(data);
   if (data[0] !== ZSTD && data[0] !== PLAIN) return decodeUnframed(data);
   const body = data.subarray(1);
   const p = packr.unpack(data[0] === ZSTD ? Bun.zstdDecompressSync(body) : body) as Packed;
