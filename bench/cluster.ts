@@ -8,7 +8,7 @@
 // code; the CPU each kind of process used during the timed ingest is printed per entry (from /proc), and the Sluice
 // processes' by thread, to see where the cluster's work goes, and the cluster's CPU an entry (nodes and nats-server)
 // over one process's. BENCH_ENTRIES sets the total ingested (default 400,000), BENCH_COPIES the copies of each
-// partition (default 2). The nats-servers run with GOMAXPROCS=1 unless GOMAXPROCS is set.
+// partition (default 2), BENCH_PARTITIONS the partitions (default 4). The nats-servers run with GOMAXPROCS=1 unless GOMAXPROCS is set.
 // BENCH_CLUSTER_NODES (node URLs, comma-separated) with BENCH_ADMIN_TOKEN measures a cluster already running on
 // machines of its own instead, spawning nothing: its readable rate, its nodes' CPU (from /metrics) and page-1 p50s.
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
@@ -25,6 +25,8 @@ const TOTAL = Number(process.env.BENCH_ENTRIES ?? 400_000);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 40_000);
 /** LMDB copies of each partition (the cluster's default is 2: each entry is then applied twice on this one machine) */
 const COPIES = process.env.BENCH_COPIES ?? "2";
+/** the cluster's partitions, spread over its three nodes (each copy is a data directory with its own workers) */
+const PARTITIONS = process.env.BENCH_PARTITIONS ?? "4";
 /** a cluster already running on machines of its own (comma-separated node URLs): measured as it is, nothing spawned */
 const NODES = process.env.BENCH_CLUSTER_NODES?.split(",").filter((u) => u !== "");
 const TOKEN = NODES ? (process.env.BENCH_ADMIN_TOKEN ?? "") : "bench-admin-token";
@@ -248,7 +250,7 @@ async function onThisMachine(): Promise<void> {
 
     // the cluster
     const env = { SLUICE_CLUSTER: nats.urls.join(","), SLUICE_ADMIN_TOKEN: TOKEN, SLUICE_IP_RATE_PER_MIN: "-1", SLUICE_ACCESS_LOG: "off" };
-    const init = await runCli(["cluster", "init", "--partitions", "4", "--copies", COPIES], env);
+    const init = await runCli(["cluster", "init", "--partitions", PARTITIONS, "--copies", COPIES], env);
     if (init.code !== 0) throw new Error(`cluster init: ${init.stderr}`);
     const nodes: ServerProcess[] = [];
     for (let i = 0; i < 3; i++) nodes.push(await spawnServer(join(dir, `n${i}`), { ...env, SLUICE_NODE_ID: `n${i}` }));
