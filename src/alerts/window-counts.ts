@@ -293,6 +293,8 @@ export class WindowCounts {
     this.drain(); // what committed before the deletion is in the cells it drops
     for (const series of tenant.series.values()) {
       if (series.liveFrom < beforeMs) series.liveFrom = Math.ceil(beforeMs / series.gridMs) * series.gridMs;
+      // cells counted as blocks committed are not below the horizon: they go whatever it is
+      this.drop(series.fine, series.gridMs, Number.NEGATIVE_INFINITY, beforeMs);
     }
     this.changed(tenant, Number.NEGATIVE_INFINITY, beforeMs);
   }
@@ -410,7 +412,10 @@ export class WindowCounts {
         // a fine cell serves the start of a window until the window has moved past it
         const idle = req.atMs - Math.max(cell.usedAt, start + series.reachMs);
         if (idle <= series.keepMs && cell.usedAt - req.atMs <= series.keepMs) continue;
-        if (start >= series.liveFrom) series.liveFrom = Math.max(series.liveFrom, start + series.gridMs); // no longer "none kept: no match"
+        if (start >= series.liveFrom) {
+          series.liveFrom = Math.max(series.liveFrom, start + series.gridMs); // no longer "none kept: no match"
+          tenant.horizon = Math.max(tenant.horizon, series.liveFrom); // the counted cells below it are kept ones now
+        }
         this.forget(series.fine, start);
       }
       series.sweptAt = req.atMs;

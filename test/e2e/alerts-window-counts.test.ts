@@ -129,6 +129,20 @@ test("a count rule's cells: retention deleting inside a counted window takes the
   expect(await evaluated(rule, t)).toEqual(want);
 });
 
+test("a count rule's cells: retention deleting entries counted only as they committed takes them out of the next evaluation", async () => {
+  await fresh();
+  const t = BASE + 35 * 60_000;
+  const rule = await makeRule({ query: "" });
+  await evaluated(rule, t); // nothing stored yet: each cell of the window is counted as blocks commit, none by reading
+  for (let k = 1; k <= 20; k++) await store(t + k * 1000, 2);
+  const later = t + 30_000;
+  expect(await evaluated(rule, later)).toEqual([["null", 40]]);
+  while ((await s.svc.entries.deleteBefore(tenant, t + 10_500, 64)) > 0);
+  const want = await counted(rule, later, 60_000);
+  expect(want).toEqual([["null", 20]]);
+  expect(await evaluated(rule, later)).toEqual(want);
+});
+
 test("a count rule's cells: after a restart, entries stored inside a window counted before it are counted", async () => {
   await fresh();
   const t = BASE + 40 * 60_000;
