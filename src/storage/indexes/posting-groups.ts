@@ -50,13 +50,13 @@ export function encodeGroup(blocks: readonly GroupedBlock[]): Uint8Array {
     varint(out, top - b.ms);
     if (b instanceof StoredBlock) {
       // a block read from a group being joined: its bytes as they are, not its id and positions made and encoded again
-      for (const byte of b.encoded) out.push(byte);
+      pushBytes(out, b.encoded);
       continue;
     }
     if (UUID.test(b.firstId)) {
       const own = b.firstId.startsWith(msHex(b.ms));
       out.push(own ? OWN_MS_TAG : UUID_TAG);
-      for (const byte of Buffer.from(b.firstId.replaceAll("-", "").slice(own ? 12 : 0), "hex")) out.push(byte);
+      pushBytes(out, Buffer.from(b.firstId.replaceAll("-", "").slice(own ? 12 : 0), "hex"));
     } else {
       out.push(UNITS_TAG);
       varint(out, b.firstId.length);
@@ -86,7 +86,12 @@ function putPositions(out: number[], positions: number[] | null): void {
   varint(out, bitmapBytes);
   const bitmap = new Uint8Array(bitmapBytes);
   for (const p of positions) bitmap[p >> 3] |= 1 << (p & 7);
-  for (const byte of bitmap) out.push(byte);
+  pushBytes(out, bitmap);
+}
+
+/** pushBytes appends bytes by index: for-of over a typed array runs JavaScriptCore's generic iterator, a call a byte */
+function pushBytes(out: number[], bytes: Uint8Array): void {
+  for (let i = 0; i < bytes.length; i++) out.push(bytes[i]);
 }
 
 /**
