@@ -277,7 +277,8 @@ export class WindowCounts {
   private committed(b: CommittedBlock): void {
     const tenant = this.tenants.get(tenantKey(b));
     if (!tenant) return;
-    this.changed(tenant, b.ms, b.ms + 1);
+    // past the horizon a commit changes no kept cell or run; the live cells it reaches are the block's count's
+    if (b.ms < tenant.horizon) this.changed(tenant, b.ms, b.ms + 1);
     for (const series of tenant.series.values()) {
       if (b.ms < series.liveFrom) continue;
       this.arrived.push(b);
@@ -293,8 +294,6 @@ export class WindowCounts {
     this.drain(); // what committed before the deletion is in the cells it drops
     for (const series of tenant.series.values()) {
       if (series.liveFrom < beforeMs) series.liveFrom = Math.ceil(beforeMs / series.gridMs) * series.gridMs;
-      // cells counted as blocks committed are not below the horizon: they go whatever it is
-      this.drop(series.fine, series.gridMs, Number.NEGATIVE_INFINITY, beforeMs);
     }
     this.changed(tenant, Number.NEGATIVE_INFINITY, beforeMs);
   }
@@ -359,7 +358,6 @@ export class WindowCounts {
    * spoils such runs; a live series' fine cells are left to the block's count (committed) or to deleted().
    */
   private changed(tenant: TenantCells, fromMs: number, toMs: number): void {
-    if (fromMs >= tenant.horizon) return;
     for (const run of tenant.runs) if (run.fromMs < toMs && fromMs < run.toMs) run.spoiled = true;
     for (const series of tenant.series.values()) {
       this.drop(series.fine, series.gridMs, fromMs, Math.min(toMs, series.liveFrom));

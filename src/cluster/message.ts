@@ -88,13 +88,19 @@ export function encodeWrite(m: WriteMessage): Uint8Array {
   return out;
 }
 
+/** SplitHead is the compressed part of a SPLIT write: all of it but its blocks' columns and filters. */
+interface SplitHead extends Omit<WriteMessage, "entries" | "prepared"> {
+  ids: string | string[];
+  blocks: Omit<EncodedBlock, "columns" | "filters">[];
+}
+
 const joinedIds = (ids: string[]): string | string[] => (ids.every((id) => id.length === ID_CHARS) ? ids.join("") : ids);
 const bytesOf = (a: Uint32Array): Uint8Array => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
 
 /** encodeSplit packs a prepared write as SPLIT says: its blocks' columns and filters apart from the compressed rest. */
 function encodeSplit(rest: Omit<WriteMessage, "entries" | "prepared">, { ids, blocks }: NonNullable<WriteMessage["prepared"]>): Uint8Array {
   const small = blocks.map(({ columns: _c, filters: _f, ...others }) => others);
-  const packed = binPackr.pack({ ...rest, ids: joinedIds(ids), blocks: small });
+  const packed = binPackr.pack({ ...rest, ids: joinedIds(ids), blocks: small } satisfies SplitHead);
   const zipped = packed.byteLength >= COMPRESS_FROM;
   const head = zipped ? Bun.zstdCompressSync(packed, { level: 1 }) : packed;
   const tail = binPackr.pack(blocks.map((b) => [b.columns, b.filters.map(bytesOf)]));
@@ -119,7 +125,7 @@ const plain = (bytes: Uint8Array): Uint8Array => new Uint8Array(bytes.buffer, by
 function decodeSplit(data: Uint8Array): WriteMessage {
   const length = new DataView(data.buffer, data.byteOffset, data.byteLength).getUint32(2);
   const head = data.subarray(6, 6 + length);
-  const p = binPackr.unpack(data[1] === 1 ? Bun.zstdDecompressSync(head) : copyOf(head)) as Packed & { blocks: Omit<EncodedBlock, "columns" | "filters">[] };
+  const p = binPackr.unpack(data[1] === 1 ? Bun.zstdDecompressSync(head) : copyOf(head)) as SplitHead;
   const parts = binPackr.unpack(copyOf(data.subarray(6 + length))) as [EncodedBlock["columns"], Uint8Array[]][];
   if (parts.length !== p.blocks.length) throw new Error("a write's blocks and their columns do not match: the message is damaged");
   const blocks = p.blocks.map((small, i): EncodedBlock => {
@@ -131,7 +137,7 @@ function decodeSplit(data: Uint8Array): WriteMessage {
       filters: filters.map((f) => new Uint32Array(copyOf(f).buffer)),
     };
   });
-  return { ws: p.ws, env: p.env, ms: p.ms, limit: p.limit, prepared: { ids: typeof p.ids === "string" ? splitIds(p.ids) : (p.ids ?? []), blocks } };
+  return { ws: p.ws, env: p.env, ms: p.ms, limit: p.limit, prepared: { ids: typeof p.ids === "string" ? splitIds(p.ids) : p.ids, blocks } };
 }
 
 /** decodeWrite unpacks what encodeWrite packed, and writes packed before the compression (a plain msgpack map). */

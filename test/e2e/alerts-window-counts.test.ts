@@ -143,6 +143,23 @@ test("a count rule's cells: retention deleting entries counted only as they comm
   expect(await evaluated(rule, later)).toEqual(want);
 });
 
+test("a count rule's cells: a cell counted as blocks committed, left below the live range when a later one is let go, takes an entry stored in it later", async () => {
+  await fresh();
+  const t = BASE + 37 * 60_000;
+  // windows end 3 min before the evaluation: the cell [t, t + 10 s) is the last one of the window at t + 3 min 10 s
+  const rule = await makeRule({ query: "", window: "5m", delay: "3m" });
+  const windowMs = 300_000;
+  const delayMs = 180_000;
+  await evaluated(rule, t + 30_000); // nothing stored yet: from here on cells are counted as blocks commit
+  await store(t + 5000, 2);
+  await store(t + 30 * 60_000, 3); // a cell far ahead, let go by the next sweep of unused cells
+  expect(await evaluated(rule, t + 190_000)).toEqual([["null", 2]]); // the sweep: the live range now starts past the far cell
+  await store(t + 7000, 4); // a copy catching up, inside the cell counted as blocks committed
+  const want = await counted(rule, t + 200_000 - delayMs, windowMs);
+  expect(want).toEqual([["null", 6]]);
+  expect(await evaluated(rule, t + 200_000)).toEqual(want);
+});
+
 test("a count rule's cells: after a restart, entries stored inside a window counted before it are counted", async () => {
   await fresh();
   const t = BASE + 40 * 60_000;
